@@ -1,0 +1,125 @@
+//! The [`Backend`] trait that runs one version of a tool, and the types that cross it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::catalog::{Tool, Version};
+
+/// A boxed, sendable future, as backends return them (the trait must stay object safe).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Something that runs a tool version: a native function, an HTTP recipe, an upstream server.
+///
+/// A backend receives input that already passed the version's input schema, and returns the
+/// output object keyed by output name. The engine checks that object against the declared
+/// outputs, so a backend that answers with the wrong shape is caught before any caller sees it.
+pub trait Backend: Send + Sync + fmt::Debug {
+    /// Runs the tool once.
+    fn call<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Result<Map<String, Value>, ToolFailure>>;
+}
+
+/// What a backend is given for one call.
+#[derive(Debug, Clone, Copy)]
+pub struct BackendCall<'a> {
+    /// The validated input, keyed by parameter name.
+    pub input: &'a Map<String, Value>,
+    /// Secrets, user and request identity that came with the call.
+    pub context: &'a CallContext,
+    /// The tool being called.
+    pub tool: &'a Tool,
+    /// The resolved version of that tool.
+    pub version: &'a Version,
+}
+
+/// Per-call context that travels beside the input: secrets, the end user, the request id.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// Secrets by id (OTC `context.secrets`); never logged, never echoed.
+    pub secrets: HashMap<String, Secret>,
+    /// The end user the call is made for (OTC `context.user_id`).
+    pub user_id: Option<String>,
+    /// The id of the request that carried the call, for logs and for backends to propagate.
+    pub request_id: Option<String>,
+}
+
+/// A secret value whose `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(Arc<str>);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<Arc<str>>) -> Self {
+        Self(value.into())
+    }
+
+    /// The secret itself, for the one place that must send it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+/// A tool that ran and failed: what to tell the caller and the model, and whether to retry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFailure {
+    /// A short message for the user and the model; says what went wrong and what to do.
+    pub message: String,
+    /// More detail for a developer; never carries secrets.
+    pub developer_message: Option<String>,
+    /// Whether the same call may succeed if tried again.
+    pub retryable: bool,
+    /// How long to wait before retrying, when known.
+    pub retry_after: Option<Duration>,
+    /// Text to add to the model's prompt (OTC `additional_prompt_content`, N-ACT problem `prompt`).
+    pub prompt: Option<String>,
+}
+
+impl ToolFailure {
+    /// A failure that will fail again if retried unchanged.
+    pub fn permanent(message: impl Into<String>) -> Self {
+        Self { message: message.into(), developer_message: None, retryable: false, retry_after: None, prompt: None }
+    }
+
+    /// A failure that may pass if retried later.
+    pub fn temporary(message: impl Into<String>, retry_after: Option<Duration>) -> Self {
+        Self { retryable: true, retry_after, ..Self::permanent(message) }
+    }
+
+    /// Adds text for the model's prompt.
+    pub fn with_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.prompt = Some(prompt.into());
+        self
+    }
+
+    /// Adds detail for developers.
+    pub fn with_developer_message(mut self, message: impl Into<String>) -> Self {
+        self.developer_message = Some(message.into());
+        self
+    }
+}
+
+impl fmt::Display for ToolFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Builds a backend from the `backend:` block of a catalog version.
+///
+/// One factory serves one `kind`. The loader passes the block's other keys as `config`; a
+/// factory that rejects them returns messages that say which key is wrong and what to write.
+pub trait BackendFactory: Send + Sync {
+    /// Builds the backend for one tool version, or says what is wrong with its config.
+    fn build(&self, config: &Map<String, Value>) -> Result<Arc<dyn Backend>, Vec<String>>;
+}

@@ -1,0 +1,133 @@
+//! The catalog file format as written by people: plain serde types, checked in `load`.
+//!
+//! Unknown keys are refused so that a typo (`requried: false`) is an error at load, not a
+//! silently different tool.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// A catalog file: one or more toolkits.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileDef {
+    pub toolkits: Vec<ToolkitDef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ToolkitDef {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Tags added to every tool of the toolkit.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub tools: Vec<ToolDef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ToolDef {
+    pub name: String,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    pub description: String,
+    #[serde(default)]
+    pub img: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub annotations: AnnotationsDef,
+    /// Default backend timeout for every version, in milliseconds.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    pub versions: Vec<VersionDef>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AnnotationsDef {
+    #[serde(default)]
+    pub read_only: Option<bool>,
+    #[serde(default)]
+    pub destructive: Option<bool>,
+    #[serde(default)]
+    pub idempotent: Option<bool>,
+    #[serde(default)]
+    pub open_world: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct VersionDef {
+    pub version: String,
+    #[serde(default)]
+    pub retired: bool,
+    /// Rewords the tool's description from this version on.
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub inputs: Vec<InputDef>,
+    #[serde(default)]
+    pub outputs: Vec<OutputDef>,
+    pub backend: BackendDef,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InputDef {
+    pub name: String,
+    #[serde(default)]
+    pub id: Option<String>,
+    pub description: String,
+    /// N-ACT: the type may be omitted and is then `string`.
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub required: Option<bool>,
+    #[serde(default)]
+    pub max_length: Option<u64>,
+    #[serde(default)]
+    pub pattern: Option<String>,
+    #[serde(default)]
+    pub min: Option<serde_json::Number>,
+    #[serde(default)]
+    pub max: Option<serde_json::Number>,
+    #[serde(default)]
+    pub values: Option<Vec<EnumValueDef>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OutputDef {
+    pub name: String,
+    #[serde(default)]
+    pub id: Option<String>,
+    pub description: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub required: Option<bool>,
+    #[serde(default)]
+    pub values: Option<Vec<EnumValueDef>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EnumValueDef {
+    pub name: String,
+    pub description: String,
+}
+
+/// `backend: { kind: native, function: calculator.add }`: the kind picks a factory, which reads
+/// the other keys.
+#[derive(Debug, Deserialize)]
+pub(super) struct BackendDef {
+    pub kind: String,
+    #[serde(flatten)]
+    pub config: Map<String, Value>,
+}

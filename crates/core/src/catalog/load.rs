@@ -1,0 +1,518 @@
+//! Loading: parse catalog sources, check every rule, compile schemas and backends once.
+//!
+//! The loader collects every problem it finds instead of stopping at the first, so `toolhost
+//! check` can print them all at once.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use super::file::{EnumValueDef, FileDef, InputDef, OutputDef, ToolDef, VersionDef};
+use super::problem::{Place, Problem, Severity};
+use super::{
+    Annotations, Catalog, DEFAULT_INT_MAX, EnumValue, InputType, Output, OutputType, Parameter, TOOL_ID_NAMESPACE,
+    Tool, Version, compat, schema,
+};
+use crate::backend::BackendFactory;
+use crate::validate::{self, Validators};
+
+/// Longest name of a tool, toolkit or parameter (PROTOCOLS.md §1; also keeps OTC ids short).
+const MAX_NAME: usize = 64;
+/// N-ACT §6.1: descriptions MUST be less than 2000 characters.
+const MAX_DESCRIPTION: usize = 1999;
+/// N-ACT §6.1: enum names at most 255 characters.
+const MAX_ENUM_NAME: usize = 255;
+/// The backend timeout of a version that names none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One catalog file's name and text.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The name used in messages (a path relative to the catalog directory, or a bundled name).
+    pub name: String,
+    /// The file's contents, YAML or JSON.
+    pub text: String,
+}
+
+impl Source {
+    /// Reads every `*.yaml`, `*.yml` and `*.json` file directly in `dir`, sorted by name.
+    pub fn read_dir(dir: &Path) -> Result<Vec<Source>, Vec<Problem>> {
+        let place = |message: String| {
+            vec![Problem {
+                severity: Severity::Error,
+                place: Place { file: dir.display().to_string(), ..Place::default() },
+                message,
+            }]
+        };
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| place(format!("failed to read the catalog directory: {e}; pass an existing directory")))?;
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")))
+            .collect();
+        paths.sort();
+        if paths.is_empty() {
+            return Err(place("no catalog files (*.yaml, *.yml, *.json) in this directory".to_owned()));
+        }
+        let mut sources = Vec::with_capacity(paths.len());
+        let mut problems = Vec::new();
+        for path in paths {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => sources.push(Source { name: path.display().to_string(), text }),
+                Err(e) => problems.push(Problem {
+                    severity: Severity::Error,
+                    place: Place { file: path.display().to_string(), ..Place::default() },
+                    message: format!("failed to read the file: {e}"),
+                }),
+            }
+        }
+        if problems.is_empty() { Ok(sources) } else { Err(problems) }
+    }
+}
+
+/// Builds catalogs: knows the backend kinds and checks every rule.
+pub struct Loader {
+    backends: HashMap<String, Arc<dyn BackendFactory>>,
+    default_timeout: Duration,
+}
+
+impl std::fmt::Debug for Loader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut kinds: Vec<&String> = self.backends.keys().collect();
+        kinds.sort();
+        f.debug_struct("Loader").field("backends", &kinds).finish()
+    }
+}
+
+impl Default for Loader {
+    /// A loader that knows the built-in `native` backend.
+    fn default() -> Self {
+        Self::empty().with_backend("native", Arc::new(crate::native::Functions::builtin()))
+    }
+}
+
+impl Loader {
+    /// A loader with no backend kinds at all.
+    pub fn empty() -> Self {
+        Self { backends: HashMap::new(), default_timeout: DEFAULT_TIMEOUT }
+    }
+
+    /// Registers (or replaces) the factory for a backend kind.
+    pub fn with_backend(mut self, kind: &str, factory: Arc<dyn BackendFactory>) -> Self {
+        self.backends.insert(kind.to_owned(), factory);
+        self
+    }
+
+    /// Sets the backend timeout of versions that declare none.
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Loads a catalog from sources, or returns every error found (warnings included).
+    pub fn load(&self, sources: &[Source]) -> Result<Catalog, Vec<Problem>> {
+        let mut ctx = Context { problems: Vec::new(), names: HashMap::new(), ids: HashMap::new() };
+        let mut tools = Vec::new();
+        let mut toolkits: BTreeMap<String, Option<String>> = BTreeMap::new();
+        for source in sources {
+            let Some(file) = parse(source, &mut ctx.problems) else { continue };
+            for toolkit in file.toolkits {
+                let place = Place { file: source.name.clone(), field: Some(format!("toolkit `{}`", toolkit.name)), ..Place::default() };
+                check_name(&toolkit.name, "toolkit name", &place, &mut ctx.problems);
+                let description = toolkits.entry(toolkit.name.clone()).or_default();
+                if let Some(text) = toolkit.description {
+                    check_description(&text, &place, &mut ctx.problems);
+                    description.get_or_insert(text);
+                }
+                for def in toolkit.tools {
+                    if let Some(tool) = self.tool(&source.name, &toolkit.name, &toolkit.tags, def, &mut ctx) {
+                        tools.push(Arc::new(tool));
+                    }
+                }
+            }
+        }
+        if ctx.problems.iter().any(|p| p.severity == Severity::Error) {
+            ctx.problems.sort_by_key(|p| std::cmp::Reverse(p.severity));
+            return Err(ctx.problems);
+        }
+        Ok(Catalog::from_tools(tools, toolkits, ctx.problems))
+    }
+
+    fn tool(&self, file: &str, toolkit: &str, toolkit_tags: &[String], def: ToolDef, ctx: &mut Context) -> Option<Tool> {
+        let place = Place { file: file.to_owned(), tool: Some(def.name.clone()), ..Place::default() };
+        let errors_before = ctx.errors();
+        check_name(&def.name, "tool name", &place, &mut ctx.problems);
+        if !def.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+            ctx.warn(&place, format!("`{}` is not snake_case; N-ACT §6.1 recommends snake_case tool names such as `lookup_weather_by_city`", def.name));
+        }
+        let otc_name = format!("{toolkit}_{}", def.name);
+        if otc_name.len() > MAX_NAME {
+            ctx.error(&place, format!("the OTC name `{otc_name}` is {} characters; toolkit and tool name together may have at most {}, so shorten one of them", otc_name.len(), MAX_NAME - 1));
+        }
+        check_description(&def.description, &at(&place, "description"), &mut ctx.problems);
+        if let Some(first) = ctx.names.insert(def.name.clone(), file.to_owned()) {
+            ctx.error(&place, format!("the name is already used by a tool in {first}; tool names must be unique on the server (N-ACT §6.1)"));
+        }
+        let id = match &def.id {
+            Some(text) => match Uuid::try_parse(text) {
+                Ok(id) => id,
+                Err(_) => {
+                    ctx.error(&at(&place, "id"), format!("`{text}` is not a UUID; write one like 0479a45d-ad0a-49d4-94db-75edf00d2ca4, or leave `id` out to derive one"));
+                    Uuid::nil()
+                }
+            },
+            None => Uuid::new_v5(&TOOL_ID_NAMESPACE, format!("{toolkit}.{}", def.name).as_bytes()),
+        };
+        if let Some(other) = ctx.ids.insert(id, def.name.clone()).filter(|_| !id.is_nil()) {
+            ctx.error(&at(&place, "id"), format!("the id {id} is already the id of tool `{other}`; every tool needs its own"));
+        }
+        let mut tags: Vec<String> = toolkit_tags.to_vec();
+        for tag in &def.tags {
+            if tag.trim().is_empty() {
+                ctx.error(&at(&place, "tags"), "a tag is empty; remove it".to_owned());
+            } else if !tags.contains(tag) && tag != toolkit {
+                tags.push(tag.clone());
+            }
+        }
+        if def.versions.is_empty() {
+            ctx.error(&place, "the tool has no versions; add one under `versions:`".to_owned());
+        }
+        let tool_timeout = def.timeout_ms.map(Duration::from_millis);
+        let mut versions: Vec<Version> = Vec::with_capacity(def.versions.len());
+        let mut complete = true;
+        for (i, vdef) in def.versions.into_iter().enumerate() {
+            let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            let vplace = Place { version: Some(vdef.version.clone()), ..place.clone() };
+            match self.version(number, &def.description, tool_timeout, vdef, &vplace, ctx) {
+                Some(version) => {
+                    if let Some(previous) = versions.last() {
+                        if version.semver <= previous.semver {
+                            ctx.error(&vplace, format!("comes after version {} in the list but is not greater; versions are append-only, so list them oldest first with strictly increasing semver", previous.semver));
+                        } else if complete {
+                            for message in compat::check(previous, &version) {
+                                ctx.error(&vplace, message);
+                            }
+                        }
+                    }
+                    versions.push(version);
+                }
+                None => complete = false,
+            }
+        }
+        if ctx.errors() > errors_before || !complete {
+            return None;
+        }
+        let Some(latest) = versions.iter().rposition(|v| !v.retired) else {
+            ctx.warn(&place, "every version is retired, so the tool is not served".to_owned());
+            return None;
+        };
+        let search_text = format!("{}\n{}", def.name, versions[latest].description).to_lowercase();
+        Some(Tool {
+            id,
+            toolkit: toolkit.to_owned(),
+            name: def.name,
+            title: def.title,
+            img: def.img,
+            tags,
+            annotations: Annotations {
+                read_only: def.annotations.read_only,
+                destructive: def.annotations.destructive,
+                idempotent: def.annotations.idempotent,
+                open_world: def.annotations.open_world,
+            },
+            versions,
+            source: file.to_owned(),
+            latest,
+            search_text,
+        })
+    }
+
+    fn version(&self, number: u32, tool_description: &str, tool_timeout: Option<Duration>, def: VersionDef, place: &Place, ctx: &mut Context) -> Option<Version> {
+        let errors_before = ctx.errors();
+        let semver = match semver::Version::parse(&def.version) {
+            Ok(v) if v.pre.is_empty() && v.build.is_empty() => Some(v),
+            Ok(_) => {
+                ctx.error(place, "pre-release and build suffixes are not allowed; write a plain x.y.z version".to_owned());
+                None
+            }
+            Err(e) => {
+                ctx.error(place, format!("`{}` is not a semantic version ({e}); write x.y.z, e.g. 1.0.0", def.version));
+                None
+            }
+        };
+        let description = match def.description {
+            Some(d) => {
+                check_description(&d, &at(place, "description"), &mut ctx.problems);
+                d
+            }
+            None => tool_description.to_owned(),
+        };
+        let inputs: Vec<Parameter> = def.inputs.into_iter().filter_map(|d| input(d, place, ctx)).collect();
+        check_unique(inputs.iter().map(|p| (&p.name, &p.id)), "input", place, ctx);
+        let outputs: Vec<Output> = def.outputs.into_iter().filter_map(|d| output(d, place, ctx)).collect();
+        check_unique(outputs.iter().map(|o| (&o.name, &o.id)), "output", place, ctx);
+        let backend = match self.backends.get(&def.backend.kind) {
+            Some(factory) => match factory.build(&def.backend.config) {
+                Ok(b) => Some(b),
+                Err(messages) => {
+                    for m in messages {
+                        ctx.error(&at(place, "backend"), m);
+                    }
+                    None
+                }
+            },
+            None => {
+                let mut kinds: Vec<&str> = self.backends.keys().map(String::as_str).collect();
+                kinds.sort_unstable();
+                ctx.error(&at(place, "backend"), format!("unknown backend kind `{}`; the kinds are: {}", def.backend.kind, kinds.join(", ")));
+                None
+            }
+        };
+        if def.timeout_ms == Some(0) {
+            ctx.error(&at(place, "timeout_ms"), "a timeout of 0 ms lets no call finish; give a positive number of milliseconds".to_owned());
+        }
+        let timeout = def.timeout_ms.map(Duration::from_millis).or(tool_timeout).unwrap_or(self.default_timeout);
+        if ctx.errors() > errors_before {
+            return None;
+        }
+        let (semver, backend) = (semver?, backend?);
+        let input_schema = schema::input_schema(&inputs);
+        let output_schema = schema::output_schema(&outputs);
+        let validators = match (validate::compile(&input_schema), validate::compile(&output_schema)) {
+            (Ok(input), Ok(output)) => Validators { input, output },
+            (Err(e), _) | (_, Err(e)) => {
+                ctx.error(place, format!("failed to compile the schema: {e}"));
+                return None;
+            }
+        };
+        Some(Version {
+            number,
+            semver,
+            retired: def.retired,
+            description,
+            inputs,
+            outputs,
+            input_schema: Arc::new(input_schema),
+            output_schema: Arc::new(output_schema),
+            timeout,
+            backend,
+            validators,
+        })
+    }
+}
+
+struct Context {
+    problems: Vec<Problem>,
+    names: HashMap<String, String>,
+    ids: HashMap<Uuid, String>,
+}
+
+impl Context {
+    fn errors(&self) -> usize {
+        self.problems.iter().filter(|p| p.severity == Severity::Error).count()
+    }
+    fn error(&mut self, place: &Place, message: String) {
+        self.problems.push(Problem { severity: Severity::Error, place: place.clone(), message });
+    }
+    fn warn(&mut self, place: &Place, message: String) {
+        self.problems.push(Problem { severity: Severity::Warning, place: place.clone(), message });
+    }
+}
+
+fn at(place: &Place, field: &str) -> Place {
+    Place { field: Some(field.to_owned()), ..place.clone() }
+}
+
+fn parse(source: &Source, problems: &mut Vec<Problem>) -> Option<FileDef> {
+    let result = if source.name.ends_with(".json") {
+        serde_json::from_str::<FileDef>(&source.text).map_err(|e| e.to_string())
+    } else {
+        serde_saphyr::from_str::<FileDef>(&source.text).map_err(|e| e.to_string())
+    };
+    result
+        .map_err(|message| {
+            problems.push(Problem {
+                severity: Severity::Error,
+                place: Place { file: source.name.clone(), ..Place::default() },
+                message: format!("failed to parse: {message}"),
+            });
+        })
+        .ok()
+}
+
+/// `^[A-Za-z][A-Za-z0-9_]{0,63}$` (PROTOCOLS.md §1).
+fn is_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.len() <= MAX_NAME
+}
+
+fn check_name(name: &str, what: &str, place: &Place, problems: &mut Vec<Problem>) {
+    if !is_name(name) {
+        problems.push(Problem {
+            severity: Severity::Error,
+            place: place.clone(),
+            message: format!("the {what} `{name}` is not allowed; use a letter followed by up to 63 letters, digits or underscores"),
+        });
+    }
+}
+
+fn check_description(text: &str, place: &Place, problems: &mut Vec<Problem>) {
+    let message = if text.trim().is_empty() {
+        "the description is empty; say what this is for, since a model reads it to decide".to_owned()
+    } else if text.chars().count() > MAX_DESCRIPTION {
+        format!("the description has {} characters; N-ACT §6.1 allows fewer than 2000", text.chars().count())
+    } else {
+        return;
+    };
+    problems.push(Problem { severity: Severity::Error, place: place.clone(), message });
+}
+
+fn check_unique<'a>(items: impl Iterator<Item = (&'a String, &'a String)>, what: &str, place: &Place, ctx: &mut Context) {
+    let mut names = HashSet::new();
+    let mut ids = HashSet::new();
+    for (name, id) in items {
+        if !names.insert(name) {
+            ctx.error(place, format!("two {what}s are named `{name}`; names must be unique within a tool"));
+        }
+        if name != id && !ids.insert(id) {
+            ctx.error(place, format!("two {what}s have the id `{id}`; ids must be unique within a tool"));
+        }
+        ids.insert(id);
+    }
+}
+
+fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
+    let place = at(place, &format!("input `{}`", def.name));
+    let before = ctx.errors();
+    check_name(&def.name, "input name", &place, &mut ctx.problems);
+    check_description(&def.description, &place, &mut ctx.problems);
+    let type_name = def.kind.as_deref().unwrap_or("string");
+    let misplaced = |key: &str, given: bool, ctx: &mut Context| {
+        if given {
+            ctx.error(&place, format!("`{key}` does not apply to a {type_name} input; remove it or change `type`"));
+        }
+    };
+    let kind = match type_name {
+        "string" => {
+            misplaced("min", def.min.is_some(), ctx);
+            misplaced("max", def.max.is_some(), ctx);
+            misplaced("values", def.values.is_some(), ctx);
+            if def.max_length == Some(0) {
+                ctx.error(&place, "`max_length: 0` accepts only the empty string; give a positive length or remove it".to_owned());
+            }
+            if let Some(pattern) = &def.pattern
+                && let Err(e) = validate::compile(&serde_json::json!({"type": "string", "pattern": pattern}))
+            {
+                ctx.error(&place, format!("`pattern` is not a valid regular expression: {e}"));
+            }
+            InputType::String { max_length: def.max_length, pattern: def.pattern }
+        }
+        "int" => {
+            misplaced("max_length", def.max_length.is_some(), ctx);
+            misplaced("pattern", def.pattern.is_some(), ctx);
+            misplaced("values", def.values.is_some(), ctx);
+            let int = |n: &Option<serde_json::Number>, key: &str, ctx: &mut Context| match n {
+                None => None,
+                Some(n) => n.as_i64().or_else(|| {
+                    ctx.error(&place, format!("`{key}` of an int input must be a whole number, but is {n}"));
+                    None
+                }),
+            };
+            let min = int(&def.min, "min", ctx);
+            let max = int(&def.max, "max", ctx).unwrap_or(DEFAULT_INT_MAX);
+            if min.is_some_and(|min| min > max) {
+                ctx.error(&place, format!("`min` is greater than `max` ({max}; N-ACT's default max is {DEFAULT_INT_MAX}), so no value is allowed"));
+            }
+            InputType::Int { min, max }
+        }
+        "number" => {
+            misplaced("max_length", def.max_length.is_some(), ctx);
+            misplaced("pattern", def.pattern.is_some(), ctx);
+            misplaced("values", def.values.is_some(), ctx);
+            let (min, max) = (def.min.and_then(|n| n.as_f64()), def.max.and_then(|n| n.as_f64()));
+            if let (Some(a), Some(b)) = (min, max)
+                && a > b
+            {
+                ctx.error(&place, "`min` is greater than `max`, so no value is allowed".to_owned());
+            }
+            InputType::Number { min, max }
+        }
+        "boolean" => {
+            for (key, given) in [("max_length", def.max_length.is_some()), ("pattern", def.pattern.is_some()), ("min", def.min.is_some()), ("max", def.max.is_some()), ("values", def.values.is_some())] {
+                misplaced(key, given, ctx);
+            }
+            InputType::Boolean
+        }
+        "enum" => {
+            for (key, given) in [("max_length", def.max_length.is_some()), ("pattern", def.pattern.is_some()), ("min", def.min.is_some()), ("max", def.max.is_some())] {
+                misplaced(key, given, ctx);
+            }
+            InputType::Enum { values: enum_values(def.values, &place, ctx) }
+        }
+        other => {
+            ctx.error(&place, format!("unknown input type `{other}`; use string, int, number, boolean or enum (N-ACT allows no complex input types)"));
+            return None;
+        }
+    };
+    (ctx.errors() == before).then(|| Parameter {
+        id: def.id.unwrap_or_else(|| def.name.clone()),
+        name: def.name,
+        description: def.description,
+        required: def.required.unwrap_or(true),
+        kind,
+    })
+}
+
+fn output(def: OutputDef, place: &Place, ctx: &mut Context) -> Option<Output> {
+    let place = at(place, &format!("output `{}`", def.name));
+    let before = ctx.errors();
+    check_name(&def.name, "output name", &place, &mut ctx.problems);
+    check_description(&def.description, &place, &mut ctx.problems);
+    if def.values.is_some() && def.kind != "enum" {
+        ctx.error(&place, format!("`values` does not apply to a {} output; remove it or change `type`", def.kind));
+    }
+    let kind = match def.kind.as_str() {
+        "string" => OutputType::String,
+        "int" => OutputType::Int,
+        "number" => OutputType::Number,
+        "boolean" => OutputType::Boolean,
+        "json" => OutputType::Json,
+        "enum" => OutputType::Enum { values: enum_values(def.values, &place, ctx) },
+        other => {
+            ctx.error(&place, format!("unknown output type `{other}`; use string, int, number, boolean, enum or json"));
+            return None;
+        }
+    };
+    (ctx.errors() == before).then(|| Output {
+        id: def.id.unwrap_or_else(|| def.name.clone()),
+        name: def.name,
+        description: def.description,
+        required: def.required.unwrap_or(true),
+        kind,
+    })
+}
+
+fn enum_values(defs: Option<Vec<EnumValueDef>>, place: &Place, ctx: &mut Context) -> Vec<EnumValue> {
+    let defs = defs.unwrap_or_default();
+    if defs.is_empty() {
+        ctx.error(place, "an enum needs `values`: a list of `{name, description}` with at least one entry".to_owned());
+    }
+    let mut seen = HashSet::new();
+    for v in &defs {
+        let upper_snake = v.name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && v.name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if !upper_snake || v.name.len() > MAX_ENUM_NAME {
+            ctx.error(place, format!("enum value `{}` must be UPPER_SNAKE_CASE of at most 255 characters (N-ACT §6.1), e.g. PREMIUM_ECONOMY", v.name));
+        }
+        if !seen.insert(&v.name) {
+            ctx.error(place, format!("enum value `{}` is listed twice", v.name));
+        }
+        check_description(&v.description, &at(place, &format!("value `{}`", v.name)), &mut ctx.problems);
+    }
+    defs.into_iter().map(|v| EnumValue { name: v.name, description: v.description }).collect()
+}

@@ -1,0 +1,379 @@
+//! The tool catalog: tools, their append-only version histories, and the queries adapters run.
+//!
+//! A [`Catalog`] is immutable once built. [`Catalog::load`] parses YAML/JSON sources, checks every
+//! rule of PROTOCOLS.md §1 (names, semver order, backward compatibility) and compiles each
+//! version's JSON Schemas once, so that a call only runs the compiled validators.
+
+mod compat;
+mod file;
+mod load;
+mod problem;
+mod schema;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::backend::Backend;
+use crate::validate::Validators;
+
+pub use load::{Loader, Source};
+pub use problem::{Place, Problem, Severity};
+
+/// The default maximum of an `int` input that declares none (N-ACT §6.1: "The default is 65535").
+pub const DEFAULT_INT_MAX: i64 = 65535;
+
+/// The namespace of the UUIDv5 tool ids derived from `toolkit.name` (PROTOCOLS.md §1), so that
+/// every replica and every restart gives a tool the same id.
+pub const TOOL_ID_NAMESPACE: Uuid = Uuid::from_u128(0x6f1c_5a0e_3b7d_5e2a_9c4f_0d8b_1e6a_7c35);
+
+/// A loaded, validated set of tools, sorted by name.
+pub struct Catalog {
+    tools: Vec<Arc<Tool>>,
+    by_name: HashMap<String, usize>,
+    by_id: HashMap<Uuid, usize>,
+    by_tag: HashMap<String, Vec<usize>>,
+    toolkits: BTreeMap<String, Option<String>>,
+    warnings: Vec<Problem>,
+}
+
+impl fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Catalog").field("tools", &self.tools.len()).finish_non_exhaustive()
+    }
+}
+
+/// One tool: its identity, grouping and whole version history.
+#[derive(Debug)]
+pub struct Tool {
+    /// Stable id (explicit in the catalog, or UUIDv5 of `toolkit.name`).
+    pub id: Uuid,
+    /// The toolkit that groups this tool.
+    pub toolkit: String,
+    /// The tool's name, unique on the server.
+    pub name: String,
+    /// A human-readable title, if the catalog gives one.
+    pub title: Option<String>,
+    /// An optional image URL (N-ACT `img`).
+    pub img: Option<String>,
+    /// Tags for filtering; the toolkit is not repeated here (see [`Tool::tags_with_toolkit`]).
+    pub tags: Vec<String>,
+    /// Behaviour hints.
+    pub annotations: Annotations,
+    /// Every version in history order; `versions[i].number == i + 1`.
+    pub versions: Vec<Version>,
+    /// The file the tool was defined in.
+    pub source: String,
+    latest: usize,
+    search_text: String,
+}
+
+impl Tool {
+    /// The newest version that is not retired.
+    pub fn latest(&self) -> &Version {
+        &self.versions[self.latest]
+    }
+
+    /// The versions that are served (not retired), newest first.
+    pub fn served_versions(&self) -> impl Iterator<Item = &Version> {
+        self.versions.iter().rev().filter(|v| !v.retired)
+    }
+
+    /// Resolves a version selector to a served version.
+    pub fn resolve(&self, selector: &VersionSelector) -> Option<&Version> {
+        let version = match selector {
+            VersionSelector::Latest => return Some(self.latest()),
+            VersionSelector::Number(n) => self.versions.get(usize::try_from(*n).ok()?.checked_sub(1)?)?,
+            VersionSelector::Semver(s) => self.versions.iter().find(|v| &v.semver == s)?,
+        };
+        (!version.retired).then_some(version)
+    }
+
+    /// The toolkit followed by the tool's own tags: what N-ACT lists and `tag` filters on.
+    pub fn tags_with_toolkit(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.toolkit.as_str()).chain(self.tags.iter().map(String::as_str))
+    }
+}
+
+/// Behaviour hints (MCP tool annotations); `None` means the catalog does not say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// The tool does not change its environment.
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data.
+    pub destructive: Option<bool>,
+    /// Calling twice with the same input has no further effect.
+    pub idempotent: Option<bool>,
+    /// The tool reaches an open world (the Internet) rather than a closed domain.
+    pub open_world: Option<bool>,
+}
+
+/// Which version of a tool a call wants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VersionSelector {
+    /// The newest served version.
+    Latest,
+    /// N-ACT's integer: the 1-based position in the tool's history.
+    Number(u32),
+    /// An exact semantic version.
+    Semver(semver::Version),
+}
+
+impl fmt::Display for VersionSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Latest => f.write_str("latest"),
+            Self::Number(n) => write!(f, "{n}"),
+            Self::Semver(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// One version of a tool: its signature, compiled schemas and backend.
+pub struct Version {
+    /// N-ACT version number: 1-based position in the tool's history.
+    pub number: u32,
+    /// The semantic version.
+    pub semver: semver::Version,
+    /// A retired version keeps its number but is not served.
+    pub retired: bool,
+    /// The description of the tool at this version.
+    pub description: String,
+    /// Inputs in declaration order.
+    pub inputs: Vec<Parameter>,
+    /// Outputs in declaration order.
+    pub outputs: Vec<Output>,
+    /// The JSON Schema 2020-12 of the input object (no `$schema` key; adapters add it).
+    pub input_schema: Arc<Value>,
+    /// The JSON Schema 2020-12 of the output object.
+    pub output_schema: Arc<Value>,
+    /// How long the backend may run.
+    pub timeout: Duration,
+    /// What runs this version.
+    pub backend: Arc<dyn Backend>,
+    pub(crate) validators: Validators,
+}
+
+impl fmt::Debug for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Version")
+            .field("number", &self.number)
+            .field("semver", &self.semver)
+            .field("retired", &self.retired)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Version {
+    /// The input parameter with this name.
+    pub fn input(&self, name: &str) -> Option<&Parameter> {
+        self.inputs.iter().find(|p| p.name == name)
+    }
+}
+
+/// One typed input parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parameter {
+    /// Stable id across versions (N-ACT `id`); defaults to the name.
+    pub id: String,
+    /// The name a model writes (N-ACT `name`, the key in JSON input).
+    pub name: String,
+    /// What the parameter means, for the model and the designer.
+    pub description: String,
+    /// Whether a call must give it (N-ACT default: true).
+    pub required: bool,
+    /// The type and its constraints.
+    pub kind: InputType,
+}
+
+/// The type of an input parameter and its constraints (PROTOCOLS.md §1).
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputType {
+    /// Text, optionally bounded in length (characters) and shaped by a regular expression.
+    String { max_length: Option<u64>, pattern: Option<String> },
+    /// A whole number in `min..=max`; `max` defaults to [`DEFAULT_INT_MAX`].
+    Int { min: Option<i64>, max: i64 },
+    /// Any JSON number, optionally bounded.
+    Number { min: Option<f64>, max: Option<f64> },
+    /// `true` or `false`.
+    Boolean,
+    /// One of a fixed set of `UPPER_SNAKE` names.
+    Enum { values: Vec<EnumValue> },
+}
+
+impl InputType {
+    /// The type's name as catalogs and N-ACT write it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::String { .. } => "string",
+            Self::Int { .. } => "int",
+            Self::Number { .. } => "number",
+            Self::Boolean => "boolean",
+            Self::Enum { .. } => "enum",
+        }
+    }
+}
+
+/// One allowed value of an enum, with what it means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnumValue {
+    /// The value, `UPPER_SNAKE`.
+    pub name: String,
+    /// What choosing it means.
+    pub description: String,
+}
+
+/// One output of a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// Stable id across versions; defaults to the name.
+    pub id: String,
+    /// The key of this output in the output object.
+    pub name: String,
+    /// What the value means.
+    pub description: String,
+    /// Whether every successful result carries it (default: true).
+    pub required: bool,
+    /// The type of the value.
+    pub kind: OutputType,
+}
+
+/// The type of an output value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutputType {
+    /// Text.
+    String,
+    /// A whole number.
+    Int,
+    /// Any number.
+    Number,
+    /// `true` or `false`.
+    Boolean,
+    /// One of a fixed set of names.
+    Enum { values: Vec<EnumValue> },
+    /// Any JSON value, for structured results the model reads.
+    Json,
+}
+
+impl OutputType {
+    /// The type's name as catalogs and N-ACT write it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::Int => "int",
+            Self::Number => "number",
+            Self::Boolean => "boolean",
+            Self::Enum { .. } => "enum",
+            Self::Json => "json",
+        }
+    }
+}
+
+/// Filters and position for a listing page.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery<'a> {
+    /// Every one of these tags must be on the tool (the toolkit counts as a tag).
+    pub tags: &'a [String],
+    /// Case-insensitive substring of the name or the latest description.
+    pub text: Option<&'a str>,
+    /// Start after the tool with this name (keyset pagination).
+    pub after: Option<&'a str>,
+    /// At most this many tools.
+    pub limit: usize,
+}
+
+/// One page of a listing.
+#[derive(Debug)]
+pub struct Page<'a> {
+    /// The tools on this page, in name order.
+    pub tools: Vec<&'a Arc<Tool>>,
+    /// Whether more tools match after the last one on this page.
+    pub more: bool,
+}
+
+impl Catalog {
+    /// Every served tool, sorted by name.
+    pub fn tools(&self) -> &[Arc<Tool>] {
+        &self.tools
+    }
+
+    /// Every toolkit with its description, if the catalog gives one.
+    pub fn toolkits(&self) -> &BTreeMap<String, Option<String>> {
+        &self.toolkits
+    }
+
+    /// Problems that do not stop the catalog from loading (style advice, retired tools).
+    pub fn warnings(&self) -> &[Problem] {
+        &self.warnings
+    }
+
+    /// Finds a tool by name, or by its UUID in any textual form.
+    pub fn find(&self, name_or_id: &str) -> Option<&Arc<Tool>> {
+        if let Some(&i) = self.by_name.get(name_or_id) {
+            return Some(&self.tools[i]);
+        }
+        let id = Uuid::try_parse(name_or_id).ok()?;
+        self.by_id.get(&id).map(|&i| &self.tools[i])
+    }
+
+    /// Lists one page of tools matching `query`.
+    ///
+    /// Costs O(log n) to find the start plus the tools inspected to fill the page: without a
+    /// text filter, those are only the page's own tools (tag filters walk a per-tag index).
+    pub fn list(&self, query: &ListQuery<'_>) -> Page<'_> {
+        let start = match query.after {
+            Some(after) => self.tools.partition_point(|t| t.name.as_str() <= after),
+            None => 0,
+        };
+        let text = query.text.map(str::to_lowercase);
+        let matches = |tool: &Tool| {
+            query.tags.iter().all(|tag| tool.tags_with_toolkit().any(|t| t == tag))
+                && text.as_deref().is_none_or(|q| tool.search_text.contains(q))
+        };
+        let mut tools = Vec::with_capacity(query.limit.min(self.tools.len()));
+        let mut more = false;
+        // Walk the smallest candidate set: the index of the first tag, or everything.
+        let mut candidates: Box<dyn Iterator<Item = usize>> = match query.tags.first() {
+            Some(tag) => {
+                let positions = self.by_tag.get(tag).map(Vec::as_slice).unwrap_or_default();
+                let from = positions.partition_point(|&p| p < start);
+                Box::new(positions[from..].iter().copied())
+            }
+            None => Box::new(start..self.tools.len()),
+        };
+        for i in candidates.by_ref() {
+            let tool = &self.tools[i];
+            if !matches(tool) {
+                continue;
+            }
+            if tools.len() == query.limit {
+                more = true;
+                break;
+            }
+            tools.push(tool);
+        }
+        Page { tools, more }
+    }
+
+    pub(crate) fn from_tools(mut tools: Vec<Arc<Tool>>, toolkits: BTreeMap<String, Option<String>>, warnings: Vec<Problem>) -> Self {
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut by_name = HashMap::with_capacity(tools.len());
+        let mut by_id = HashMap::with_capacity(tools.len());
+        let mut by_tag: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, tool) in tools.iter().enumerate() {
+            by_name.insert(tool.name.clone(), i);
+            by_id.insert(tool.id, i);
+            for tag in tool.tags_with_toolkit() {
+                let positions = by_tag.entry(tag.to_owned()).or_default();
+                if positions.last() != Some(&i) {
+                    positions.push(i);
+                }
+            }
+        }
+        Self { tools, by_name, by_id, by_tag, toolkits, warnings }
+    }
+}

@@ -1,0 +1,154 @@
+//! [`Engine::invoke`]: resolve the version, validate the input, run the backend under its
+//! timeout, keep only the outputs the version declares, and check them against their types.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use serde_json::{Map, Value};
+
+use crate::backend::{BackendCall, CallContext, ToolFailure};
+use crate::catalog::{Catalog, Tool, Version, VersionSelector};
+use crate::validate::{self, ParameterError};
+
+/// Runs tools from the current catalog. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Engine {
+    catalog: ArcSwap<Catalog>,
+}
+
+/// One call of a tool, as an adapter decoded it.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// The tool's name or UUID.
+    pub tool: String,
+    /// Which version to run.
+    pub version: VersionSelector,
+    /// The arguments, keyed by parameter name.
+    pub input: Map<String, Value>,
+    /// Secrets, user and request identity.
+    pub context: CallContext,
+}
+
+/// A successful call.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The tool that ran.
+    pub tool: Arc<Tool>,
+    version: usize,
+    /// The output object, checked against the declared outputs.
+    pub output: Map<String, Value>,
+    /// How long the backend took.
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    /// The version that ran.
+    pub fn version(&self) -> &Version {
+        &self.tool.versions[self.version]
+    }
+}
+
+/// Why a call did not produce an output. Adapters map each kind to their protocol in one match.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No tool with this name or id is served.
+    #[error("no tool named `{tool}` is served here; list the tools to see what is")]
+    ToolNotFound { tool: String },
+    /// The tool exists but the requested version is not served.
+    #[error("tool `{tool}` has no served version {version}; served versions: {served}")]
+    VersionNotFound { tool: String, version: VersionSelector, served: String },
+    /// The input does not match the version's parameters.
+    #[error("the input to `{tool}` is not valid: {}", summarize(.errors))]
+    InvalidInput { tool: String, errors: Vec<ParameterError> },
+    /// The tool ran and failed.
+    #[error("tool `{tool}` failed: {failure}")]
+    Failed { tool: String, failure: ToolFailure },
+    /// The backend did not answer within the version's timeout.
+    #[error("tool `{tool}` did not finish within {} ms", .after.as_millis())]
+    Timeout { tool: String, after: Duration },
+}
+
+fn summarize(errors: &[ParameterError]) -> String {
+    errors.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; ")
+}
+
+impl Engine {
+    /// An engine serving `catalog`.
+    pub fn new(catalog: Catalog) -> Self {
+        Self { catalog: ArcSwap::from_pointee(catalog) }
+    }
+
+    /// The current catalog. Calls already running keep the catalog they started with.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.load_full()
+    }
+
+    /// Atomically serves a new catalog from now on.
+    pub fn replace(&self, catalog: Catalog) {
+        self.catalog.store(Arc::new(catalog));
+    }
+
+    /// Finds a tool and resolves the version, without running anything.
+    pub fn resolve(&self, tool: &str, version: &VersionSelector) -> Result<(Arc<Tool>, usize), Error> {
+        let catalog = self.catalog.load();
+        let tool = catalog.find(tool).ok_or_else(|| Error::ToolNotFound { tool: tool.to_owned() })?;
+        let resolved = tool.resolve(version).ok_or_else(|| Error::VersionNotFound {
+            tool: tool.name.clone(),
+            version: version.clone(),
+            served: served(tool),
+        })?;
+        Ok((Arc::clone(tool), resolved.number as usize - 1))
+    }
+
+    /// Runs one call: resolve, validate, call the backend under its timeout, check the output.
+    pub async fn invoke(&self, invocation: Invocation) -> Result<Outcome, Error> {
+        let (tool, index) = self.resolve(&invocation.tool, &invocation.version)?;
+        let version = &tool.versions[index];
+        let input = Value::Object(invocation.input);
+        if let Err(errors) = validate::check_input(&version.validators.input, &tool.name, &version.inputs, &input) {
+            return Err(Error::InvalidInput { tool: tool.name.clone(), errors });
+        }
+        let Value::Object(input) = input else { unreachable!("constructed as an object above") };
+        let call = BackendCall { input: &input, context: &invocation.context, tool: &tool, version };
+        let started = Instant::now();
+        let result = tokio::time::timeout(version.timeout, version.backend.call(call)).await;
+        let elapsed = started.elapsed();
+        let output = match result {
+            Err(_) => {
+                tracing::warn!(tool = %tool.name, version = %version.semver, timeout_ms = version.timeout.as_millis() as u64, "backend timed out");
+                return Err(Error::Timeout { tool: tool.name.clone(), after: version.timeout });
+            }
+            Ok(Err(failure)) => return Err(Error::Failed { tool: tool.name.clone(), failure }),
+            Ok(Ok(output)) => output,
+        };
+        // One backend often serves several versions; each version shows only what it declares.
+        let mut output = output;
+        output.retain(|key, _| version.outputs.iter().any(|o| &o.name == key));
+        let output = Value::Object(output);
+        if !version.validators.output.is_valid(&output) {
+            tracing::error!(
+                tool = %tool.name,
+                version = %version.semver,
+                details = %validate::explain_output(&version.validators.output, &output),
+                "backend returned output that does not match the declared outputs; not passed on"
+            );
+            let failure = ToolFailure::permanent("the tool returned a result that does not match its declared outputs; this is a fault of the server, not of the call")
+                .with_developer_message("output shape check failed; see the server log");
+            return Err(Error::Failed { tool: tool.name.clone(), failure });
+        }
+        let Value::Object(output) = output else { unreachable!("constructed as an object above") };
+        drop(input);
+        Ok(Outcome { tool, version: index, output, elapsed })
+    }
+}
+
+/// "1 (1.0.0), 3 (1.2.0)": the served versions, for messages.
+fn served(tool: &Tool) -> String {
+    let mut list: Vec<String> = tool.versions.iter().filter(|v| !v.retired).map(|v| format!("{} ({})", v.number, v.semver)).collect();
+    if list.len() > 10 {
+        let tail = list.split_off(list.len() - 10);
+        list = std::iter::once("…".to_owned()).chain(tail).collect();
+    }
+    list.join(", ")
+}

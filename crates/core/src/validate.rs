@@ -1,0 +1,163 @@
+//! Input and output validation with schemas compiled once at load.
+//!
+//! The fast path is one `is_valid` call on the compiled validator. Only when it fails do we
+//! work out per-parameter messages, which are written from the declared parameter types so
+//! that a model learns exactly what to send: "`days` expects an integer from 1 to 16, but got 40".
+
+use std::collections::BTreeMap;
+
+use jsonschema::{Draft, Validator};
+use serde_json::{Map, Value};
+
+use crate::catalog::{InputType, Parameter};
+
+/// A problem with one parameter of a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParameterError {
+    /// The parameter's name as the caller wrote it.
+    pub parameter: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+/// The compiled validators of one tool version.
+pub(crate) struct Validators {
+    pub input: Validator,
+    pub output: Validator,
+}
+
+/// Compiles a schema for draft 2020-12 with no remote `$ref` resolution (the crate's resolvers
+/// are compiled out; see DEPENDENCIES.md §2).
+pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
+    jsonschema::options().with_draft(Draft::Draft202012).build(schema).map_err(|e| e.to_string())
+}
+
+/// Checks input against the version's parameters; on failure, one error per parameter.
+pub(crate) fn check_input(
+    validator: &Validator,
+    tool: &str,
+    inputs: &[Parameter],
+    input: &Value,
+) -> Result<(), Vec<ParameterError>> {
+    if validator.is_valid(input) {
+        return Ok(());
+    }
+    let Value::Object(map) = input else {
+        return Err(vec![ParameterError {
+            parameter: String::new(),
+            message: format!("expected the input to be a JSON object of parameters, but got {}", kind_of(input)),
+        }]);
+    };
+    Err(explain(validator, tool, inputs, map, input))
+}
+
+fn explain(
+    validator: &Validator,
+    tool: &str,
+    inputs: &[Parameter],
+    map: &Map<String, Value>,
+    input: &Value,
+) -> Vec<ParameterError> {
+    // BTreeMap: one message per parameter, in a stable order.
+    let mut errors: BTreeMap<String, String> = BTreeMap::new();
+    for key in map.keys() {
+        if !inputs.iter().any(|p| &p.name == key) {
+            let known: Vec<&str> = inputs.iter().map(|p| p.name.as_str()).collect();
+            let message = if known.is_empty() {
+                format!("`{tool}` takes no parameters; remove `{key}`")
+            } else {
+                format!("`{tool}` has no parameter `{key}`; its parameters are: {}", known.join(", "))
+            };
+            errors.insert(key.clone(), message);
+        }
+    }
+    for p in inputs {
+        match map.get(&p.name) {
+            None if p.required => {
+                errors.insert(p.name.clone(), format!("`{}` is required: {}", p.name, describe(&p.kind)));
+            }
+            _ => {}
+        }
+    }
+    for error in validator.iter_errors(input) {
+        let path = error.instance_path().as_str();
+        let Some(name) = path.strip_prefix('/').map(|rest| rest.split('/').next().unwrap_or(rest)) else {
+            continue; // object-level errors (required, additionalProperties) are handled above
+        };
+        if errors.contains_key(name) {
+            continue;
+        }
+        if let (Some(p), Some(value)) = (inputs.iter().find(|p| p.name == name), map.get(name)) {
+            let message = format!("`{}` expects {}, but got {}", p.name, describe(&p.kind), preview(value));
+            errors.insert(p.name.clone(), message);
+        }
+    }
+    if errors.is_empty() {
+        // The validator failed on something the parameter types do not explain; say so plainly.
+        errors.insert(String::new(), "the input does not match the tool's input schema".to_owned());
+    }
+    errors.into_iter().map(|(parameter, message)| ParameterError { parameter, message }).collect()
+}
+
+/// Describes what a parameter accepts, in words a model can act on.
+pub fn describe(kind: &InputType) -> String {
+    match kind {
+        InputType::String { max_length, pattern } => {
+            let mut s = "a string".to_owned();
+            if let Some(n) = max_length {
+                s.push_str(&format!(" of at most {n} characters"));
+            }
+            if let Some(p) = pattern {
+                s.push_str(&format!(" matching the pattern `{p}`"));
+            }
+            s
+        }
+        InputType::Int { min: Some(min), max } => format!("an integer from {min} to {max}"),
+        InputType::Int { min: None, max } => format!("an integer no greater than {max}"),
+        InputType::Number { min, max } => match (min, max) {
+            (Some(a), Some(b)) => format!("a number from {a} to {b}"),
+            (Some(a), None) => format!("a number no less than {a}"),
+            (None, Some(b)) => format!("a number no greater than {b}"),
+            (None, None) => "a number".to_owned(),
+        },
+        InputType::Boolean => "true or false".to_owned(),
+        InputType::Enum { values } => {
+            let names: Vec<&str> = values.iter().map(|v| v.name.as_str()).collect();
+            format!("one of {}", names.join(", "))
+        }
+    }
+}
+
+/// A short rendering of a JSON value for messages: the value itself if short, else its kind.
+fn preview(value: &Value) -> String {
+    const MAX: usize = 60;
+    let text = value.to_string();
+    if text.chars().count() <= MAX {
+        return text;
+    }
+    match value {
+        Value::String(s) => format!("a string of {} characters", s.chars().count()),
+        other => kind_of(other).to_owned(),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Describes why an output object does not match the declared outputs, for logs.
+pub(crate) fn explain_output(validator: &Validator, output: &Value) -> String {
+    let details: Vec<String> = validator
+        .iter_errors(output)
+        .take(5)
+        .map(|e| format!("{}: {}", e.instance_path().as_str(), e.masked()))
+        .collect();
+    details.join("; ")
+}

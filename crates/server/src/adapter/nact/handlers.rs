@@ -1,0 +1,201 @@
+//! N-ACT handlers: decode, one core call, encode.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State as Extract};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::value::RawValue;
+use toolhost_core::{Invocation, ListQuery, VersionSelector};
+use toolhost_wire::nact::{self as wire, Page, Paging};
+
+use super::cursor::{self, Kind};
+use super::{convert, error};
+use crate::State;
+use crate::http::body::Json;
+use crate::http::cache;
+use crate::http::problem::ProblemResponse;
+
+/// N-ACT §6.4 leaves the bounds to the server: 50 by default, at most 500 (PROTOCOLS.md §3).
+const DEFAULT_PAGE_LIMIT: u32 = 50;
+const MAX_PAGE_LIMIT: u32 = 500;
+/// Listings may change when the catalog is reloaded; a short lifetime with revalidation.
+const LIST_CACHE: &str = "private, max-age=60";
+/// A version's signature never changes once served (N-ACT §6.1 lock rule).
+const VERSION_CACHE: &str = "private, max-age=86400";
+const JSON: &str = "application/json";
+
+type Result<T> = std::result::Result<T, ProblemResponse>;
+
+/// `GET {root}/tools`: the latest signature of every matching tool, one page at a time.
+pub(super) async fn list(Extract(state): Extract<Arc<State>>, RawQuery(query): RawQuery, headers: HeaderMap) -> Result<Response> {
+    let params = Params::parse(query.as_deref(), &["pageLimit", "pageCursor", "tag", "q"])?;
+    let after = params.cursor(Kind::Tools)?;
+    let view = state.nact.get(&state.engine);
+    let page = view.catalog.list(&ListQuery {
+        tags: &params.tags,
+        text: params.q.as_deref(),
+        after: after.as_deref(),
+        limit: params.limit as usize,
+    });
+    let items: Vec<&RawValue> = page.tools.iter().filter_map(|t| view.signature(&t.name, t.latest().number)).collect();
+    let next = page.more.then(|| page.tools.last().map(|t| cursor::encode(Kind::Tools, &t.name))).flatten();
+    Ok(page_response(&headers, items, params.limit, next))
+}
+
+/// `GET {root}/tools/{toolID}`: the current signature (N-ACT §6.2).
+pub(super) async fn signature(Extract(state): Extract<Arc<State>>, Path(tool): Path<String>, headers: HeaderMap) -> Result<Response> {
+    let (tool, index) = state.engine.resolve(&tool, &VersionSelector::Latest).map_err(error::problem)?;
+    let view = state.nact.get(&state.engine);
+    let body = view.signature(&tool.name, tool.versions[index].number).map(|s| s.get().as_bytes().to_vec()).unwrap_or_default();
+    Ok(cache::json(&headers, body, JSON, LIST_CACHE))
+}
+
+/// `GET {root}/tools/{toolID}/versions`: every served version, newest first (N-ACT §6.3).
+pub(super) async fn versions(
+    Extract(state): Extract<Arc<State>>,
+    Path(tool): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response> {
+    let params = Params::parse(query.as_deref(), &["pageLimit", "pageCursor"])?;
+    let (tool, _) = state.engine.resolve(&tool, &VersionSelector::Latest).map_err(error::problem)?;
+    let before = match params.cursor(Kind::Versions)? {
+        None => u32::MAX,
+        Some(key) => key
+            .strip_prefix(&format!("{}:", tool.id))
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| ProblemResponse::bad_request("this pageCursor belongs to another tool's version listing; start again without pageCursor"))?,
+    };
+    let view = state.nact.get(&state.engine);
+    let limit = params.limit as usize;
+    let mut served = tool.served_versions().filter(|v| v.number < before);
+    let page: Vec<_> = served.by_ref().take(limit).collect();
+    let more = served.next().is_some();
+    let items = page.iter().filter_map(|v| view.signature(&tool.name, v.number)).collect();
+    let next = more.then(|| page.last().map(|v| cursor::encode(Kind::Versions, &format!("{}:{}", tool.id, v.number)))).flatten();
+    Ok(page_response(&headers, items, params.limit, next))
+}
+
+/// `GET {root}/tools/{toolID}/versions/{n}`: one version's signature (N-ACT §6.3).
+pub(super) async fn version(
+    Extract(state): Extract<Arc<State>>,
+    Path((tool, version)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response> {
+    let selector = VersionSelector::Number(version_number(&version)?);
+    let (tool, index) = state.engine.resolve(&tool, &selector).map_err(error::problem)?;
+    let view = state.nact.get(&state.engine);
+    let body = view.signature(&tool.name, tool.versions[index].number).map(|s| s.get().as_bytes().to_vec()).unwrap_or_default();
+    Ok(cache::json(&headers, body, JSON, VERSION_CACHE))
+}
+
+/// `POST {root}/tools/{toolID}:invoke`: run the current version (N-ACT §7).
+pub(super) async fn invoke_current(
+    Extract(state): Extract<Arc<State>>,
+    Path(tool): Path<String>,
+    body: Json<wire::Invocation>,
+) -> Result<Response> {
+    let tool = invoke_target(&tool)?;
+    invoke(&state, tool, VersionSelector::Latest, body.0).await
+}
+
+/// `POST {root}/tools/{toolID}/versions/{n}:invoke`: run version `n` (N-ACT §7).
+pub(super) async fn invoke_version(
+    Extract(state): Extract<Arc<State>>,
+    Path((tool, version)): Path<(String, String)>,
+    body: Json<wire::Invocation>,
+) -> Result<Response> {
+    let version = invoke_target(&version)?;
+    invoke(&state, &tool, VersionSelector::Number(version_number(version)?), body.0).await
+}
+
+async fn invoke(state: &State, tool: &str, version: VersionSelector, body: wire::Invocation) -> Result<Response> {
+    let (tool, _) = state.engine.resolve(tool, &version).map_err(error::problem)?;
+    if let Some(name) = &body.name
+        && name != &tool.name
+    {
+        return Err(ProblemResponse::bad_request(format!(
+            "the body names tool `{name}`, but the URL addresses `{}`; send the same tool in both, or leave `name` out",
+            tool.name
+        )));
+    }
+    let input = convert::input_object(body.input_parameters).map_err(error::invalid_input)?;
+    let invocation = Invocation { tool: tool.name.clone(), version, input, context: Default::default() };
+    let outcome = state.engine.invoke(invocation).await.map_err(error::problem)?;
+    Ok(axum::Json(convert::result(outcome)).into_response())
+}
+
+/// Strips the `:invoke` suffix of an invocation path segment.
+fn invoke_target(segment: &str) -> Result<&str> {
+    segment.strip_suffix(":invoke").ok_or_else(|| {
+        ProblemResponse::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method-not-allowed",
+            format!("POST is for invocation: send it to `{segment}:invoke`; signatures are read with GET"),
+        )
+    })
+}
+
+/// A version number in a path: a positive integer (N-ACT §6.1).
+fn version_number(segment: &str) -> Result<u32> {
+    segment.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+        ProblemResponse::bad_request(format!(
+            "`{segment}` is not a version number; N-ACT versions are positive integers starting at 1"
+        ))
+    })
+}
+
+fn page_response(headers: &HeaderMap, items: Vec<&RawValue>, limit: u32, next: Option<String>) -> Response {
+    let page = Page { items, paging: Paging { page_limit: limit, next } };
+    let body = serde_json::to_vec(&page).unwrap_or_default();
+    cache::json(headers, body, JSON, LIST_CACHE)
+}
+
+/// Listing query parameters; unknown ones are refused so a typo is not silently ignored.
+#[derive(Debug, Default)]
+struct Params {
+    limit: u32,
+    cursor: Option<String>,
+    tags: Vec<String>,
+    q: Option<String>,
+}
+
+impl Params {
+    fn parse(query: Option<&str>, allowed: &[&str]) -> Result<Self> {
+        let mut params = Self { limit: DEFAULT_PAGE_LIMIT, ..Self::default() };
+        for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            if !allowed.contains(&key.as_ref()) {
+                return Err(ProblemResponse::bad_request(format!(
+                    "unknown query parameter `{key}`; this endpoint takes: {}",
+                    allowed.join(", ")
+                )));
+            }
+            match key.as_ref() {
+                "pageLimit" => {
+                    let n: u64 = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        ProblemResponse::bad_request(format!("pageLimit must be a positive integer (at most {MAX_PAGE_LIMIT}), but got `{value}`"))
+                    })?;
+                    // Larger limits are clamped, and the applied value is returned in `paging`.
+                    params.limit = n.min(u64::from(MAX_PAGE_LIMIT)) as u32;
+                }
+                "pageCursor" => params.cursor = Some(value.into_owned()),
+                "tag" => params.tags.push(value.into_owned()),
+                "q" => params.q = Some(value.into_owned()).filter(|q| !q.is_empty()),
+                _ => {}
+            }
+        }
+        Ok(params)
+    }
+
+    fn cursor(&self, kind: Kind) -> Result<Option<String>> {
+        self.cursor
+            .as_deref()
+            .map(|c| {
+                cursor::decode(kind, c).ok_or_else(|| {
+                    ProblemResponse::bad_request("pageCursor is not a cursor this server issued; use `paging.next` from the previous page, or start again without it")
+                })
+            })
+            .transpose()
+    }
+}

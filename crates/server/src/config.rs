@@ -1,0 +1,24 @@
+//! Server configuration: what the binary gathers from flags, environment and a TOML file.
+
+use std::net::SocketAddr;
+
+/// How the server listens and what it accepts.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The address to listen on.
+    pub listen: SocketAddr,
+    /// The largest request body accepted, in bytes; larger ones get 413.
+    pub body_limit: usize,
+    /// Where N-ACT is mounted (its `{platform-root}`), e.g. `/nact`.
+    pub nact_prefix: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            body_limit: 1024 * 1024,
+            nact_prefix: "/nact".to_owned(),
+        }
+    }
+}

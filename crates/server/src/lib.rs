@@ -1,0 +1,59 @@
+//! toolhost-server: the axum application that serves one catalog over every protocol.
+//!
+//! [`app`] builds the router as a value, so tests drive it over a real listener and the binary
+//! only adds configuration and signals. Each protocol is an adapter under [`adapter`]: it
+//! decodes a request, makes one call into `toolhost-core`, and encodes the answer.
+
+pub mod adapter;
+pub mod config;
+pub mod http;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use toolhost_core::Engine;
+use tower_http::catch_panic::CatchPanicLayer;
+
+pub use config::Config;
+
+/// Everything the handlers share: the engine and the per-protocol views of its catalog.
+#[derive(Debug)]
+pub struct State {
+    /// The engine whose catalog is served.
+    pub engine: Arc<Engine>,
+    /// The server configuration.
+    pub config: Config,
+    nact: adapter::nact::Views,
+}
+
+impl State {
+    /// State serving `engine` with `config`.
+    pub fn new(engine: Arc<Engine>, config: Config) -> Arc<Self> {
+        let nact = adapter::nact::Views::new(&engine);
+        Arc::new(Self { engine, config, nact })
+    }
+}
+
+/// The whole application: every protocol's routes, shared limits and request logging.
+pub fn app(state: Arc<State>) -> Router {
+    let body_limit = state.config.body_limit;
+    Router::new()
+        .merge(adapter::nact::routes(&state.config.nact_prefix))
+        .fallback(http::problem::not_found)
+        .method_not_allowed_fallback(http::problem::method_not_allowed)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn(http::log::request))
+        .layer(CatchPanicLayer::custom(http::problem::panicked))
+        .with_state(state)
+}
+
+/// Serves `state` on `listener` until `shutdown` resolves, then finishes in-flight requests.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: Arc<State>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+}

@@ -1,0 +1,144 @@
+//! `toolhost`: serve a tool catalog over N-ACT (and the other protocols as they land), or check one.
+
+mod settings;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use toolhost_core::catalog::{Loader, Source};
+use toolhost_core::{Catalog, Engine, Problem, Severity};
+
+use settings::{LogFormat, ServeArgs};
+
+/// A tool server and client for AI agents: one catalog over N-ACT, OTC, Web of Agents and MCP.
+#[derive(Debug, Parser)]
+#[command(name = "toolhost", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve a catalog (the bundled example catalog when --catalog is not given).
+    Serve(ServeArgs),
+    /// Check a catalog directory and print every problem; exits 1 if any is an error.
+    Check {
+        /// The catalog directory (*.yaml, *.yml, *.json files).
+        dir: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check { dir } => check(&dir),
+        Command::Serve(args) => match serve(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("toolhost: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+fn check(dir: &std::path::Path) -> ExitCode {
+    match load(Some(dir), &Loader::default()) {
+        Ok(catalog) => {
+            for warning in catalog.warnings() {
+                eprintln!("{warning}");
+            }
+            let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
+            eprintln!("ok: {} tools, {versions} versions, {} warnings", catalog.tools().len(), catalog.warnings().len());
+            ExitCode::SUCCESS
+        }
+        Err(problems) => {
+            report(&problems);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn report(problems: &[Problem]) {
+    for p in problems {
+        eprintln!("{p}");
+    }
+    let errors = problems.iter().filter(|p| p.severity == Severity::Error).count();
+    eprintln!("{errors} errors, {} warnings", problems.len() - errors);
+}
+
+/// Loads the catalog in `dir`, or the bundled one.
+fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<Catalog, Vec<Problem>> {
+    let sources = match dir {
+        Some(dir) => Source::read_dir(dir)?,
+        None => toolhost_core::native::bundled_catalog(),
+    };
+    loader.load(&sources)
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let settings = args.resolve()?;
+    init_logging(settings.log_format, &settings.log_level)?;
+    let loader = Loader::default().with_default_timeout(settings.call_timeout);
+    let catalog = match load(settings.catalog.as_deref(), &loader) {
+        Ok(catalog) => catalog,
+        Err(problems) => {
+            report(&problems);
+            anyhow::bail!("the catalog has errors; fix them (`toolhost check DIR` lists them) and start again");
+        }
+    };
+    for warning in catalog.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let source = settings.catalog.as_ref().map_or_else(|| "bundled example catalog".to_owned(), |d| d.display().to_string());
+    tracing::info!(tools = catalog.tools().len(), catalog = %source, "catalog loaded");
+    let engine = Arc::new(Engine::new(catalog));
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("failed to start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(settings.server.listen)
+            .await
+            .with_context(|| format!("failed to listen on {}", settings.server.listen))?;
+        tracing::info!(address = %listener.local_addr()?, "listening; N-ACT at http://{}{}/tools", listener.local_addr()?, settings.server.nact_prefix);
+        let state = toolhost_server::State::new(engine, settings.server);
+        toolhost_server::serve(listener, state, shutdown_signal()).await.context("server failed")?;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}
+
+fn init_logging(format: LogFormat, level: &str) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_new(level).with_context(|| format!("invalid log level `{level}`"))?;
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    }
+    .map_err(|e| anyhow::anyhow!("failed to set up logging: {e}"))
+}
+
+/// Resolves on Ctrl-C or SIGTERM; in-flight requests then finish before the server exits.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down: no new connections; finishing requests in flight");
+}

@@ -1,0 +1,113 @@
+//! `toolhost serve` settings: flags, then `TOOLHOST_*` environment variables, then the TOML
+//! file named by `--config`, then defaults. Every key is documented in the README.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use serde::Deserialize;
+use toolhost_server::Config;
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Flags of `toolhost serve`; each also reads a `TOOLHOST_*` environment variable.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The catalog directory; the bundled example catalog when absent.
+    #[arg(long, env = "TOOLHOST_CATALOG")]
+    catalog: Option<PathBuf>,
+    /// The address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, env = "TOOLHOST_LISTEN")]
+    listen: Option<SocketAddr>,
+    /// A TOML file with any of the settings below (flags and environment win over it).
+    #[arg(long, env = "TOOLHOST_CONFIG")]
+    config: Option<PathBuf>,
+    /// The largest request body accepted, in bytes [default: 1048576].
+    #[arg(long, env = "TOOLHOST_BODY_LIMIT")]
+    body_limit: Option<usize>,
+    /// Backend timeout of tool versions that set no `timeout_ms`, in milliseconds [default: 30000].
+    #[arg(long, env = "TOOLHOST_CALL_TIMEOUT_MS")]
+    call_timeout_ms: Option<u64>,
+    /// Where N-ACT is mounted [default: /nact].
+    #[arg(long, env = "TOOLHOST_NACT_PREFIX")]
+    nact_prefix: Option<String>,
+    /// Log format [default: text].
+    #[arg(long, env = "TOOLHOST_LOG_FORMAT", value_enum)]
+    log_format: Option<LogFormat>,
+    /// Log filter, e.g. `info` or `toolhost_server=debug` [default: info].
+    #[arg(long, env = "TOOLHOST_LOG")]
+    log: Option<String>,
+}
+
+/// The TOML config file: the same keys as the flags, in snake_case.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    catalog: Option<PathBuf>,
+    listen: Option<SocketAddr>,
+    body_limit: Option<usize>,
+    call_timeout_ms: Option<u64>,
+    nact_prefix: Option<String>,
+    log_format: Option<LogFormat>,
+    log: Option<String>,
+}
+
+/// Everything `serve` needs, resolved.
+#[derive(Debug)]
+pub struct Settings {
+    pub catalog: Option<PathBuf>,
+    pub call_timeout: Duration,
+    pub log_format: LogFormat,
+    pub log_level: String,
+    pub server: Config,
+}
+
+impl ServeArgs {
+    /// Merges flags/environment over the config file over defaults.
+    pub fn resolve(self) -> anyhow::Result<Settings> {
+        let file = match &self.config {
+            Some(path) => read(path)?,
+            None => File::default(),
+        };
+        // A relative catalog path in the file is relative to the file, not to where toolhost runs.
+        let file_catalog = file.catalog.map(|c| match &self.config {
+            Some(cfg) if c.is_relative() => cfg.parent().unwrap_or(Path::new(".")).join(c),
+            _ => c,
+        });
+        let defaults = Config::default();
+        let nact_prefix = self.nact_prefix.or(file.nact_prefix).unwrap_or(defaults.nact_prefix);
+        if !nact_prefix.starts_with('/') {
+            anyhow::bail!("nact_prefix must start with `/`, e.g. /nact; got `{nact_prefix}`");
+        }
+        let call_timeout_ms = self.call_timeout_ms.or(file.call_timeout_ms).unwrap_or(30_000);
+        if call_timeout_ms == 0 {
+            anyhow::bail!("call_timeout_ms must be positive");
+        }
+        Ok(Settings {
+            catalog: self.catalog.or(file_catalog),
+            call_timeout: Duration::from_millis(call_timeout_ms),
+            log_format: self.log_format.or(file.log_format).unwrap_or(LogFormat::Text),
+            log_level: self.log.or(file.log).unwrap_or_else(|| "info".to_owned()),
+            server: Config {
+                listen: self.listen.or(file.listen).unwrap_or(defaults.listen),
+                body_limit: self.body_limit.or(file.body_limit).unwrap_or(defaults.body_limit),
+                nact_prefix,
+            },
+        })
+    }
+}
+
+fn read(path: &Path) -> anyhow::Result<File> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("failed to read config file {}", path.display()))?;
+    toml::from_str(&text).with_context(|| format!("failed to parse config file {}", path.display()))
+}
