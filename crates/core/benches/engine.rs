@@ -1,1 +1,51 @@
-fn main(){}
+//! `Engine::invoke` on a native tool with five typed inputs, and loading a 10,000-tool catalog.
+//!
+//! Targets (issue #2): invoke under 5 µs; a 10,000-tool catalog loads in under 1 s.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Map, Value, json};
+use toolhost_core::catalog::Loader;
+use toolhost_core::testing::generated_catalog;
+use toolhost_core::{CallContext, Engine, Invocation, VersionSelector};
+
+fn input(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+fn invoke(c: &mut Criterion) {
+    let catalog = Loader::default().load(&[generated_catalog(10, 1)]).expect("generated catalog loads");
+    let engine = Engine::new(catalog);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime");
+    let valid = Invocation {
+        tool: "tool_00003".to_owned(),
+        version: VersionSelector::Latest,
+        input: input(json!({"city": "Omaha", "days": 3, "threshold": 0.5, "metric": true, "detail": "FULL"})),
+        context: CallContext::default(),
+    };
+    let invalid = Invocation {
+        input: input(json!({"city": 7, "days": 40, "threshold": "x", "detail": "HUGE", "extra": 1})),
+        ..valid.clone()
+    };
+    assert!(runtime.block_on(engine.invoke(valid.clone())).is_ok());
+    c.bench_function("engine/invoke_native_5_inputs", |b| {
+        b.iter(|| runtime.block_on(engine.invoke(valid.clone())).map(|o| o.output.len()))
+    });
+    c.bench_function("engine/invoke_invalid_5_errors", |b| {
+        b.iter(|| runtime.block_on(engine.invoke(invalid.clone())).err().map(|e| e.to_string().len()))
+    });
+}
+
+fn load(c: &mut Criterion) {
+    let source = generated_catalog(10_000, 50);
+    let loader = Loader::default();
+    let mut group = c.benchmark_group("catalog");
+    group.sample_size(10);
+    group.bench_function("load_10000_tools", |b| b.iter(|| loader.load(std::slice::from_ref(&source)).map(|c| c.tools().len())));
+    group.finish();
+}
+
+criterion_group!(benches, invoke, load);
+criterion_main!(benches);

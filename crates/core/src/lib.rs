@@ -8,6 +8,7 @@ pub mod backend;
 pub mod catalog;
 pub mod engine;
 pub mod native;
+pub mod testing;
 pub mod validate;
 
 pub use backend::{Backend, BackendCall, BoxFuture, CallContext, Secret, ToolFailure};

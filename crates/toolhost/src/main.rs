@@ -112,7 +112,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 fn init_logging(format: LogFormat, level: &str) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_new(level).with_context(|| format!("invalid log level `{level}`"))?;
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    use std::io::IsTerminal as _;
+    // Colours only when a person is watching; logs piped to files or collectors stay plain.
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),

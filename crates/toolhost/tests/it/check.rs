@@ -1,0 +1,59 @@
+//! `toolhost check DIR`.
+
+use crate::support::{Scratch, run};
+
+#[test]
+fn shipped_examples_pass() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/catalog");
+    let out = run(&["check", dir]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("ok: 6 tools"), "{stderr}");
+    assert!(!stderr.contains("warning:"), "{stderr}");
+}
+
+#[test]
+fn prints_every_problem_and_fails() {
+    let dir = Scratch::new();
+    dir.write(
+        "a.yaml",
+        r#"
+toolkits:
+  - name: Demo
+    tools:
+      - name: lookup_weather
+        description: Weather.
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: city, required: false, description: A city. }]
+            backend: { kind: native, function: testing.echo }
+          - version: 1.1.0
+            inputs: [{ name: city, description: A city. }]
+            backend: { kind: native, function: testing.echo }
+      - name: BadName
+        description: ""
+        versions:
+          - version: "1.0"
+            backend: { kind: native, function: no.such }
+"#,
+    );
+    dir.write("b.yaml", "toolkits: [ {");
+    let out = run(&["check", dir.0.to_str().expect("utf-8 path")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // The issue's own example message, with its place.
+    assert!(stderr.contains("a.yaml: tool `lookup_weather` version 1.1.0"), "{stderr}");
+    assert!(stderr.contains("makes input `city` required, but 1.0.0 had it optional"), "{stderr}");
+    assert!(stderr.contains("description is empty"), "{stderr}");
+    assert!(stderr.contains("`1.0` is not a semantic version"), "{stderr}");
+    assert!(stderr.contains("no native function `no.such`"), "{stderr}");
+    assert!(stderr.contains("b.yaml: failed to parse"), "{stderr}");
+    assert!(stderr.contains("warning:") && stderr.contains("not snake_case"), "{stderr}");
+}
+
+#[test]
+fn missing_directory_is_an_error() {
+    let out = run(&["check", "/nonexistent/toolhost/catalog"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("failed to read the catalog directory"));
+}

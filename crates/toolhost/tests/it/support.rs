@@ -1,0 +1,131 @@
+//! Starting `toolhost` as a child process and scratch directories for catalogs.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_toolhost");
+
+/// A fresh, empty directory under the system temp dir, removed on drop.
+#[derive(Debug)]
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!("toolhost-it-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Self(dir)
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).expect("write scratch file");
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `toolhost ARGS` to completion.
+pub fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run toolhost")
+}
+
+/// A running `toolhost serve`, killed on drop. Logs are JSON lines collected from stderr.
+#[derive(Debug)]
+pub struct Server {
+    child: Option<Child>,
+    pub base: String,
+    logs: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    /// Starts `toolhost serve --listen 127.0.0.1:0 --log-format json ARGS` and waits until it listens.
+    pub fn start(args: &[&str], envs: &[(&str, &str)], dir: Option<&Path>) -> Self {
+        let mut command = Command::new(BIN);
+        command.args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"]).args(args);
+        command.envs(envs.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped()).stdin(Stdio::null());
+        if let Some(dir) = dir {
+            command.current_dir(dir);
+        }
+        let mut child = command.spawn().expect("spawn toolhost serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let sink = Arc::clone(&logs);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
+                    && let Some(addr) = v["fields"]["address"].as_str()
+                {
+                    let _ = tx.send(addr.to_owned());
+                }
+                sink.lock().expect("logs").push(line);
+            }
+        });
+        let address = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!("toolhost did not start listening; stderr:\n{}", logs.lock().expect("logs").join("\n"))
+        });
+        Self { child: Some(child), base: format!("http://{address}"), logs }
+    }
+
+    /// The log lines so far, once `ready` holds for them (or after 5 s, whatever they are).
+    pub fn logs_when(&self, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
+        for _ in 0..100 {
+            let logs = self.logs.lock().expect("logs").clone();
+            if ready(&logs) {
+                return logs;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.logs.lock().expect("logs").clone()
+    }
+
+    /// Sends SIGTERM and waits for the process to exit; returns whether it exited successfully.
+    pub fn terminate(mut self) -> bool {
+        let mut child = self.child.take().expect("running");
+        let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill -TERM");
+        assert!(status.success());
+        for _ in 0..100 {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        panic!("toolhost did not exit within 5 s of SIGTERM");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A small valid catalog file with one tool, `echo_city`.
+pub const ONE_TOOL: &str = r#"
+toolkits:
+  - name: Demo
+    tools:
+      - name: echo_city
+        description: Echo a city name back.
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: city, description: A city. }]
+            outputs: [{ name: city, type: string, description: The same city. }]
+            backend: { kind: native, function: testing.echo }
+"#;
