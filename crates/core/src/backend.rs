@@ -42,6 +42,8 @@ pub struct BackendCall<'a> {
 pub struct CallContext {
     /// Secrets by id (OTC `context.secrets`); never logged, never echoed.
     pub secrets: HashMap<String, Secret>,
+    /// Authorization tokens by provider id (OTC `context.authorization`); never logged.
+    pub authorization: HashMap<String, Secret>,
     /// The end user the call is made for (OTC `context.user_id`).
     pub user_id: Option<String>,
     /// The id of the request that carried the call, for logs and for backends to propagate.
@@ -83,12 +85,15 @@ pub struct ToolFailure {
     pub retry_after: Option<Duration>,
     /// Text to add to the model's prompt (OTC `additional_prompt_content`, N-ACT problem `prompt`).
     pub prompt: Option<String>,
+    /// A short machine-readable kind (e.g. `not_found`), which the catalog's `errors:` can
+    /// rephrase for the model.
+    pub code: Option<String>,
 }
 
 impl ToolFailure {
     /// A failure that will fail again if retried unchanged.
     pub fn permanent(message: impl Into<String>) -> Self {
-        Self { message: message.into(), developer_message: None, retryable: false, retry_after: None, prompt: None }
+        Self { message: message.into(), developer_message: None, retryable: false, retry_after: None, prompt: None, code: None }
     }
 
     /// A failure that may pass if retried later.
@@ -99,6 +104,30 @@ impl ToolFailure {
     /// Adds text for the model's prompt.
     pub fn with_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.prompt = Some(prompt.into());
+        self
+    }
+
+    /// Sets the failure's code, which catalogs can rephrase.
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// Applies the catalog's phrasing for this failure's code, if it has one.
+    pub fn rephrase(mut self, phrases: &std::collections::BTreeMap<String, crate::catalog::ErrorPhrase>) -> Self {
+        let Some(phrase) = self.code.as_ref().and_then(|c| phrases.get(c)) else { return self };
+        if let Some(message) = &phrase.message {
+            self.message.clone_from(message);
+        }
+        if let Some(retryable) = phrase.retryable {
+            self.retryable = retryable;
+        }
+        if phrase.retry_after.is_some() {
+            self.retry_after = phrase.retry_after;
+        }
+        if phrase.prompt.is_some() {
+            self.prompt.clone_from(&phrase.prompt);
+        }
         self
     }
 

@@ -58,15 +58,51 @@ pub enum Error {
     /// The tool exists but the requested version is not served.
     #[error("tool `{tool}` has no served version {version}; served versions: {served}")]
     VersionNotFound { tool: String, version: VersionSelector, served: String },
+    /// The tool needs a secret, token or user id that the call did not carry.
+    #[error("tool `{tool}` requires {missing}, which the call did not provide")]
+    MissingRequirement { tool: String, missing: Requirement },
     /// The input does not match the version's parameters.
     #[error("the input to `{tool}` is not valid: {}", summarize(.errors))]
     InvalidInput { tool: String, errors: Vec<ParameterError> },
     /// The tool ran and failed.
     #[error("tool `{tool}` failed: {failure}")]
-    Failed { tool: String, failure: ToolFailure },
+    Failed { tool: String, failure: Box<ToolFailure> },
     /// The backend did not answer within the version's timeout.
     #[error("tool `{tool}` did not finish within {} ms", .after.as_millis())]
     Timeout { tool: String, after: Duration },
+}
+
+/// Something a call must carry beside its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Requirement {
+    /// A secret, by id.
+    Secret(String),
+    /// An authorization token, by provider id.
+    Authorization(String),
+    /// The end user's id.
+    UserId,
+}
+
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Secret(id) => write!(f, "the secret `{id}`"),
+            Self::Authorization(id) => write!(f, "an authorization token from `{id}`"),
+            Self::UserId => f.write_str("a user id"),
+        }
+    }
+}
+
+/// The first requirement of `tool` that `context` does not meet.
+fn missing(tool: &Tool, context: &CallContext) -> Option<Requirement> {
+    let r = &tool.requirements;
+    if let Some(id) = r.secrets.iter().find(|id| !context.secrets.contains_key(*id)) {
+        return Some(Requirement::Secret(id.clone()));
+    }
+    if let Some(a) = r.authorization.iter().find(|a| !context.authorization.contains_key(&a.id)) {
+        return Some(Requirement::Authorization(a.id.clone()));
+    }
+    (r.user_id && context.user_id.as_deref().is_none_or(str::is_empty)).then_some(Requirement::UserId)
 }
 
 fn summarize(errors: &[ParameterError]) -> String {
@@ -105,6 +141,9 @@ impl Engine {
     pub async fn invoke(&self, invocation: Invocation) -> Result<Outcome, Error> {
         let (tool, index) = self.resolve(&invocation.tool, &invocation.version)?;
         let version = &tool.versions[index];
+        if let Some(missing) = missing(&tool, &invocation.context) {
+            return Err(Error::MissingRequirement { tool: tool.name.clone(), missing });
+        }
         let input = Value::Object(invocation.input);
         if let Err(errors) = validate::check_input(&version.validators.input, &tool.name, &version.inputs, &input) {
             return Err(Error::InvalidInput { tool: tool.name.clone(), errors });
@@ -119,7 +158,10 @@ impl Engine {
                 tracing::warn!(tool = %tool.name, version = %version.semver, timeout_ms = version.timeout.as_millis() as u64, "backend timed out");
                 return Err(Error::Timeout { tool: tool.name.clone(), after: version.timeout });
             }
-            Ok(Err(failure)) => return Err(Error::Failed { tool: tool.name.clone(), failure }),
+            Ok(Err(failure)) => {
+                let failure = failure.rephrase(&tool.errors);
+                return Err(Error::Failed { tool: tool.name.clone(), failure: Box::new(failure) });
+            }
             Ok(Ok(output)) => output,
         };
         // One backend often serves several versions; each version shows only what it declares.
@@ -135,7 +177,7 @@ impl Engine {
             );
             let failure = ToolFailure::permanent("the tool returned a result that does not match its declared outputs; this is a fault of the server, not of the call")
                 .with_developer_message("output shape check failed; see the server log");
-            return Err(Error::Failed { tool: tool.name.clone(), failure });
+            return Err(Error::Failed { tool: tool.name.clone(), failure: Box::new(failure) });
         }
         let Value::Object(output) = output else { unreachable!("constructed as an object above") };
         drop(input);

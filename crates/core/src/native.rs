@@ -32,6 +32,8 @@ impl Functions {
         f.add("units.convert_length", units_convert_length);
         f.add("reference.country_by_code", reference_country_by_code);
         f.add("testing.echo", testing_echo);
+        f.add("testing.ring_doorbell", testing_ring_doorbell);
+        f.add("testing.context", testing_context);
         f.add("testing.wrong_shape", |_, _| Ok(json_object(json!({"unexpected": true}))));
         f
     }
@@ -145,6 +147,7 @@ fn calculator_divide(input: &Map<String, Value>, _: &CallContext) -> Result<Map<
     let divisor = number(input, "divisor");
     if divisor == 0.0 {
         return Err(ToolFailure::permanent("cannot divide by zero")
+            .with_code("division_by_zero")
             .with_prompt("The divisor was 0. Division by zero is undefined; ask the user for a non-zero divisor instead of retrying."));
     }
     let quotient = finite(number(input, "dividend") / divisor, "quotient")?;
@@ -240,6 +243,7 @@ fn reference_country_by_code(input: &Map<String, Value>, _: &CallContext) -> Res
         None => {
             let known: Vec<&str> = COUNTRIES.iter().map(|(c, _, _)| *c).collect();
             Err(ToolFailure::permanent(format!("no country with code {code} is known"))
+                .with_code("unknown_code")
                 .with_prompt(format!("The known country codes are: {}. Pick one of these.", known.join(", "))))
         }
     }
@@ -248,4 +252,33 @@ fn reference_country_by_code(input: &Map<String, Value>, _: &CallContext) -> Res
 /// Returns its input as its output: for tests and benchmarks whose outputs mirror their inputs.
 fn testing_echo(input: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
     Ok(input.clone())
+}
+
+/// The doorbells the OTC examples know.
+const DOORBELLS: &[&str] = &["doorbell42", "doorbell84"];
+
+/// Rings a doorbell: the OTC spec's `Doorbell.Ring` example (no output; an unknown id fails with
+/// code `not_found` and the known ids as prompt text).
+fn testing_ring_doorbell(input: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
+    let id = text(input, "doorbell_id");
+    if DOORBELLS.contains(&id) {
+        return Ok(Map::new());
+    }
+    Err(ToolFailure::permanent("Doorbell ID not found")
+        .with_code("not_found")
+        .with_developer_message(format!("The doorbell with ID '{id}' does not exist."))
+        .with_prompt(format!("ids: {}", DOORBELLS.join(","))))
+}
+
+/// Reports which context reached the backend, never the secret values themselves: for tests
+/// that secrets and the user id arrive.
+fn testing_context(_: &Map<String, Value>, context: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
+    let mut secrets: Vec<&str> = context.secrets.keys().map(String::as_str).collect();
+    secrets.sort_unstable();
+    let secret_lengths: Map<String, Value> = context.secrets.iter().map(|(k, v)| (k.clone(), v.expose().len().into())).collect();
+    Ok(json_object(json!({
+        "secret_ids": secrets,
+        "secret_lengths": secret_lengths,
+        "user_id": context.user_id,
+    })))
 }

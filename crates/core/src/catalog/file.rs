@@ -3,6 +3,8 @@
 //! Unknown keys are refused so that a typo (`requried: false`) is an error at load, not a
 //! silently different tool.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -43,7 +45,46 @@ pub(super) struct ToolDef {
     /// Default backend timeout for every version, in milliseconds.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// What a caller must send beside the input (OTC `requirements`).
+    #[serde(default)]
+    pub requirements: RequirementsDef,
+    /// How to phrase a backend failure, by the failure's code.
+    #[serde(default)]
+    pub errors: BTreeMap<String, ErrorPhraseDef>,
     pub versions: Vec<VersionDef>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RequirementsDef {
+    /// Ids of secrets the caller must send.
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    #[serde(default)]
+    pub authorization: Vec<AuthorizationDef>,
+    #[serde(default)]
+    pub user_id: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AuthorizationDef {
+    pub id: String,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ErrorPhraseDef {
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub retryable: Option<bool>,
+    #[serde(default)]
+    pub retry_after_ms: Option<u64>,
+    #[serde(default)]
+    pub prompt: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

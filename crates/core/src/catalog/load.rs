@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::file::{EnumValueDef, FileDef, InputDef, OutputDef, ToolDef, VersionDef};
 use super::problem::{Place, Problem, Severity};
 use super::{
-    Annotations, Catalog, DEFAULT_INT_MAX, EnumValue, InputType, Output, OutputType, Parameter, TOOL_ID_NAMESPACE,
+    Annotations, Authorization, ErrorPhrase, Requirements, Catalog, DEFAULT_INT_MAX, EnumValue, InputType, Output, OutputType, Parameter, TOOL_ID_NAMESPACE,
     Tool, Version, compat, schema,
 };
 use crate::backend::BackendFactory;
@@ -31,7 +31,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// One catalog file's name and text.
 #[derive(Debug, Clone)]
 pub struct Source {
-    /// The name used in messages (a path relative to the catalog directory, or a bundled name).
+    /// The name used in messages: the file's path as found under the directory given, or a
+    /// bundled name.
     pub name: String,
     /// The file's contents, YAML or JSON.
     pub text: String,
@@ -158,16 +159,25 @@ impl Loader {
         }
         let id = match &def.id {
             Some(text) => match Uuid::try_parse(text) {
-                Ok(id) => id,
+                Ok(id) if !id.is_nil() => Some(id),
+                Ok(_) => {
+                    ctx.error(&at(&place, "id"), "the nil UUID is not an id; write a real UUID, or leave `id` out to derive one".to_owned());
+                    None
+                }
                 Err(_) => {
                     ctx.error(&at(&place, "id"), format!("`{text}` is not a UUID; write one like 0479a45d-ad0a-49d4-94db-75edf00d2ca4, or leave `id` out to derive one"));
-                    Uuid::nil()
+                    None
                 }
             },
-            None => Uuid::new_v5(&TOOL_ID_NAMESPACE, format!("{toolkit}.{}", def.name).as_bytes()),
+            None => Some(Uuid::new_v5(&TOOL_ID_NAMESPACE, format!("{toolkit}.{}", def.name).as_bytes())),
         };
-        if let Some(other) = ctx.ids.insert(id, def.name.clone()).filter(|_| !id.is_nil()) {
+        if let Some(id) = id
+            && let Some(other) = ctx.ids.insert(id, def.name.clone())
+        {
             ctx.error(&at(&place, "id"), format!("the id {id} is already the id of tool `{other}`; every tool needs its own"));
+        }
+        if def.timeout_ms == Some(0) {
+            ctx.error(&at(&place, "timeout_ms"), "a timeout of 0 ms lets no call finish; give a positive number of milliseconds".to_owned());
         }
         let mut tags: Vec<String> = toolkit_tags.to_vec();
         for tag in &def.tags {
@@ -175,6 +185,23 @@ impl Loader {
                 ctx.error(&at(&place, "tags"), "a tag is empty; remove it".to_owned());
             } else if !tags.contains(tag) && tag != toolkit {
                 tags.push(tag.clone());
+            }
+        }
+        let mut secret_ids = HashSet::new();
+        for id in &def.requirements.secrets {
+            if id.trim().is_empty() || !secret_ids.insert(id) {
+                ctx.error(&at(&place, "requirements.secrets"), format!("secret id `{id}` is empty or listed twice; list each secret once"));
+            }
+        }
+        let mut providers = HashSet::new();
+        for a in &def.requirements.authorization {
+            if a.id.trim().is_empty() || !providers.insert(&a.id) {
+                ctx.error(&at(&place, "requirements.authorization"), format!("provider id `{}` is empty or listed twice; list each provider once", a.id));
+            }
+        }
+        for (code, phrase) in &def.errors {
+            if phrase.message.as_deref().is_some_and(|m| m.trim().is_empty()) {
+                ctx.error(&at(&place, &format!("errors.{code}")), "`message` is empty; say what went wrong, or leave it out to keep the backend's".to_owned());
             }
         }
         if def.versions.is_empty() {
@@ -202,9 +229,9 @@ impl Loader {
                 None => complete = false,
             }
         }
-        if ctx.errors() > errors_before || !complete {
+        let Some(id) = id.filter(|_| ctx.errors() == errors_before && complete) else {
             return None;
-        }
+        };
         let Some(latest) = versions.iter().rposition(|v| !v.retired) else {
             ctx.warn(&place, "every version is retired, so the tool is not served".to_owned());
             return None;
@@ -217,6 +244,29 @@ impl Loader {
             title: def.title,
             img: def.img,
             tags,
+            requirements: Requirements {
+                secrets: def.requirements.secrets,
+                authorization: def
+                    .requirements
+                    .authorization
+                    .into_iter()
+                    .map(|a| Authorization { id: a.id, scopes: a.scopes })
+                    .collect(),
+                user_id: def.requirements.user_id,
+            },
+            errors: def
+                .errors
+                .into_iter()
+                .map(|(code, p)| {
+                    let phrase = ErrorPhrase {
+                        message: p.message,
+                        retryable: p.retryable,
+                        retry_after: p.retry_after_ms.map(Duration::from_millis),
+                        prompt: p.prompt,
+                    };
+                    (code, phrase)
+                })
+                .collect(),
             annotations: Annotations {
                 read_only: def.annotations.read_only,
                 destructive: def.annotations.destructive,
@@ -376,13 +426,14 @@ fn check_unique<'a>(items: impl Iterator<Item = (&'a String, &'a String)>, what:
     let mut names = HashSet::new();
     let mut ids = HashSet::new();
     for (name, id) in items {
-        if !names.insert(name) {
+        let new_name = names.insert(name);
+        if !new_name {
             ctx.error(place, format!("two {what}s are named `{name}`; names must be unique within a tool"));
         }
-        if name != id && !ids.insert(id) {
+        // A repeated name is reported once, not again as a repeated id.
+        if !ids.insert(id) && new_name {
             ctx.error(place, format!("two {what}s have the id `{id}`; ids must be unique within a tool"));
         }
-        ids.insert(id);
     }
 }
 

@@ -64,6 +64,10 @@ pub struct Tool {
     pub tags: Vec<String>,
     /// Behaviour hints.
     pub annotations: Annotations,
+    /// What a caller must send beside the input.
+    pub requirements: Requirements,
+    /// How to phrase backend failures, by failure code.
+    pub errors: BTreeMap<String, ErrorPhrase>,
     /// Every version in history order; `versions[i].number == i + 1`.
     pub versions: Vec<Version>,
     /// The file the tool was defined in.
@@ -110,6 +114,48 @@ pub struct Annotations {
     pub idempotent: Option<bool>,
     /// The tool reaches an open world (the Internet) rather than a closed domain.
     pub open_world: Option<bool>,
+}
+
+/// What a caller must send beside the input (OTC `requirements`): secrets, authorization
+/// tokens and the end user's id. Secrets the server holds itself are not requirements.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Requirements {
+    /// Ids of the secrets the call must carry.
+    pub secrets: Vec<String>,
+    /// Authorization providers whose token the call must carry.
+    pub authorization: Vec<Authorization>,
+    /// Whether the call must say which user it is for.
+    pub user_id: bool,
+}
+
+impl Requirements {
+    /// Whether the tool needs nothing beside its input.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty() && self.authorization.is_empty() && !self.user_id
+    }
+}
+
+/// One authorization requirement: a provider and the OAuth 2.0 scopes the token needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authorization {
+    /// The provider's id, e.g. `google`.
+    pub id: String,
+    /// Scopes the token must grant.
+    pub scopes: Vec<String>,
+}
+
+/// How the catalog phrases one kind of backend failure: each field given overrides the
+/// backend's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorPhrase {
+    /// The message for the user and the model.
+    pub message: Option<String>,
+    /// Whether the failure is worth retrying.
+    pub retryable: Option<bool>,
+    /// How long to wait before retrying.
+    pub retry_after: Option<Duration>,
+    /// Text for the model's prompt.
+    pub prompt: Option<String>,
 }
 
 /// Which version of a tool a call wants.

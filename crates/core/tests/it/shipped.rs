@@ -1,0 +1,284 @@
+//! The catalogs that ship: every catalog directory under `examples/`, and the bundled catalog
+//! compiled into the binary, load with no errors and no warnings, and their tools answer.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use toolhost_core::catalog::{Loader, Source};
+use toolhost_core::{CallContext, Catalog, Engine, Error, Invocation, VersionSelector};
+
+use crate::{obj, render};
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+
+/// Every directory under `root` (itself included) that directly holds a catalog file.
+fn catalog_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let mut has_catalog = false;
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml" | "json")
+            ) {
+                has_catalog = true;
+            }
+        }
+        if has_catalog {
+            found.push(dir);
+        }
+    }
+    found.sort();
+    found
+}
+
+fn load_clean(what: &str, sources: &[Source]) -> Catalog {
+    let catalog = Loader::default()
+        .load(sources)
+        .unwrap_or_else(|p| panic!("{what} does not load:\n{}", render(&p)));
+    assert!(
+        catalog.warnings().is_empty(),
+        "{what} loads with warnings:\n{}",
+        render(catalog.warnings())
+    );
+    catalog
+}
+
+#[test]
+fn every_example_catalog_loads_without_errors_or_warnings() {
+    let dirs = catalog_dirs(Path::new(EXAMPLES));
+    assert!(
+        dirs.iter().any(|d| d.ends_with("catalog")),
+        "examples/catalog is found: {dirs:?}"
+    );
+    for dir in dirs {
+        let sources =
+            Source::read_dir(&dir).unwrap_or_else(|p| panic!("{}:\n{}", dir.display(), render(&p)));
+        let catalog = load_clean(&dir.display().to_string(), &sources);
+        assert!(
+            !catalog.tools().is_empty(),
+            "{} has no served tools",
+            dir.display()
+        );
+    }
+}
+
+#[test]
+fn bundled_catalog_loads_without_warnings() {
+    let catalog = load_clean(
+        "the bundled catalog",
+        &toolhost_core::native::bundled_catalog(),
+    );
+    assert!(
+        catalog.tools().len() > 5,
+        "only {} tools",
+        catalog.tools().len()
+    );
+    for toolkit in ["Calculator", "Text", "Units", "Reference"] {
+        assert!(
+            catalog.toolkits().contains_key(toolkit),
+            "toolkit {toolkit} missing"
+        );
+    }
+}
+
+#[test]
+fn bundled_catalog_is_the_examples_catalog() {
+    let bundled = toolhost_core::native::bundled_catalog();
+    let on_disk = Source::read_dir(&Path::new(EXAMPLES).join("catalog"))
+        .unwrap_or_else(|p| panic!("{}", render(&p)));
+    let names = |c: &Catalog| {
+        c.tools()
+            .iter()
+            .map(|t| (t.name.clone(), t.id, t.versions.len()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(&load_clean("bundled", &bundled)),
+        names(&load_clean("examples/catalog", &on_disk))
+    );
+}
+
+#[test]
+fn read_dir_of_a_missing_directory_is_an_error() {
+    let missing = Path::new(EXAMPLES).join("no-such-directory");
+    let problems = Source::read_dir(&missing).expect_err("missing");
+    assert_eq!(problems.len(), 1);
+    assert!(
+        problems[0]
+            .message
+            .contains("failed to read the catalog directory"),
+        "{}",
+        problems[0]
+    );
+}
+
+async fn run(
+    engine: &Engine,
+    tool: &str,
+    version: VersionSelector,
+    input: Value,
+) -> Result<Value, Error> {
+    let invocation = Invocation {
+        tool: tool.to_owned(),
+        version,
+        input: obj(input),
+        context: CallContext::default(),
+    };
+    engine
+        .invoke(invocation)
+        .await
+        .map(|out| Value::Object(out.output))
+}
+
+fn bundled_engine() -> Engine {
+    Engine::new(load_clean(
+        "the bundled catalog",
+        &toolhost_core::native::bundled_catalog(),
+    ))
+}
+
+#[tokio::test]
+async fn every_bundled_tool_answers_a_sample_call_at_its_latest_version() {
+    let engine = bundled_engine();
+    let samples = [
+        ("add_numbers", json!({"a": 2, "b": 3}), json!({"sum": 5.0})),
+        (
+            "divide_numbers",
+            json!({"dividend": 9, "divisor": 3}),
+            json!({"quotient": 3.0}),
+        ),
+        (
+            "convert_text_case",
+            json!({"text": "hello big world", "case": "KEBAB"}),
+            json!({"text": "hello-big-world"}),
+        ),
+        (
+            "lookup_country_by_code",
+            json!({"code": "JP"}),
+            json!({"code": "JP", "name": "Japan", "capital": "Tokyo"}),
+        ),
+        (
+            "convert_length",
+            json!({"value": 1500, "from": "METRE", "to": "KILOMETRE"}),
+            json!({"value": 1.5, "unit": "KILOMETRE"}),
+        ),
+        (
+            "count_words_in_text",
+            json!({"text": "the cat and the hat", "count_unique": true}),
+            json!({"words": 5, "characters": 19, "unique_words": 4, "top_words": [
+                {"word": "the", "count": 2}, {"word": "and", "count": 1}, {"word": "cat", "count": 1}, {"word": "hat", "count": 1}
+            ]}),
+        ),
+    ];
+    assert_eq!(
+        samples.len(),
+        engine.catalog().tools().len(),
+        "a sample per bundled tool"
+    );
+    for (tool, input, expected) in samples {
+        let output = run(&engine, tool, VersionSelector::Latest, input)
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert_eq!(output, expected, "{tool}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_country_fails_with_the_known_codes_in_the_prompt() {
+    let engine = bundled_engine();
+    match run(
+        &engine,
+        "lookup_country_by_code",
+        VersionSelector::Latest,
+        json!({"code": "ZZ"}),
+    )
+    .await
+    {
+        Err(Error::Failed { failure, .. }) => {
+            assert!(
+                failure.message.contains("no country with code ZZ"),
+                "{failure:?}"
+            );
+            assert!(
+                failure
+                    .prompt
+                    .as_deref()
+                    .is_some_and(|p| p.contains("FR") && p.contains("JP")),
+                "{failure:?}"
+            );
+        }
+        other => panic!("expected Failed, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn older_convert_text_case_version_refuses_the_newer_enum_value() {
+    let engine = bundled_engine();
+    let input = json!({"text": "a b", "case": "KEBAB"});
+    match run(
+        &engine,
+        "convert_text_case",
+        VersionSelector::Number(1),
+        input,
+    )
+    .await
+    {
+        Err(Error::InvalidInput { errors, .. }) => {
+            assert_eq!(errors.len(), 1);
+            assert_eq!(errors[0].parameter, "case");
+            assert!(
+                errors[0]
+                    .message
+                    .contains("one of UPPER, LOWER, TITLE, SNAKE"),
+                "{errors:?}"
+            );
+        }
+        other => panic!("expected InvalidInput, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_served_version_of_convert_length_answers_with_only_its_declared_outputs() {
+    // One native function serves all three versions; 1.0.0 and 1.1.0 do not declare `unit`.
+    let engine = bundled_engine();
+    for (number, expected) in [
+        (1, json!({"value": 1.5})),
+        (2, json!({"value": 1.5})),
+        (3, json!({"value": 1.5, "unit": "KILOMETRE"})),
+    ] {
+        let input = json!({"value": 1500, "from": "METRE", "to": "KILOMETRE"});
+        let output = run(
+            &engine,
+            "convert_length",
+            VersionSelector::Number(number),
+            input,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("version {number}: {e}"));
+        assert_eq!(output, expected, "version {number}");
+    }
+    // `precision` arrived in 1.1.0.
+    let input = json!({"value": 1, "from": "INCH", "to": "METRE", "precision": 2});
+    assert!(matches!(
+        run(
+            &engine,
+            "convert_length",
+            VersionSelector::Number(1),
+            input.clone()
+        )
+        .await,
+        Err(Error::InvalidInput { .. })
+    ));
+    let output = run(&engine, "convert_length", VersionSelector::Number(2), input)
+        .await
+        .expect("ok");
+    assert_eq!(output, json!({"value": 0.03}));
+}
