@@ -32,7 +32,10 @@ pub struct NactClient {
 impl NactClient {
     /// A client for the server whose tools are at `{root}/tools`.
     pub fn new(http: reqwest::Client, root: impl Into<String>) -> Self {
-        Self { http, root: root.into().trim_end_matches('/').to_owned() }
+        Self {
+            http,
+            root: root.into().trim_end_matches('/').to_owned(),
+        }
     }
 
     /// Every tool's current signature, following pagination to the end (at most [`MAX_PAGES`]).
@@ -40,7 +43,10 @@ impl NactClient {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
-            let mut request = self.http.get(format!("{}/tools", self.root)).query(&[("pageLimit", "500")]);
+            let mut request = self
+                .http
+                .get(format!("{}/tools", self.root))
+                .query(&[("pageLimit", "500")]);
             if let Some(c) = &cursor {
                 request = request.query(&[("pageCursor", c)]);
             }
@@ -52,12 +58,19 @@ impl NactClient {
                 None => return Ok(tools),
             }
         }
-        Err(Error::Protocol(format!("the listing did not end within {MAX_PAGES} pages")))
+        Err(Error::Protocol(format!(
+            "the listing did not end within {MAX_PAGES} pages"
+        )))
     }
 
     /// Invokes a tool (by name or UUID), pinned to `version` when given; returns the outputs
     /// keyed by name.
-    pub async fn invoke(&self, tool: &str, version: Option<u32>, input: &Map<String, Value>) -> Result<Map<String, Value>, Error> {
+    pub async fn invoke(
+        &self,
+        tool: &str,
+        version: Option<u32>,
+        input: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, Error> {
         let tool_segment = urlencode(tool);
         let url = match version {
             Some(n) => format!("{}/tools/{tool_segment}/versions/{n}:invoke", self.root),
@@ -65,10 +78,20 @@ impl NactClient {
         };
         let body = Invocation {
             name: None,
-            input_parameters: input.iter().map(|(name, value)| NamedValue { name: name.clone(), value: value.clone() }).collect(),
+            input_parameters: input
+                .iter()
+                .map(|(name, value)| NamedValue {
+                    name: name.clone(),
+                    value: value.clone(),
+                })
+                .collect(),
         };
         let result: InvocationResult = decode(self.http.post(url).json(&body).send().await?).await?;
-        Ok(result.output_parameters.into_iter().map(|p| (p.name, p.value)).collect())
+        Ok(result
+            .output_parameters
+            .into_iter()
+            .map(|p| (p.name, p.value))
+            .collect())
     }
 }
 

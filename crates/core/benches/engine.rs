@@ -16,9 +16,14 @@ fn input(value: Value) -> Map<String, Value> {
 }
 
 fn invoke(c: &mut Criterion) {
-    let catalog = Loader::default().load(&[generated_catalog(10, 1)]).expect("generated catalog loads");
+    let catalog = Loader::default()
+        .load(&[generated_catalog(10, 1)])
+        .expect("generated catalog loads");
     let engine = Engine::new(catalog);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
     let valid = Invocation {
         tool: "tool_00003".to_owned(),
         version: VersionSelector::Latest,
@@ -34,7 +39,12 @@ fn invoke(c: &mut Criterion) {
         b.iter(|| runtime.block_on(engine.invoke(valid.clone())).map(|o| o.output.len()))
     });
     c.bench_function("engine/invoke_invalid_5_errors", |b| {
-        b.iter(|| runtime.block_on(engine.invoke(invalid.clone())).err().map(|e| e.to_string().len()))
+        b.iter(|| {
+            runtime
+                .block_on(engine.invoke(invalid.clone()))
+                .err()
+                .map(|e| e.to_string().len())
+        })
     });
 }
 
@@ -43,7 +53,9 @@ fn load(c: &mut Criterion) {
     let loader = Loader::default();
     let mut group = c.benchmark_group("catalog");
     group.sample_size(10);
-    group.bench_function("load_10000_tools", |b| b.iter(|| loader.load(std::slice::from_ref(&source)).map(|c| c.tools().len())));
+    group.bench_function("load_10000_tools", |b| {
+        b.iter(|| loader.load(std::slice::from_ref(&source)).map(|c| c.tools().len()))
+    });
     group.finish();
 }
 

@@ -93,12 +93,23 @@ pub struct ToolFailure {
 impl ToolFailure {
     /// A failure that will fail again if retried unchanged.
     pub fn permanent(message: impl Into<String>) -> Self {
-        Self { message: message.into(), developer_message: None, retryable: false, retry_after: None, prompt: None, code: None }
+        Self {
+            message: message.into(),
+            developer_message: None,
+            retryable: false,
+            retry_after: None,
+            prompt: None,
+            code: None,
+        }
     }
 
     /// A failure that may pass if retried later.
     pub fn temporary(message: impl Into<String>, retry_after: Option<Duration>) -> Self {
-        Self { retryable: true, retry_after, ..Self::permanent(message) }
+        Self {
+            retryable: true,
+            retry_after,
+            ..Self::permanent(message)
+        }
     }
 
     /// Adds text for the model's prompt.
@@ -115,7 +126,9 @@ impl ToolFailure {
 
     /// Applies the catalog's phrasing for this failure's code, if it has one.
     pub fn rephrase(mut self, phrases: &std::collections::BTreeMap<String, crate::catalog::ErrorPhrase>) -> Self {
-        let Some(phrase) = self.code.as_ref().and_then(|c| phrases.get(c)) else { return self };
+        let Some(phrase) = self.code.as_ref().and_then(|c| phrases.get(c)) else {
+            return self;
+        };
         if let Some(message) = &phrase.message {
             self.message.clone_from(message);
         }

@@ -57,7 +57,11 @@ pub enum Error {
     ToolNotFound { tool: String },
     /// The tool exists but the requested version is not served.
     #[error("tool `{tool}` has no served version {version}; served versions: {served}")]
-    VersionNotFound { tool: String, version: VersionSelector, served: String },
+    VersionNotFound {
+        tool: String,
+        version: VersionSelector,
+        served: String,
+    },
     /// The tool needs a secret, token or user id that the call did not carry.
     #[error("tool `{tool}` requires {missing}, which the call did not provide")]
     MissingRequirement { tool: String, missing: Requirement },
@@ -99,7 +103,11 @@ fn missing(tool: &Tool, context: &CallContext) -> Option<Requirement> {
     if let Some(id) = r.secrets.iter().find(|id| !context.secrets.contains_key(*id)) {
         return Some(Requirement::Secret(id.clone()));
     }
-    if let Some(a) = r.authorization.iter().find(|a| !context.authorization.contains_key(&a.id)) {
+    if let Some(a) = r
+        .authorization
+        .iter()
+        .find(|a| !context.authorization.contains_key(&a.id))
+    {
         return Some(Requirement::Authorization(a.id.clone()));
     }
     (r.user_id && context.user_id.as_deref().is_none_or(str::is_empty)).then_some(Requirement::UserId)
@@ -112,7 +120,9 @@ fn summarize(errors: &[ParameterError]) -> String {
 impl Engine {
     /// An engine serving `catalog`.
     pub fn new(catalog: Catalog) -> Self {
-        Self { catalog: ArcSwap::from_pointee(catalog) }
+        Self {
+            catalog: ArcSwap::from_pointee(catalog),
+        }
     }
 
     /// The current catalog. Calls already running keep the catalog they started with.
@@ -128,12 +138,7 @@ impl Engine {
     /// Finds a tool and resolves the version, without running anything.
     pub fn resolve(&self, tool: &str, version: &VersionSelector) -> Result<(Arc<Tool>, usize), Error> {
         let catalog = self.catalog.load();
-        let tool = catalog.find(tool).ok_or_else(|| Error::ToolNotFound { tool: tool.to_owned() })?;
-        let resolved = tool.resolve(version).ok_or_else(|| Error::VersionNotFound {
-            tool: tool.name.clone(),
-            version: version.clone(),
-            served: served(tool),
-        })?;
+        let (tool, resolved) = resolve(&catalog, tool, version)?;
         Ok((Arc::clone(tool), resolved.number as usize - 1))
     }
 
@@ -142,25 +147,44 @@ impl Engine {
         let (tool, index) = self.resolve(&invocation.tool, &invocation.version)?;
         let version = &tool.versions[index];
         if let Some(missing) = missing(&tool, &invocation.context) {
-            return Err(Error::MissingRequirement { tool: tool.name.clone(), missing });
+            return Err(Error::MissingRequirement {
+                tool: tool.name.clone(),
+                missing,
+            });
         }
         let input = Value::Object(invocation.input);
         if let Err(errors) = validate::check_input(&version.validators.input, &tool.name, &version.inputs, &input) {
-            return Err(Error::InvalidInput { tool: tool.name.clone(), errors });
+            return Err(Error::InvalidInput {
+                tool: tool.name.clone(),
+                errors,
+            });
         }
-        let Value::Object(input) = input else { unreachable!("constructed as an object above") };
-        let call = BackendCall { input: &input, context: &invocation.context, tool: &tool, version };
+        let Value::Object(input) = input else {
+            unreachable!("constructed as an object above")
+        };
+        let call = BackendCall {
+            input: &input,
+            context: &invocation.context,
+            tool: &tool,
+            version,
+        };
         let started = Instant::now();
         let result = tokio::time::timeout(version.timeout, version.backend.call(call)).await;
         let elapsed = started.elapsed();
         let output = match result {
             Err(_) => {
                 tracing::warn!(tool = %tool.name, version = %version.semver, timeout_ms = version.timeout.as_millis() as u64, "backend timed out");
-                return Err(Error::Timeout { tool: tool.name.clone(), after: version.timeout });
+                return Err(Error::Timeout {
+                    tool: tool.name.clone(),
+                    after: version.timeout,
+                });
             }
             Ok(Err(failure)) => {
                 let failure = failure.rephrase(&tool.errors);
-                return Err(Error::Failed { tool: tool.name.clone(), failure: Box::new(failure) });
+                return Err(Error::Failed {
+                    tool: tool.name.clone(),
+                    failure: Box::new(failure),
+                });
             }
             Ok(Ok(output)) => output,
         };
@@ -177,17 +201,49 @@ impl Engine {
             );
             let failure = ToolFailure::permanent("the tool returned a result that does not match its declared outputs; this is a fault of the server, not of the call")
                 .with_developer_message("output shape check failed; see the server log");
-            return Err(Error::Failed { tool: tool.name.clone(), failure: Box::new(failure) });
+            return Err(Error::Failed {
+                tool: tool.name.clone(),
+                failure: Box::new(failure),
+            });
         }
-        let Value::Object(output) = output else { unreachable!("constructed as an object above") };
+        let Value::Object(output) = output else {
+            unreachable!("constructed as an object above")
+        };
         drop(input);
-        Ok(Outcome { tool, version: index, output, elapsed })
+        Ok(Outcome {
+            tool,
+            version: index,
+            output,
+            elapsed,
+        })
     }
+}
+
+/// Finds a tool in `catalog` and resolves the version, with the errors `invoke` gives.
+pub fn resolve<'a>(
+    catalog: &'a Catalog,
+    tool: &str,
+    version: &VersionSelector,
+) -> Result<(&'a Arc<Tool>, &'a Version), Error> {
+    let found = catalog
+        .find(tool)
+        .ok_or_else(|| Error::ToolNotFound { tool: tool.to_owned() })?;
+    let resolved = found.resolve(version).ok_or_else(|| Error::VersionNotFound {
+        tool: found.name.clone(),
+        version: version.clone(),
+        served: served(found),
+    })?;
+    Ok((found, resolved))
 }
 
 /// "1 (1.0.0), 3 (1.2.0)": the served versions, for messages.
 fn served(tool: &Tool) -> String {
-    let mut list: Vec<String> = tool.versions.iter().filter(|v| !v.retired).map(|v| format!("{} ({})", v.number, v.semver)).collect();
+    let mut list: Vec<String> = tool
+        .versions
+        .iter()
+        .filter(|v| !v.retired)
+        .map(|v| format!("{} ({})", v.number, v.semver))
+        .collect();
     if list.len() > 10 {
         let tail = list.split_off(list.len() - 10);
         list = std::iter::once("…".to_owned()).chain(tail).collect();

@@ -13,8 +13,8 @@ pub mod validate;
 
 pub use backend::{Backend, BackendCall, BoxFuture, CallContext, Secret, ToolFailure};
 pub use catalog::{
-    Annotations, Authorization, Catalog, ErrorPhrase, EnumValue, InputType, ListQuery, Output, OutputType, Page, Parameter,
-    Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,
+    Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, Output, OutputType, Page,
+    Parameter, Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,
 };
-pub use engine::{Engine, Error, Invocation, Outcome, Requirement};
+pub use engine::{Engine, Error, Invocation, Outcome, Requirement, resolve};
 pub use validate::ParameterError;

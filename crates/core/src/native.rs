@@ -34,7 +34,9 @@ impl Functions {
         f.add("testing.echo", testing_echo);
         f.add("testing.ring_doorbell", testing_ring_doorbell);
         f.add("testing.context", testing_context);
-        f.add("testing.wrong_shape", |_, _| Ok(json_object(json!({"unexpected": true}))));
+        f.add("testing.wrong_shape", |_, _| {
+            Ok(json_object(json!({"unexpected": true})))
+        });
         f
     }
 
@@ -105,13 +107,25 @@ impl Backend for Native {
 /// The bundled example catalog, compiled into the binary so `toolhost serve` works anywhere.
 pub fn bundled_catalog() -> Vec<Source> {
     [
-        ("bundled/calculator.yaml", include_str!("../../../examples/catalog/calculator.yaml")),
+        (
+            "bundled/calculator.yaml",
+            include_str!("../../../examples/catalog/calculator.yaml"),
+        ),
         ("bundled/text.yaml", include_str!("../../../examples/catalog/text.yaml")),
-        ("bundled/units.yaml", include_str!("../../../examples/catalog/units.yaml")),
-        ("bundled/reference.yaml", include_str!("../../../examples/catalog/reference.yaml")),
+        (
+            "bundled/units.yaml",
+            include_str!("../../../examples/catalog/units.yaml"),
+        ),
+        (
+            "bundled/reference.yaml",
+            include_str!("../../../examples/catalog/reference.yaml"),
+        ),
     ]
     .into_iter()
-    .map(|(name, text)| Source { name: name.to_owned(), text: text.to_owned() })
+    .map(|(name, text)| Source {
+        name: name.to_owned(),
+        text: text.to_owned(),
+    })
     .collect()
 }
 
@@ -158,13 +172,20 @@ fn text_word_count(input: &Map<String, Value>, _: &CallContext) -> Result<Map<St
     let text = text(input, "text");
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut words = 0u64;
-    for word in text.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()) {
+    for word in text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+    {
         words += 1;
         *counts.entry(word.to_lowercase()).or_default() += 1;
     }
     let mut top: Vec<(&String, &u64)> = counts.iter().collect();
     top.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-    let top: Vec<Value> = top.into_iter().take(5).map(|(w, n)| json!({"word": w, "count": n})).collect();
+    let top: Vec<Value> = top
+        .into_iter()
+        .take(5)
+        .map(|(w, n)| json!({"word": w, "count": n}))
+        .collect();
     let mut out = json_object(json!({ "words": words, "characters": text.chars().count(), "top_words": top }));
     if input.get("count_unique").and_then(Value::as_bool) == Some(true) {
         out.insert("unique_words".into(), counts.len().into());
@@ -182,7 +203,10 @@ fn text_convert_case(input: &Map<String, Value>, _: &CallContext) -> Result<Map<
             .split(' ')
             .map(|w| {
                 let mut chars = w.chars();
-                chars.next().map(|c| c.to_uppercase().chain(chars.flat_map(char::to_lowercase)).collect()).unwrap_or_default()
+                chars
+                    .next()
+                    .map(|c| c.to_uppercase().chain(chars.flat_map(char::to_lowercase)).collect())
+                    .unwrap_or_default()
             })
             .collect::<Vec<String>>()
             .join(" "),
@@ -215,8 +239,9 @@ fn units_convert_length(input: &Map<String, Value>, _: &CallContext) -> Result<M
         return Err(ToolFailure::permanent(format!("cannot convert from {from} to {to}")));
     };
     let mut value = number(input, "value") * f / t;
-    if let Some(digits) = input.get("precision").and_then(Value::as_i64) {
-        let scale = 10f64.powi(i32::try_from(digits).unwrap_or(0));
+    // JSON Schema counts 2.0 as an integer, so read integers through f64.
+    if let Some(digits) = input.get("precision").and_then(Value::as_f64) {
+        let scale = 10f64.powi(digits as i32);
         value = (value * scale).round() / scale;
     }
     let value = finite(value, "converted value")?;
@@ -244,7 +269,10 @@ fn reference_country_by_code(input: &Map<String, Value>, _: &CallContext) -> Res
             let known: Vec<&str> = COUNTRIES.iter().map(|(c, _, _)| *c).collect();
             Err(ToolFailure::permanent(format!("no country with code {code} is known"))
                 .with_code("unknown_code")
-                .with_prompt(format!("The known country codes are: {}. Pick one of these.", known.join(", "))))
+                .with_prompt(format!(
+                    "The known country codes are: {}. Pick one of these.",
+                    known.join(", ")
+                )))
         }
     }
 }
@@ -275,7 +303,11 @@ fn testing_ring_doorbell(input: &Map<String, Value>, _: &CallContext) -> Result<
 fn testing_context(_: &Map<String, Value>, context: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
     let mut secrets: Vec<&str> = context.secrets.keys().map(String::as_str).collect();
     secrets.sort_unstable();
-    let secret_lengths: Map<String, Value> = context.secrets.iter().map(|(k, v)| (k.clone(), v.expose().len().into())).collect();
+    let secret_lengths: Map<String, Value> = context
+        .secrets
+        .iter()
+        .map(|(k, v)| (k.clone(), v.expose().len().into()))
+        .collect();
     Ok(json_object(json!({
         "secret_ids": secrets,
         "secret_lengths": secret_lengths,

@@ -40,5 +40,8 @@ pub fn generated_catalog(tools: usize, toolkits: usize) -> Source {
             ));
         }
     }
-    Source { name: format!("generated-{tools}.yaml"), text }
+    Source {
+        name: format!("generated-{tools}.yaml"),
+        text,
+    }
 }

@@ -29,7 +29,10 @@ pub(crate) struct Validators {
 /// Compiles a schema for draft 2020-12 with no remote `$ref` resolution (the crate's resolvers
 /// are compiled out; see DEPENDENCIES.md §2).
 pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
-    jsonschema::options().with_draft(Draft::Draft202012).build(schema).map_err(|e| e.to_string())
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .build(schema)
+        .map_err(|e| e.to_string())
 }
 
 /// Checks input against the version's parameters; on failure, one error per parameter.
@@ -45,7 +48,10 @@ pub(crate) fn check_input(
     let Value::Object(map) = input else {
         return Err(vec![ParameterError {
             parameter: String::new(),
-            message: format!("expected the input to be a JSON object of parameters, but got {}", kind_of(input)),
+            message: format!(
+                "expected the input to be a JSON object of parameters, but got {}",
+                kind_of(input)
+            ),
         }]);
     };
     Err(explain(validator, tool, inputs, map, input))
@@ -66,7 +72,10 @@ fn explain(
             let message = if known.is_empty() {
                 format!("`{tool}` takes no parameters; remove `{key}`")
             } else {
-                format!("`{tool}` has no parameter `{key}`; its parameters are: {}", known.join(", "))
+                format!(
+                    "`{tool}` has no parameter `{key}`; its parameters are: {}",
+                    known.join(", ")
+                )
             };
             errors.insert(key.clone(), message);
         }
@@ -74,14 +83,20 @@ fn explain(
     for p in inputs {
         match map.get(&p.name) {
             None if p.required => {
-                errors.insert(p.name.clone(), format!("`{}` is required: {}", p.name, describe(&p.kind)));
+                errors.insert(
+                    p.name.clone(),
+                    format!("`{}` is required: {}", p.name, describe(&p.kind)),
+                );
             }
             _ => {}
         }
     }
     for error in validator.iter_errors(input) {
         let path = error.instance_path().as_str();
-        let Some(name) = path.strip_prefix('/').map(|rest| rest.split('/').next().unwrap_or(rest)) else {
+        let Some(name) = path
+            .strip_prefix('/')
+            .map(|rest| rest.split('/').next().unwrap_or(rest))
+        else {
             continue; // object-level errors (required, additionalProperties) are handled above
         };
         if errors.contains_key(name) {
@@ -94,9 +109,15 @@ fn explain(
     }
     if errors.is_empty() {
         // The validator failed on something the parameter types do not explain; say so plainly.
-        errors.insert(String::new(), "the input does not match the tool's input schema".to_owned());
+        errors.insert(
+            String::new(),
+            "the input does not match the tool's input schema".to_owned(),
+        );
     }
-    errors.into_iter().map(|(parameter, message)| ParameterError { parameter, message }).collect()
+    errors
+        .into_iter()
+        .map(|(parameter, message)| ParameterError { parameter, message })
+        .collect()
 }
 
 /// Describes what a parameter accepts, in words a model can act on.

@@ -13,30 +13,53 @@ use toolhost_core::testing::generated_catalog;
 use tower::ServiceExt;
 
 fn listing(c: &mut Criterion) {
-    let catalog = Loader::default().load(&[generated_catalog(10_000, 50)]).expect("generated catalog loads");
+    let catalog = Loader::default()
+        .load(&[generated_catalog(10_000, 50)])
+        .expect("generated catalog loads");
     let state = toolhost_server::State::new(Arc::new(Engine::new(catalog)), toolhost_server::Config::default());
     let app = toolhost_server::app(state);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let get = |uri: String| {
         let app = app.clone();
         async move {
-            let response = app.oneshot(Request::get(uri).body(Body::empty()).expect("request")).await.expect("response");
+            let response = app
+                .oneshot(Request::get(uri).body(Body::empty()).expect("request"))
+                .await
+                .expect("response");
             assert!(response.status().is_success());
-            axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("body").len()
+            axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .expect("body")
+                .len()
         }
     };
     // A cursor deep into the catalog, so the bench shows the page does not cost O(catalog).
     let deep = runtime.block_on(async {
-        let first = app.clone().oneshot(Request::get("/nact/tools?pageLimit=500").body(Body::empty()).expect("request")).await.expect("response");
+        let first = app
+            .clone()
+            .oneshot(
+                Request::get("/nact/tools?pageLimit=500")
+                    .body(Body::empty())
+                    .expect("request"),
+            )
+            .await
+            .expect("response");
         let body = axum::body::to_bytes(first.into_body(), usize::MAX).await.expect("body");
         let page: serde_json::Value = serde_json::from_slice(&body).expect("json");
         page["paging"]["next"].as_str().expect("next").to_owned()
     });
-    c.bench_function("nact/list_first_page_50", |b| b.iter(|| runtime.block_on(get("/nact/tools?pageLimit=50".to_owned()))));
+    c.bench_function("nact/list_first_page_50", |b| {
+        b.iter(|| runtime.block_on(get("/nact/tools?pageLimit=50".to_owned())))
+    });
     c.bench_function("nact/list_deep_page_50", |b| {
         b.iter(|| runtime.block_on(get(format!("/nact/tools?pageLimit=50&pageCursor={deep}"))))
     });
-    c.bench_function("nact/list_tag_filtered_50", |b| b.iter(|| runtime.block_on(get("/nact/tools?pageLimit=50&tag=odd&tag=Kit7".to_owned()))));
+    c.bench_function("nact/list_tag_filtered_50", |b| {
+        b.iter(|| runtime.block_on(get("/nact/tools?pageLimit=50&tag=odd&tag=Kit7".to_owned())))
+    });
 }
 
 criterion_group!(benches, listing);

@@ -1,6 +1,7 @@
 //! Server configuration: what the binary gathers from flags, environment and a TOML file.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 /// How the server listens and what it accepts.
 #[derive(Debug, Clone)]
@@ -11,6 +12,12 @@ pub struct Config {
     pub body_limit: usize,
     /// Where N-ACT is mounted (its `{platform-root}`), e.g. `/nact`.
     pub nact_prefix: String,
+    /// Where OTC is mounted, e.g. `/otc` (its `/health`, `/tools`, `/tools/call`).
+    pub otc_prefix: String,
+    /// How many OTC `call_id` results are remembered at most.
+    pub idempotency_max_entries: usize,
+    /// How long an OTC `call_id` result is remembered.
+    pub idempotency_ttl: Duration,
 }
 
 impl Default for Config {
@@ -19,6 +26,9 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             body_limit: 1024 * 1024,
             nact_prefix: "/nact".to_owned(),
+            otc_prefix: "/otc".to_owned(),
+            idempotency_max_entries: 10_000,
+            idempotency_ttl: Duration::from_secs(600),
         }
     }
 }

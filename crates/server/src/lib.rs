@@ -7,6 +7,8 @@
 pub mod adapter;
 pub mod config;
 pub mod http;
+pub mod idempotency;
+pub mod view;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -25,14 +27,33 @@ pub struct State {
     pub engine: Arc<Engine>,
     /// The server configuration.
     pub config: Config,
-    nact: adapter::nact::Views,
+    nact: view::Cached<adapter::nact::Signatures>,
+    otc: view::Cached<adapter::otc::Definitions>,
+    /// OTC `call_id` results, so a repeated call does not run the tool again.
+    calls: Arc<dyn idempotency::Store>,
 }
 
 impl State {
     /// State serving `engine` with `config`.
     pub fn new(engine: Arc<Engine>, config: Config) -> Arc<Self> {
-        let nact = adapter::nact::Views::new(&engine);
-        Arc::new(Self { engine, config, nact })
+        let calls = Arc::new(idempotency::Memory::new(
+            config.idempotency_max_entries,
+            config.idempotency_ttl,
+        ));
+        Self::with_store(engine, config, calls)
+    }
+
+    /// State with a given `call_id` store (e.g. one shared between replicas).
+    pub fn with_store(engine: Arc<Engine>, config: Config, calls: Arc<dyn idempotency::Store>) -> Arc<Self> {
+        let nact = view::Cached::new(&engine);
+        let otc = view::Cached::new(&engine);
+        Arc::new(Self {
+            engine,
+            config,
+            nact,
+            otc,
+            calls,
+        })
     }
 }
 
@@ -41,6 +62,7 @@ pub fn app(state: Arc<State>) -> Router {
     let body_limit = state.config.body_limit;
     Router::new()
         .merge(adapter::nact::routes(&state.config.nact_prefix))
+        .merge(adapter::otc::routes(&state.config.otc_prefix))
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))

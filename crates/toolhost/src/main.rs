@@ -53,7 +53,11 @@ fn check(dir: &std::path::Path) -> ExitCode {
                 eprintln!("{warning}");
             }
             let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
-            eprintln!("ok: {} tools, {versions} versions, {} warnings", catalog.tools().len(), catalog.warnings().len());
+            eprintln!(
+                "ok: {} tools, {versions} versions, {} warnings",
+                catalog.tools().len(),
+                catalog.warnings().len()
+            );
             ExitCode::SUCCESS
         }
         Err(problems) => {
@@ -94,24 +98,39 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     for warning in catalog.warnings() {
         tracing::warn!("{warning}");
     }
-    let source = settings.catalog.as_ref().map_or_else(|| "bundled example catalog".to_owned(), |d| d.display().to_string());
+    let source = settings
+        .catalog
+        .as_ref()
+        .map_or_else(|| "bundled example catalog".to_owned(), |d| d.display().to_string());
     tracing::info!(tools = catalog.tools().len(), catalog = %source, "catalog loaded");
     let engine = Arc::new(Engine::new(catalog));
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("failed to start the async runtime")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(settings.server.listen)
             .await
             .with_context(|| format!("failed to listen on {}", settings.server.listen))?;
-        tracing::info!(address = %listener.local_addr()?, "listening; N-ACT at http://{}{}/tools", listener.local_addr()?, settings.server.nact_prefix);
+        let address = listener.local_addr()?;
+        tracing::info!(
+            %address,
+            "listening; N-ACT at http://{address}{}/tools, OTC at http://{address}{}/tools",
+            settings.server.nact_prefix,
+            settings.server.otc_prefix
+        );
         let state = toolhost_server::State::new(engine, settings.server);
-        toolhost_server::serve(listener, state, shutdown_signal()).await.context("server failed")?;
+        toolhost_server::serve(listener, state, shutdown_signal())
+            .await
+            .context("server failed")?;
         tracing::info!("stopped");
         Ok(())
     })
 }
 
 fn init_logging(format: LogFormat, level: &str) -> anyhow::Result<()> {
-    let filter = tracing_subscriber::EnvFilter::try_new(level).with_context(|| format!("invalid log level `{level}`"))?;
+    let filter =
+        tracing_subscriber::EnvFilter::try_new(level).with_context(|| format!("invalid log level `{level}`"))?;
     use std::io::IsTerminal as _;
     // Colours only when a person is watching; logs piped to files or collectors stay plain.
     let builder = tracing_subscriber::fmt()

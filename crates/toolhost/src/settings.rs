@@ -41,6 +41,15 @@ pub struct ServeArgs {
     /// Where N-ACT is mounted [default: /nact].
     #[arg(long, env = "TOOLHOST_NACT_PREFIX")]
     nact_prefix: Option<String>,
+    /// Where OTC is mounted [default: /otc].
+    #[arg(long, env = "TOOLHOST_OTC_PREFIX")]
+    otc_prefix: Option<String>,
+    /// How many OTC `call_id` results are remembered [default: 10000].
+    #[arg(long, env = "TOOLHOST_IDEMPOTENCY_MAX_ENTRIES")]
+    idempotency_max_entries: Option<usize>,
+    /// How long an OTC `call_id` result is remembered, in seconds [default: 600].
+    #[arg(long, env = "TOOLHOST_IDEMPOTENCY_TTL_SECS")]
+    idempotency_ttl_secs: Option<u64>,
     /// Log format [default: text].
     #[arg(long, env = "TOOLHOST_LOG_FORMAT", value_enum)]
     log_format: Option<LogFormat>,
@@ -58,6 +67,9 @@ struct File {
     body_limit: Option<usize>,
     call_timeout_ms: Option<u64>,
     nact_prefix: Option<String>,
+    otc_prefix: Option<String>,
+    idempotency_max_entries: Option<usize>,
+    idempotency_ttl_secs: Option<u64>,
     log_format: Option<LogFormat>,
     log: Option<String>,
 }
@@ -85,10 +97,12 @@ impl ServeArgs {
             _ => c,
         });
         let defaults = Config::default();
-        let nact_prefix = self.nact_prefix.or(file.nact_prefix).unwrap_or(defaults.nact_prefix);
-        if !nact_prefix.starts_with('/') {
-            anyhow::bail!("nact_prefix must start with `/`, e.g. /nact; got `{nact_prefix}`");
-        }
+        let nact_prefix = prefix(
+            "nact_prefix",
+            self.nact_prefix.or(file.nact_prefix),
+            defaults.nact_prefix,
+        )?;
+        let otc_prefix = prefix("otc_prefix", self.otc_prefix.or(file.otc_prefix), defaults.otc_prefix)?;
         let call_timeout_ms = self.call_timeout_ms.or(file.call_timeout_ms).unwrap_or(30_000);
         if call_timeout_ms == 0 {
             anyhow::bail!("call_timeout_ms must be positive");
@@ -102,12 +116,31 @@ impl ServeArgs {
                 listen: self.listen.or(file.listen).unwrap_or(defaults.listen),
                 body_limit: self.body_limit.or(file.body_limit).unwrap_or(defaults.body_limit),
                 nact_prefix,
+                otc_prefix,
+                idempotency_max_entries: self
+                    .idempotency_max_entries
+                    .or(file.idempotency_max_entries)
+                    .unwrap_or(defaults.idempotency_max_entries),
+                idempotency_ttl: self
+                    .idempotency_ttl_secs
+                    .or(file.idempotency_ttl_secs)
+                    .map_or(defaults.idempotency_ttl, Duration::from_secs),
             },
         })
     }
 }
 
+/// A mount point: starts with `/`, and is not the root itself.
+fn prefix(key: &str, value: Option<String>, default: String) -> anyhow::Result<String> {
+    let value = value.unwrap_or(default);
+    if !value.starts_with('/') || value.trim_end_matches('/').is_empty() {
+        anyhow::bail!("{key} must start with `/` and name a path, e.g. /nact; got `{value}`");
+    }
+    Ok(value)
+}
+
 fn read(path: &Path) -> anyhow::Result<File> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("failed to read config file {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("failed to read config file {}", path.display()))?;
     toml::from_str(&text).with_context(|| format!("failed to parse config file {}", path.display()))
 }

@@ -4,4 +4,5 @@
 //! in `toolhost-server` as named pure functions. MCP types come from rmcp, not from here.
 
 pub mod nact;
+pub mod otc;
 pub mod problem;

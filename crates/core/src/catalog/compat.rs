@@ -15,8 +15,16 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
     let mut problems = Vec::new();
     for before in &old.inputs {
         let Some(after) = new.inputs.iter().find(|p| p.name == before.name) else {
-            let renamed = new.inputs.iter().find(|p| p.id == before.id).map(|p| format!(" (renamed to `{}`)", p.name)).unwrap_or_default();
-            problems.push(format!("removes input `{}`{renamed} that {o} had; a new version may not remove or rename inputs {RULE}", before.name));
+            let renamed = new
+                .inputs
+                .iter()
+                .find(|p| p.id == before.id)
+                .map(|p| format!(" (renamed to `{}`)", p.name))
+                .unwrap_or_default();
+            problems.push(format!(
+                "removes input `{}`{renamed} that {o} had; a new version may not remove or rename inputs {RULE}",
+                before.name
+            ));
             continue;
         };
         let name = &before.name;
@@ -24,11 +32,22 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
             problems.push(format!("makes input `{name}` required, but {o} had it optional; a new version may only add optional inputs {RULE}"));
         }
         match (&before.kind, &after.kind) {
-            (InputType::String { max_length: ml0, pattern: p0 }, InputType::String { max_length: ml1, pattern: p1 }) => {
+            (
+                InputType::String {
+                    max_length: ml0,
+                    pattern: p0,
+                },
+                InputType::String {
+                    max_length: ml1,
+                    pattern: p1,
+                },
+            ) => {
                 if let (Some(a), Some(b)) = (ml0, ml1)
                     && b < a
                 {
-                    problems.push(format!("lowers `max_length` of input `{name}` from {a} to {b}; constraints may only be loosened {RULE}"));
+                    problems.push(format!(
+                        "lowers `max_length` of input `{name}` from {a} to {b}; constraints may only be loosened {RULE}"
+                    ));
                 }
                 if let (None, Some(b)) = (ml0, ml1) {
                     problems.push(format!("adds `max_length: {b}` to input `{name}`, which {o} did not limit; constraints may only be loosened {RULE}"));
@@ -41,7 +60,9 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
                 if let Some(b) = min1
                     && min0.is_none_or(|a| *b > a)
                 {
-                    problems.push(format!("raises the `min` of input `{name}` to {b}; constraints may only be loosened {RULE}"));
+                    problems.push(format!(
+                        "raises the `min` of input `{name}` to {b}; constraints may only be loosened {RULE}"
+                    ));
                 }
                 if max1 < max0 {
                     problems.push(format!("lowers the `max` of input `{name}` from {max0} to {max1}; constraints may only be loosened {RULE}"));
@@ -51,23 +72,34 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
                 if let Some(b) = min1
                     && min0.is_none_or(|a| *b > a)
                 {
-                    problems.push(format!("raises the `min` of input `{name}` to {b}; constraints may only be loosened {RULE}"));
+                    problems.push(format!(
+                        "raises the `min` of input `{name}` to {b}; constraints may only be loosened {RULE}"
+                    ));
                 }
                 if let Some(b) = max1
                     && max0.is_none_or(|a| *b < a)
                 {
-                    problems.push(format!("lowers the `max` of input `{name}` to {b}; constraints may only be loosened {RULE}"));
+                    problems.push(format!(
+                        "lowers the `max` of input `{name}` to {b}; constraints may only be loosened {RULE}"
+                    ));
                 }
             }
             (InputType::Boolean, InputType::Boolean) => {}
             (InputType::Enum { values: v0 }, InputType::Enum { values: v1 }) => {
                 for value in v0 {
                     if !v1.iter().any(|v| v.name == value.name) {
-                        problems.push(format!("drops value `{}` of enum input `{name}`; enum values may only be added {RULE}", value.name));
+                        problems.push(format!(
+                            "drops value `{}` of enum input `{name}`; enum values may only be added {RULE}",
+                            value.name
+                        ));
                     }
                 }
             }
-            (a, b) => problems.push(format!("changes the type of input `{name}` from {} in {o} to {} in {n}; types never change {RULE}", a.name(), b.name())),
+            (a, b) => problems.push(format!(
+                "changes the type of input `{name}` from {} in {o} to {} in {n}; types never change {RULE}",
+                a.name(),
+                b.name()
+            )),
         }
     }
     for added in new.inputs.iter().filter(|p| old.input(&p.name).is_none()) {
@@ -77,17 +109,25 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
     }
     for before in &old.outputs {
         let Some(after) = new.outputs.iter().find(|x| x.name == before.name) else {
-            problems.push(format!("removes output `{}` that {o} had; a new version may only add outputs {RULE}", before.name));
+            problems.push(format!(
+                "removes output `{}` that {o} had; a new version may only add outputs {RULE}",
+                before.name
+            ));
             continue;
         };
         let name = &before.name;
         if before.required && !after.required {
-            problems.push(format!("makes output `{name}` optional, but callers of {o} rely on it being present {RULE}"));
+            problems.push(format!(
+                "makes output `{name}` optional, but callers of {o} rely on it being present {RULE}"
+            ));
         }
         match (&before.kind, &after.kind) {
             (OutputType::Enum { values: v0 }, OutputType::Enum { values: v1 }) => {
                 for value in v1.iter().filter(|v| !v0.iter().any(|x| x.name == v.name)) {
-                    problems.push(format!("adds value `{}` to enum output `{name}`; callers of {o} cannot know it {RULE}", value.name));
+                    problems.push(format!(
+                        "adds value `{}` to enum output `{name}`; callers of {o} cannot know it {RULE}",
+                        value.name
+                    ));
                 }
             }
             (a, b) if a.name() != b.name() => problems.push(format!(

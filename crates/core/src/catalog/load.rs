@@ -13,8 +13,8 @@ use uuid::Uuid;
 use super::file::{EnumValueDef, FileDef, InputDef, OutputDef, ToolDef, VersionDef};
 use super::problem::{Place, Problem, Severity};
 use super::{
-    Annotations, Authorization, ErrorPhrase, Requirements, Catalog, DEFAULT_INT_MAX, EnumValue, InputType, Output, OutputType, Parameter, TOOL_ID_NAMESPACE,
-    Tool, Version, compat, schema,
+    Annotations, Authorization, Catalog, DEFAULT_INT_MAX, EnumValue, ErrorPhrase, InputType, Output, OutputType,
+    Parameter, Requirements, TOOL_ID_NAMESPACE, Tool, Version, compat, schema,
 };
 use crate::backend::BackendFactory;
 use crate::validate::{self, Validators};
@@ -44,33 +44,51 @@ impl Source {
         let place = |message: String| {
             vec![Problem {
                 severity: Severity::Error,
-                place: Place { file: dir.display().to_string(), ..Place::default() },
+                place: Place {
+                    file: dir.display().to_string(),
+                    ..Place::default()
+                },
                 message,
             }]
         };
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| place(format!("failed to read the catalog directory: {e}; pass an existing directory")))?;
+        let entries = std::fs::read_dir(dir).map_err(|e| {
+            place(format!(
+                "failed to read the catalog directory: {e}; pass an existing directory"
+            ))
+        })?;
         let mut paths: Vec<_> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")))
             .collect();
         paths.sort();
         if paths.is_empty() {
-            return Err(place("no catalog files (*.yaml, *.yml, *.json) in this directory".to_owned()));
+            return Err(place(
+                "no catalog files (*.yaml, *.yml, *.json) in this directory".to_owned(),
+            ));
         }
         let mut sources = Vec::with_capacity(paths.len());
         let mut problems = Vec::new();
         for path in paths {
             match std::fs::read_to_string(&path) {
-                Ok(text) => sources.push(Source { name: path.display().to_string(), text }),
+                Ok(text) => sources.push(Source {
+                    name: path.display().to_string(),
+                    text,
+                }),
                 Err(e) => problems.push(Problem {
                     severity: Severity::Error,
-                    place: Place { file: path.display().to_string(), ..Place::default() },
+                    place: Place {
+                        file: path.display().to_string(),
+                        ..Place::default()
+                    },
                     message: format!("failed to read the file: {e}"),
                 }),
             }
         }
-        if problems.is_empty() { Ok(sources) } else { Err(problems) }
+        if problems.is_empty() {
+            Ok(sources)
+        } else {
+            Err(problems)
+        }
     }
 }
 
@@ -98,7 +116,10 @@ impl Default for Loader {
 impl Loader {
     /// A loader with no backend kinds at all.
     pub fn empty() -> Self {
-        Self { backends: HashMap::new(), default_timeout: DEFAULT_TIMEOUT }
+        Self {
+            backends: HashMap::new(),
+            default_timeout: DEFAULT_TIMEOUT,
+        }
     }
 
     /// Registers (or replaces) the factory for a backend kind.
@@ -115,13 +136,23 @@ impl Loader {
 
     /// Loads a catalog from sources, or returns every error found (warnings included).
     pub fn load(&self, sources: &[Source]) -> Result<Catalog, Vec<Problem>> {
-        let mut ctx = Context { problems: Vec::new(), names: HashMap::new(), ids: HashMap::new() };
+        let mut ctx = Context {
+            problems: Vec::new(),
+            names: HashMap::new(),
+            ids: HashMap::new(),
+        };
         let mut tools = Vec::new();
         let mut toolkits: BTreeMap<String, Option<String>> = BTreeMap::new();
         for source in sources {
-            let Some(file) = parse(source, &mut ctx.problems) else { continue };
+            let Some(file) = parse(source, &mut ctx.problems) else {
+                continue;
+            };
             for toolkit in file.toolkits {
-                let place = Place { file: source.name.clone(), field: Some(format!("toolkit `{}`", toolkit.name)), ..Place::default() };
+                let place = Place {
+                    file: source.name.clone(),
+                    field: Some(format!("toolkit `{}`", toolkit.name)),
+                    ..Place::default()
+                };
                 check_name(&toolkit.name, "toolkit name", &place, &mut ctx.problems);
                 let description = toolkits.entry(toolkit.name.clone()).or_default();
                 if let Some(text) = toolkit.description {
@@ -142,11 +173,26 @@ impl Loader {
         Ok(Catalog::from_tools(tools, toolkits, ctx.problems))
     }
 
-    fn tool(&self, file: &str, toolkit: &str, toolkit_tags: &[String], def: ToolDef, ctx: &mut Context) -> Option<Tool> {
-        let place = Place { file: file.to_owned(), tool: Some(def.name.clone()), ..Place::default() };
+    fn tool(
+        &self,
+        file: &str,
+        toolkit: &str,
+        toolkit_tags: &[String],
+        def: ToolDef,
+        ctx: &mut Context,
+    ) -> Option<Tool> {
+        let place = Place {
+            file: file.to_owned(),
+            tool: Some(def.name.clone()),
+            ..Place::default()
+        };
         let errors_before = ctx.errors();
         check_name(&def.name, "tool name", &place, &mut ctx.problems);
-        if !def.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+        if !def
+            .name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
             ctx.warn(&place, format!("`{}` is not snake_case; N-ACT §6.1 recommends snake_case tool names such as `lookup_weather_by_city`", def.name));
         }
         let otc_name = format!("{toolkit}_{}", def.name);
@@ -161,7 +207,10 @@ impl Loader {
             Some(text) => match Uuid::try_parse(text) {
                 Ok(id) if !id.is_nil() => Some(id),
                 Ok(_) => {
-                    ctx.error(&at(&place, "id"), "the nil UUID is not an id; write a real UUID, or leave `id` out to derive one".to_owned());
+                    ctx.error(
+                        &at(&place, "id"),
+                        "the nil UUID is not an id; write a real UUID, or leave `id` out to derive one".to_owned(),
+                    );
                     None
                 }
                 Err(_) => {
@@ -169,15 +218,24 @@ impl Loader {
                     None
                 }
             },
-            None => Some(Uuid::new_v5(&TOOL_ID_NAMESPACE, format!("{toolkit}.{}", def.name).as_bytes())),
+            None => Some(Uuid::new_v5(
+                &TOOL_ID_NAMESPACE,
+                format!("{toolkit}.{}", def.name).as_bytes(),
+            )),
         };
         if let Some(id) = id
             && let Some(other) = ctx.ids.insert(id, def.name.clone())
         {
-            ctx.error(&at(&place, "id"), format!("the id {id} is already the id of tool `{other}`; every tool needs its own"));
+            ctx.error(
+                &at(&place, "id"),
+                format!("the id {id} is already the id of tool `{other}`; every tool needs its own"),
+            );
         }
         if def.timeout_ms == Some(0) {
-            ctx.error(&at(&place, "timeout_ms"), "a timeout of 0 ms lets no call finish; give a positive number of milliseconds".to_owned());
+            ctx.error(
+                &at(&place, "timeout_ms"),
+                "a timeout of 0 ms lets no call finish; give a positive number of milliseconds".to_owned(),
+            );
         }
         let mut tags: Vec<String> = toolkit_tags.to_vec();
         for tag in &def.tags {
@@ -190,18 +248,30 @@ impl Loader {
         let mut secret_ids = HashSet::new();
         for id in &def.requirements.secrets {
             if id.trim().is_empty() || !secret_ids.insert(id) {
-                ctx.error(&at(&place, "requirements.secrets"), format!("secret id `{id}` is empty or listed twice; list each secret once"));
+                ctx.error(
+                    &at(&place, "requirements.secrets"),
+                    format!("secret id `{id}` is empty or listed twice; list each secret once"),
+                );
             }
         }
         let mut providers = HashSet::new();
         for a in &def.requirements.authorization {
             if a.id.trim().is_empty() || !providers.insert(&a.id) {
-                ctx.error(&at(&place, "requirements.authorization"), format!("provider id `{}` is empty or listed twice; list each provider once", a.id));
+                ctx.error(
+                    &at(&place, "requirements.authorization"),
+                    format!(
+                        "provider id `{}` is empty or listed twice; list each provider once",
+                        a.id
+                    ),
+                );
             }
         }
         for (code, phrase) in &def.errors {
             if phrase.message.as_deref().is_some_and(|m| m.trim().is_empty()) {
-                ctx.error(&at(&place, &format!("errors.{code}")), "`message` is empty; say what went wrong, or leave it out to keep the backend's".to_owned());
+                ctx.error(
+                    &at(&place, &format!("errors.{code}")),
+                    "`message` is empty; say what went wrong, or leave it out to keep the backend's".to_owned(),
+                );
             }
         }
         if def.versions.is_empty() {
@@ -212,7 +282,10 @@ impl Loader {
         let mut complete = true;
         for (i, vdef) in def.versions.into_iter().enumerate() {
             let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
-            let vplace = Place { version: Some(vdef.version.clone()), ..place.clone() };
+            let vplace = Place {
+                version: Some(vdef.version.clone()),
+                ..place.clone()
+            };
             match self.version(number, &def.description, tool_timeout, vdef, &vplace, ctx) {
                 Some(version) => {
                     if let Some(previous) = versions.last() {
@@ -229,9 +302,7 @@ impl Loader {
                 None => complete = false,
             }
         }
-        let Some(id) = id.filter(|_| ctx.errors() == errors_before && complete) else {
-            return None;
-        };
+        let id = id.filter(|_| ctx.errors() == errors_before && complete)?;
         let Some(latest) = versions.iter().rposition(|v| !v.retired) else {
             ctx.warn(&place, "every version is retired, so the tool is not served".to_owned());
             return None;
@@ -250,7 +321,10 @@ impl Loader {
                     .requirements
                     .authorization
                     .into_iter()
-                    .map(|a| Authorization { id: a.id, scopes: a.scopes })
+                    .map(|a| Authorization {
+                        id: a.id,
+                        scopes: a.scopes,
+                    })
                     .collect(),
                 user_id: def.requirements.user_id,
             },
@@ -280,16 +354,33 @@ impl Loader {
         })
     }
 
-    fn version(&self, number: u32, tool_description: &str, tool_timeout: Option<Duration>, def: VersionDef, place: &Place, ctx: &mut Context) -> Option<Version> {
+    fn version(
+        &self,
+        number: u32,
+        tool_description: &str,
+        tool_timeout: Option<Duration>,
+        def: VersionDef,
+        place: &Place,
+        ctx: &mut Context,
+    ) -> Option<Version> {
         let errors_before = ctx.errors();
         let semver = match semver::Version::parse(&def.version) {
             Ok(v) if v.pre.is_empty() && v.build.is_empty() => Some(v),
             Ok(_) => {
-                ctx.error(place, "pre-release and build suffixes are not allowed; write a plain x.y.z version".to_owned());
+                ctx.error(
+                    place,
+                    "pre-release and build suffixes are not allowed; write a plain x.y.z version".to_owned(),
+                );
                 None
             }
             Err(e) => {
-                ctx.error(place, format!("`{}` is not a semantic version ({e}); write x.y.z, e.g. 1.0.0", def.version));
+                ctx.error(
+                    place,
+                    format!(
+                        "`{}` is not a semantic version ({e}); write x.y.z, e.g. 1.0.0",
+                        def.version
+                    ),
+                );
                 None
             }
         };
@@ -317,14 +408,28 @@ impl Loader {
             None => {
                 let mut kinds: Vec<&str> = self.backends.keys().map(String::as_str).collect();
                 kinds.sort_unstable();
-                ctx.error(&at(place, "backend"), format!("unknown backend kind `{}`; the kinds are: {}", def.backend.kind, kinds.join(", ")));
+                ctx.error(
+                    &at(place, "backend"),
+                    format!(
+                        "unknown backend kind `{}`; the kinds are: {}",
+                        def.backend.kind,
+                        kinds.join(", ")
+                    ),
+                );
                 None
             }
         };
         if def.timeout_ms == Some(0) {
-            ctx.error(&at(place, "timeout_ms"), "a timeout of 0 ms lets no call finish; give a positive number of milliseconds".to_owned());
+            ctx.error(
+                &at(place, "timeout_ms"),
+                "a timeout of 0 ms lets no call finish; give a positive number of milliseconds".to_owned(),
+            );
         }
-        let timeout = def.timeout_ms.map(Duration::from_millis).or(tool_timeout).unwrap_or(self.default_timeout);
+        let timeout = def
+            .timeout_ms
+            .map(Duration::from_millis)
+            .or(tool_timeout)
+            .unwrap_or(self.default_timeout);
         if ctx.errors() > errors_before {
             return None;
         }
@@ -365,15 +470,26 @@ impl Context {
         self.problems.iter().filter(|p| p.severity == Severity::Error).count()
     }
     fn error(&mut self, place: &Place, message: String) {
-        self.problems.push(Problem { severity: Severity::Error, place: place.clone(), message });
+        self.problems.push(Problem {
+            severity: Severity::Error,
+            place: place.clone(),
+            message,
+        });
     }
     fn warn(&mut self, place: &Place, message: String) {
-        self.problems.push(Problem { severity: Severity::Warning, place: place.clone(), message });
+        self.problems.push(Problem {
+            severity: Severity::Warning,
+            place: place.clone(),
+            message,
+        });
     }
 }
 
 fn at(place: &Place, field: &str) -> Place {
-    Place { field: Some(field.to_owned()), ..place.clone() }
+    Place {
+        field: Some(field.to_owned()),
+        ..place.clone()
+    }
 }
 
 fn parse(source: &Source, problems: &mut Vec<Problem>) -> Option<FileDef> {
@@ -386,7 +502,10 @@ fn parse(source: &Source, problems: &mut Vec<Problem>) -> Option<FileDef> {
         .map_err(|message| {
             problems.push(Problem {
                 severity: Severity::Error,
-                place: Place { file: source.name.clone(), ..Place::default() },
+                place: Place {
+                    file: source.name.clone(),
+                    ..Place::default()
+                },
                 message: format!("failed to parse: {message}"),
             });
         })
@@ -406,7 +525,9 @@ fn check_name(name: &str, what: &str, place: &Place, problems: &mut Vec<Problem>
         problems.push(Problem {
             severity: Severity::Error,
             place: place.clone(),
-            message: format!("the {what} `{name}` is not allowed; use a letter followed by up to 63 letters, digits or underscores"),
+            message: format!(
+                "the {what} `{name}` is not allowed; use a letter followed by up to 63 letters, digits or underscores"
+            ),
         });
     }
 }
@@ -415,24 +536,42 @@ fn check_description(text: &str, place: &Place, problems: &mut Vec<Problem>) {
     let message = if text.trim().is_empty() {
         "the description is empty; say what this is for, since a model reads it to decide".to_owned()
     } else if text.chars().count() > MAX_DESCRIPTION {
-        format!("the description has {} characters; N-ACT §6.1 allows fewer than 2000", text.chars().count())
+        format!(
+            "the description has {} characters; N-ACT §6.1 allows fewer than 2000",
+            text.chars().count()
+        )
     } else {
         return;
     };
-    problems.push(Problem { severity: Severity::Error, place: place.clone(), message });
+    problems.push(Problem {
+        severity: Severity::Error,
+        place: place.clone(),
+        message,
+    });
 }
 
-fn check_unique<'a>(items: impl Iterator<Item = (&'a String, &'a String)>, what: &str, place: &Place, ctx: &mut Context) {
+fn check_unique<'a>(
+    items: impl Iterator<Item = (&'a String, &'a String)>,
+    what: &str,
+    place: &Place,
+    ctx: &mut Context,
+) {
     let mut names = HashSet::new();
     let mut ids = HashSet::new();
     for (name, id) in items {
         let new_name = names.insert(name);
         if !new_name {
-            ctx.error(place, format!("two {what}s are named `{name}`; names must be unique within a tool"));
+            ctx.error(
+                place,
+                format!("two {what}s are named `{name}`; names must be unique within a tool"),
+            );
         }
         // A repeated name is reported once, not again as a repeated id.
         if !ids.insert(id) && new_name {
-            ctx.error(place, format!("two {what}s have the id `{id}`; ids must be unique within a tool"));
+            ctx.error(
+                place,
+                format!("two {what}s have the id `{id}`; ids must be unique within a tool"),
+            );
         }
     }
 }
@@ -445,7 +584,10 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
     let type_name = def.kind.as_deref().unwrap_or("string");
     let misplaced = |key: &str, given: bool, ctx: &mut Context| {
         if given {
-            ctx.error(&place, format!("`{key}` does not apply to a {type_name} input; remove it or change `type`"));
+            ctx.error(
+                &place,
+                format!("`{key}` does not apply to a {type_name} input; remove it or change `type`"),
+            );
         }
     };
     let kind = match type_name {
@@ -454,14 +596,20 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
             misplaced("max", def.max.is_some(), ctx);
             misplaced("values", def.values.is_some(), ctx);
             if def.max_length == Some(0) {
-                ctx.error(&place, "`max_length: 0` accepts only the empty string; give a positive length or remove it".to_owned());
+                ctx.error(
+                    &place,
+                    "`max_length: 0` accepts only the empty string; give a positive length or remove it".to_owned(),
+                );
             }
             if let Some(pattern) = &def.pattern
                 && let Err(e) = validate::compile(&serde_json::json!({"type": "string", "pattern": pattern}))
             {
                 ctx.error(&place, format!("`pattern` is not a valid regular expression: {e}"));
             }
-            InputType::String { max_length: def.max_length, pattern: def.pattern }
+            InputType::String {
+                max_length: def.max_length,
+                pattern: def.pattern,
+            }
         }
         "int" => {
             misplaced("max_length", def.max_length.is_some(), ctx);
@@ -470,7 +618,10 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
             let int = |n: &Option<serde_json::Number>, key: &str, ctx: &mut Context| match n {
                 None => None,
                 Some(n) => n.as_i64().or_else(|| {
-                    ctx.error(&place, format!("`{key}` of an int input must be a whole number, but is {n}"));
+                    ctx.error(
+                        &place,
+                        format!("`{key}` of an int input must be a whole number, but is {n}"),
+                    );
                     None
                 }),
             };
@@ -494,16 +645,29 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
             InputType::Number { min, max }
         }
         "boolean" => {
-            for (key, given) in [("max_length", def.max_length.is_some()), ("pattern", def.pattern.is_some()), ("min", def.min.is_some()), ("max", def.max.is_some()), ("values", def.values.is_some())] {
+            for (key, given) in [
+                ("max_length", def.max_length.is_some()),
+                ("pattern", def.pattern.is_some()),
+                ("min", def.min.is_some()),
+                ("max", def.max.is_some()),
+                ("values", def.values.is_some()),
+            ] {
                 misplaced(key, given, ctx);
             }
             InputType::Boolean
         }
         "enum" => {
-            for (key, given) in [("max_length", def.max_length.is_some()), ("pattern", def.pattern.is_some()), ("min", def.min.is_some()), ("max", def.max.is_some())] {
+            for (key, given) in [
+                ("max_length", def.max_length.is_some()),
+                ("pattern", def.pattern.is_some()),
+                ("min", def.min.is_some()),
+                ("max", def.max.is_some()),
+            ] {
                 misplaced(key, given, ctx);
             }
-            InputType::Enum { values: enum_values(def.values, &place, ctx) }
+            InputType::Enum {
+                values: enum_values(def.values, &place, ctx),
+            }
         }
         other => {
             ctx.error(&place, format!("unknown input type `{other}`; use string, int, number, boolean or enum (N-ACT allows no complex input types)"));
@@ -525,7 +689,13 @@ fn output(def: OutputDef, place: &Place, ctx: &mut Context) -> Option<Output> {
     check_name(&def.name, "output name", &place, &mut ctx.problems);
     check_description(&def.description, &place, &mut ctx.problems);
     if def.values.is_some() && def.kind != "enum" {
-        ctx.error(&place, format!("`values` does not apply to a {} output; remove it or change `type`", def.kind));
+        ctx.error(
+            &place,
+            format!(
+                "`values` does not apply to a {} output; remove it or change `type`",
+                def.kind
+            ),
+        );
     }
     let kind = match def.kind.as_str() {
         "string" => OutputType::String,
@@ -533,9 +703,14 @@ fn output(def: OutputDef, place: &Place, ctx: &mut Context) -> Option<Output> {
         "number" => OutputType::Number,
         "boolean" => OutputType::Boolean,
         "json" => OutputType::Json,
-        "enum" => OutputType::Enum { values: enum_values(def.values, &place, ctx) },
+        "enum" => OutputType::Enum {
+            values: enum_values(def.values, &place, ctx),
+        },
         other => {
-            ctx.error(&place, format!("unknown output type `{other}`; use string, int, number, boolean, enum or json"));
+            ctx.error(
+                &place,
+                format!("unknown output type `{other}`; use string, int, number, boolean, enum or json"),
+            );
             return None;
         }
     };
@@ -551,19 +726,33 @@ fn output(def: OutputDef, place: &Place, ctx: &mut Context) -> Option<Output> {
 fn enum_values(defs: Option<Vec<EnumValueDef>>, place: &Place, ctx: &mut Context) -> Vec<EnumValue> {
     let defs = defs.unwrap_or_default();
     if defs.is_empty() {
-        ctx.error(place, "an enum needs `values`: a list of `{name, description}` with at least one entry".to_owned());
+        ctx.error(
+            place,
+            "an enum needs `values`: a list of `{name, description}` with at least one entry".to_owned(),
+        );
     }
     let mut seen = HashSet::new();
     for v in &defs {
         let upper_snake = v.name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-            && v.name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            && v.name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
         if !upper_snake || v.name.len() > MAX_ENUM_NAME {
             ctx.error(place, format!("enum value `{}` must be UPPER_SNAKE_CASE of at most 255 characters (N-ACT §6.1), e.g. PREMIUM_ECONOMY", v.name));
         }
         if !seen.insert(&v.name) {
             ctx.error(place, format!("enum value `{}` is listed twice", v.name));
         }
-        check_description(&v.description, &at(place, &format!("value `{}`", v.name)), &mut ctx.problems);
+        check_description(
+            &v.description,
+            &at(place, &format!("value `{}`", v.name)),
+            &mut ctx.problems,
+        );
     }
-    defs.into_iter().map(|v| EnumValue { name: v.name, description: v.description }).collect()
+    defs.into_iter()
+        .map(|v| EnumValue {
+            name: v.name,
+            description: v.description,
+        })
+        .collect()
 }

@@ -43,7 +43,9 @@ pub struct Catalog {
 
 impl fmt::Debug for Catalog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Catalog").field("tools", &self.tools.len()).finish_non_exhaustive()
+        f.debug_struct("Catalog")
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -240,7 +242,10 @@ pub struct Parameter {
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputType {
     /// Text, optionally bounded in length (characters) and shaped by a regular expression.
-    String { max_length: Option<u64>, pattern: Option<String> },
+    String {
+        max_length: Option<u64>,
+        pattern: Option<String>,
+    },
     /// A whole number in `min..=max`; `max` defaults to [`DEFAULT_INT_MAX`].
     Int { min: Option<i64>, max: i64 },
     /// Any JSON number, optionally bounded.
@@ -405,7 +410,11 @@ impl Catalog {
         Page { tools, more }
     }
 
-    pub(crate) fn from_tools(mut tools: Vec<Arc<Tool>>, toolkits: BTreeMap<String, Option<String>>, warnings: Vec<Problem>) -> Self {
+    pub(crate) fn from_tools(
+        mut tools: Vec<Arc<Tool>>,
+        toolkits: BTreeMap<String, Option<String>>,
+        warnings: Vec<Problem>,
+    ) -> Self {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut by_id = HashMap::with_capacity(tools.len());
@@ -420,6 +429,13 @@ impl Catalog {
                 }
             }
         }
-        Self { tools, by_name, by_id, by_tag, toolkits, warnings }
+        Self {
+            tools,
+            by_name,
+            by_id,
+            by_tag,
+            toolkits,
+            warnings,
+        }
     }
 }

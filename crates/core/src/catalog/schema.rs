@@ -6,8 +6,7 @@ use super::{EnumValue, InputType, Output, OutputType, Parameter};
 
 /// The input object schema: one property per parameter, required ones listed, nothing else.
 pub(super) fn input_schema(inputs: &[Parameter]) -> Value {
-    let properties: Map<String, Value> =
-        inputs.iter().map(|p| (p.name.clone(), input_property(p))).collect();
+    let properties: Map<String, Value> = inputs.iter().map(|p| (p.name.clone(), input_property(p))).collect();
     let required: Vec<&str> = inputs.iter().filter(|p| p.required).map(|p| p.name.as_str()).collect();
     json!({
         "type": "object",
@@ -54,14 +53,16 @@ pub(super) fn input_property(p: &Parameter) -> Value {
             s.insert("enum".into(), enum_names(values));
         }
     }
-    s.insert("description".into(), describe_with_values(&p.description, &p.kind).into());
+    s.insert(
+        "description".into(),
+        describe_with_values(&p.description, &p.kind).into(),
+    );
     Value::Object(s)
 }
 
 /// The output object schema.
 pub(super) fn output_schema(outputs: &[Output]) -> Value {
-    let properties: Map<String, Value> =
-        outputs.iter().map(|o| (o.name.clone(), output_property(o))).collect();
+    let properties: Map<String, Value> = outputs.iter().map(|o| (o.name.clone(), output_property(o))).collect();
     let required: Vec<&str> = outputs.iter().filter(|o| o.required).map(|o| o.name.as_str()).collect();
     json!({
         "type": "object",

@@ -5,8 +5,8 @@ use toolhost_core::{InputType, Severity, VersionSelector};
 use uuid::Uuid;
 
 use crate::{
-    FILE, TOOLKIT, V, assert_problem, assert_problem_in, at_tool, at_version, clean, doc,
-    error_with, load, load_files, ok, problems_of, render, t, the_error, tool, v,
+    FILE, TOOLKIT, V, assert_problem, assert_problem_in, at_tool, at_version, clean, doc, error_with, load, load_files,
+    ok, problems_of, render, t, the_error, tool, v,
 };
 
 use Severity::{Error, Warning};
@@ -32,10 +32,7 @@ fn tool_name_with_leading_digit_is_refused() {
 #[test]
 fn tool_name_with_hyphen_is_refused_and_warned_about() {
     let problems = problems_of(&[(FILE, &tool("get-forecast", &[one()]))]);
-    let error = problems
-        .iter()
-        .find(|p| p.severity == Error)
-        .expect("an error");
+    let error = problems.iter().find(|p| p.severity == Error).expect("an error");
     assert_problem(
         error,
         Error,
@@ -70,9 +67,7 @@ fn tool_name_of_65_chars_is_refused_but_64_is_a_name() {
     let name = "a".repeat(64);
     let problems = problems_of(&[(FILE, &tool(&name, &[one()]))]);
     assert!(
-        problems
-            .iter()
-            .all(|p| !p.message.contains("is not allowed")),
+        problems.iter().all(|p| !p.message.contains("is not allowed")),
         "{}",
         render(&problems)
     );
@@ -87,21 +82,13 @@ fn tool_name_of_65_chars_is_refused_but_64_is_a_name() {
 fn toolkit_name_invalid() {
     for bad in ["9Weather", "Wea-ther", &"W".repeat(65)] {
         // A 65-character toolkit also breaks the OTC length rule; pick the name error.
-        let p = error_with(
-            &doc(&[t("forecast", &[one()]).toolkit(bad)]),
-            "is not allowed",
-        );
+        let p = error_with(&doc(&[t("forecast", &[one()]).toolkit(bad)]), "is not allowed");
         let field = format!("toolkit `{bad}`");
         let at = crate::At {
             field: Some(&field),
             ..crate::At::default()
         };
-        assert_problem(
-            &p,
-            Error,
-            at,
-            &format!("the toolkit name `{bad}` is not allowed"),
-        );
+        assert_problem(&p, Error, at, &format!("the toolkit name `{bad}` is not allowed"));
     }
 }
 
@@ -142,15 +129,9 @@ fn non_snake_case_tool_name_is_only_a_warning() {
     let [w] = catalog.warnings() else {
         panic!("expected one warning, got:\n{}", render(catalog.warnings()))
     };
-    assert_problem(
-        w,
-        Warning,
-        at_tool("GetForecast"),
-        "`GetForecast` is not snake_case",
-    );
+    assert_problem(w, Warning, at_tool("GetForecast"), "`GetForecast` is not snake_case");
     assert!(
-        w.to_string()
-            .starts_with("warning: x.yaml: tool `GetForecast`: "),
+        w.to_string().starts_with("warning: x.yaml: tool `GetForecast`: "),
         "{w}"
     );
 }
@@ -194,12 +175,7 @@ fn duplicate_tool_names_across_files_name_the_first_file() {
 fn duplicate_tool_names_in_one_toolkit_also_collide_on_the_derived_id() {
     let text = doc(&[t("forecast", &[one()]), t("forecast", &[one()])]);
     let p = error_with(&text, "already used");
-    assert_problem(
-        &p,
-        Error,
-        at_tool("forecast"),
-        "already used by a tool in x.yaml",
-    );
+    assert_problem(&p, Error, at_tool("forecast"), "already used by a tool in x.yaml");
     let p = error_with(&text, "is already the id of tool");
     assert_problem(
         &p,
@@ -212,10 +188,7 @@ fn duplicate_tool_names_in_one_toolkit_also_collide_on_the_derived_id() {
 #[test]
 fn duplicate_explicit_uuids_are_refused() {
     let id = "id: 0479a45d-ad0a-49d4-94db-75edf00d2ca4";
-    let text = doc(&[
-        t("forecast", &[one()]).with(id),
-        t("alerts", &[one()]).with(id),
-    ]);
+    let text = doc(&[t("forecast", &[one()]).with(id), t("alerts", &[one()]).with(id)]);
     let p = the_error(&text);
     assert_problem(
         &p,
@@ -246,10 +219,7 @@ fn explicit_nil_uuid_is_not_shared() {
     let id = "id: 00000000-0000-0000-0000-000000000000";
     let problems = problems_of(&[(
         FILE,
-        &doc(&[
-            t("forecast", &[one()]).with(id),
-            t("alerts", &[one()]).with(id),
-        ]),
+        &doc(&[t("forecast", &[one()]).with(id), t("alerts", &[one()]).with(id)]),
     )]);
     assert!(
         problems
@@ -263,12 +233,7 @@ fn explicit_nil_uuid_is_not_shared() {
 #[test]
 fn bad_uuid_is_refused() {
     let p = the_error(&doc(&[t("forecast", &[one()]).with("id: not-a-uuid")]));
-    assert_problem(
-        &p,
-        Error,
-        at_tool("forecast").field("id"),
-        "`not-a-uuid` is not a UUID",
-    );
+    assert_problem(&p, Error, at_tool("forecast").field("id"), "`not-a-uuid` is not a UUID");
 }
 
 #[test]
@@ -319,12 +284,8 @@ fn empty_description_is_refused() {
 
 #[test]
 fn description_of_2000_chars_is_refused_and_1999_allowed() {
-    clean(&doc(&[
-        t("forecast", &[one()]).description(&"d".repeat(1999))
-    ]));
-    let p = the_error(&doc(&[
-        t("forecast", &[one()]).description(&"d".repeat(2000))
-    ]));
+    clean(&doc(&[t("forecast", &[one()]).description(&"d".repeat(1999))]));
+    let p = the_error(&doc(&[t("forecast", &[one()]).description(&"d".repeat(2000))]));
     assert_problem(
         &p,
         Error,
@@ -336,9 +297,7 @@ fn description_of_2000_chars_is_refused_and_1999_allowed() {
 #[test]
 fn description_length_counts_characters_not_bytes() {
     // 1999 two-byte characters are 3998 bytes but still fewer than 2000 characters.
-    clean(&doc(&[
-        t("forecast", &[one()]).description(&"é".repeat(1999))
-    ]));
+    clean(&doc(&[t("forecast", &[one()]).description(&"é".repeat(1999))]));
 }
 
 #[test]
@@ -431,12 +390,7 @@ fn versions_must_strictly_increase() {
         "comes after version 1.1.0 in the list but is not greater",
     );
     let p = the_error(&tool("forecast", &[v("1.0.0"), v("1.0.0")]));
-    assert_problem(
-        &p,
-        Error,
-        at_version("forecast", "1.0.0"),
-        "comes after version 1.0.0",
-    );
+    assert_problem(&p, Error, at_version("forecast", "1.0.0"), "comes after version 1.0.0");
     // Numeric, not lexical, order: 1.10.0 follows 1.9.0.
     clean(&tool("forecast", &[v("1.9.0"), v("1.10.0")]));
 }
@@ -445,19 +399,8 @@ fn versions_must_strictly_increase() {
 fn version_numbers_are_positions_in_history() {
     let catalog = clean(&tool("forecast", &[v("0.1.0"), v("1.0.0"), v("2.5.1")]));
     let tool = catalog.find("forecast").expect("tool");
-    let numbers: Vec<(u32, String)> = tool
-        .versions
-        .iter()
-        .map(|v| (v.number, v.semver.to_string()))
-        .collect();
-    assert_eq!(
-        numbers,
-        [
-            (1, "0.1.0".into()),
-            (2, "1.0.0".into()),
-            (3, "2.5.1".into())
-        ]
-    );
+    let numbers: Vec<(u32, String)> = tool.versions.iter().map(|v| (v.number, v.semver.to_string())).collect();
+    assert_eq!(numbers, [(1, "0.1.0".into()), (2, "1.0.0".into()), (3, "2.5.1".into())]);
     assert_eq!(tool.latest().number, 3);
 }
 
@@ -487,14 +430,10 @@ fn retired_version_keeps_its_number_but_is_not_resolvable() {
         tool.resolve(&VersionSelector::Semver(semver::Version::new(1, 0, 0)))
             .is_none()
     );
-    assert_eq!(
-        tool.resolve(&VersionSelector::Number(2)).map(|v| v.number),
-        Some(2)
-    );
+    assert_eq!(tool.resolve(&VersionSelector::Number(2)).map(|v| v.number), Some(2));
     // Latest skips a retired newest version.
     assert_eq!(
-        tool.resolve(&VersionSelector::Latest)
-            .map(|v| v.semver.to_string()),
+        tool.resolve(&VersionSelector::Latest).map(|v| v.semver.to_string()),
         Some("1.1.0".into())
     );
     let served: Vec<u32> = tool.served_versions().map(|v| v.number).collect();
@@ -503,15 +442,9 @@ fn retired_version_keeps_its_number_but_is_not_resolvable() {
 
 #[test]
 fn all_versions_retired_is_a_warning_and_the_tool_is_absent() {
-    let text = doc(&[
-        t("forecast", &[one().with("retired: true")]),
-        t("alerts", &[one()]),
-    ]);
+    let text = doc(&[t("forecast", &[one().with("retired: true")]), t("alerts", &[one()])]);
     let catalog = ok(&text);
-    assert!(
-        catalog.find("forecast").is_none(),
-        "a fully retired tool is not served"
-    );
+    assert!(catalog.find("forecast").is_none(), "a fully retired tool is not served");
     assert!(catalog.find("alerts").is_some());
     let [w] = catalog.warnings() else {
         panic!("expected one warning, got:\n{}", render(catalog.warnings()))
@@ -524,10 +457,7 @@ fn all_versions_retired_is_a_warning_and_the_tool_is_absent() {
 
 #[test]
 fn unknown_backend_kind_is_refused() {
-    let p = the_error(&tool(
-        "forecast",
-        &[one().backend("{kind: http, url: \"http://x\"}")],
-    ));
+    let p = the_error(&tool("forecast", &[one().backend("{kind: http, url: \"http://x\"}")]));
     assert_problem(
         &p,
         Error,
@@ -564,13 +494,9 @@ fn native_backend_config_is_checked() {
     let at = at_version("forecast", "1.0.0").field("backend");
     let p = the_error(&backend("{kind: native}"));
     assert_problem(&p, Error, at, "`function` is missing");
-    let p = the_error(&backend(
-        "{kind: native, function: testing.echo, delay_ms: soon}",
-    ));
+    let p = the_error(&backend("{kind: native, function: testing.echo, delay_ms: soon}"));
     assert_problem(&p, Error, at, "`delay_ms` must be a whole number");
-    let p = the_error(&backend(
-        "{kind: native, function: testing.echo, fnuction: x}",
-    ));
+    let p = the_error(&backend("{kind: native, function: testing.echo, fnuction: x}"));
     assert_problem(&p, Error, at, "unknown key `fnuction`");
 }
 
@@ -598,27 +524,13 @@ fn zero_tool_level_timeout_is_refused() {
 
 #[test]
 fn timeouts_fall_back_from_version_to_tool_to_default() {
-    let text =
-        doc(
-            &[
-                t("forecast", &[one(), v("1.1.0").with("timeout_ms: 250")])
-                    .with("timeout_ms: 1500"),
-            ],
-        );
+    let text = doc(&[t("forecast", &[one(), v("1.1.0").with("timeout_ms: 250")]).with("timeout_ms: 1500")]);
     let catalog = clean(&text);
     let found = catalog.find("forecast").expect("tool");
     assert_eq!(found.versions[0].timeout.as_millis(), 1500);
     assert_eq!(found.versions[1].timeout.as_millis(), 250);
     let catalog = clean(&tool("forecast", &[one()]));
-    assert_eq!(
-        catalog
-            .find("forecast")
-            .expect("tool")
-            .latest()
-            .timeout
-            .as_secs(),
-        30
-    );
+    assert_eq!(catalog.find("forecast").expect("tool").latest().timeout.as_secs(), 30);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -626,15 +538,9 @@ fn timeouts_fall_back_from_version_to_tool_to_default() {
 
 #[test]
 fn unknown_key_is_refused_with_the_file_named() {
-    let p = the_error(&tool(
-        "forecast",
-        &[one().input("city", "string", "requried: false")],
-    ));
+    let p = the_error(&tool("forecast", &[one().input("city", "string", "requried: false")]));
     assert_problem(&p, Error, crate::At::default(), "failed to parse");
-    assert!(
-        p.message.contains("requried"),
-        "{p} does not name the unknown key"
-    );
+    assert!(p.message.contains("requried"), "{p} does not name the unknown key");
 }
 
 #[test]
@@ -646,18 +552,8 @@ fn yaml_syntax_error_names_the_file() {
     let [p] = problems.as_slice() else {
         panic!("expected one problem, got:\n{}", render(&problems))
     };
-    assert_problem_in(
-        p,
-        "broken.yaml",
-        Error,
-        crate::At::default(),
-        "failed to parse",
-    );
-    assert!(
-        p.to_string()
-            .starts_with("error: broken.yaml: failed to parse"),
-        "{p}"
-    );
+    assert_problem_in(p, "broken.yaml", Error, crate::At::default(), "failed to parse");
+    assert!(p.to_string().starts_with("error: broken.yaml: failed to parse"), "{p}");
 }
 
 #[test]
@@ -678,15 +574,11 @@ fn json_catalog_file_loads() {
             }]
         }]
     });
-    let catalog = load_files(&[("weather.json", &json.to_string())])
-        .unwrap_or_else(|p| panic!("{}", render(&p)));
+    let catalog = load_files(&[("weather.json", &json.to_string())]).unwrap_or_else(|p| panic!("{}", render(&p)));
     let tool = catalog.find("forecast").expect("tool");
     assert_eq!(
         tool.latest().input("days").map(|p| &p.kind),
-        Some(&InputType::Int {
-            min: Some(1),
-            max: 16
-        })
+        Some(&InputType::Int { min: Some(1), max: 16 })
     );
     assert_eq!(
         catalog.toolkits().get("Weather"),
@@ -698,13 +590,7 @@ fn json_catalog_file_loads() {
     let [p] = problems.as_slice() else {
         panic!("{}", render(&problems))
     };
-    assert_problem_in(
-        p,
-        "weather.json",
-        Error,
-        crate::At::default(),
-        "failed to parse",
-    );
+    assert_problem_in(p, "weather.json", Error, crate::At::default(), "failed to parse");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -741,25 +627,16 @@ fn every_problem_is_reported_not_only_the_first() {
 
 #[test]
 fn load_errors_come_before_warnings() {
-    let text = doc(&[
-        t("Forecast", &[one()]),
-        t("alerts", &[]),
-        t("Rain", &[one()]),
-    ]);
+    let text = doc(&[t("Forecast", &[one()]), t("alerts", &[]), t("Rain", &[one()])]);
     let problems = problems_of(&[(FILE, &text)]);
     let severities: Vec<Severity> = problems.iter().map(|p| p.severity).collect();
-    assert_eq!(
-        severities,
-        [Error, Warning, Warning],
-        "{}",
-        render(&problems)
-    );
+    assert_eq!(severities, [Error, Warning, Warning], "{}", render(&problems));
 }
 
 #[test]
 fn snake_case_warning_does_not_hide_a_loaded_catalog() {
-    let catalog = load(&doc(&[t("Forecast", &[one()]), t("alerts", &[one()])]))
-        .unwrap_or_else(|p| panic!("{}", render(&p)));
+    let catalog =
+        load(&doc(&[t("Forecast", &[one()]), t("alerts", &[one()])])).unwrap_or_else(|p| panic!("{}", render(&p)));
     assert_eq!(catalog.tools().len(), 2);
     assert_eq!(catalog.warnings().len(), 1);
 }

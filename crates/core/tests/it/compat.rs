@@ -34,8 +34,7 @@ fn v2() -> V {
 
 const AB: &str = "values: [{name: A, description: A.}, {name: B, description: B.}]";
 const A: &str = "values: [{name: A, description: A.}]";
-const ABC: &str =
-    "values: [{name: A, description: A.}, {name: B, description: B.}, {name: C, description: C.}]";
+const ABC: &str = "values: [{name: A, description: A.}, {name: B, description: B.}, {name: C, description: C.}]";
 
 // ---------------------------------------------------------------------------------------------
 // Breaking input changes
@@ -54,11 +53,7 @@ fn removing_an_input_breaks() {
 fn renaming_an_input_breaks_and_says_renamed() {
     let old = v1().input("city", "string", "");
     let new = v2().input("town", "string", "id: city, required: false");
-    breaks(
-        old,
-        new,
-        "removes input `city` (renamed to `town`) that 1.0.0 had",
-    );
+    breaks(old, new, "removes input `city` (renamed to `town`) that 1.0.0 had");
 }
 
 #[test]
@@ -79,8 +74,7 @@ fn making_an_optional_input_required_breaks() {
 fn adding_a_required_input_breaks() {
     breaks(
         v1().input("city", "string", ""),
-        v2().input("city", "string", "")
-            .input("units", "string", ""),
+        v2().input("city", "string", "").input("units", "string", ""),
         "adds input `units` as required",
     );
 }
@@ -296,18 +290,12 @@ fn several_breaks_in_one_version_are_all_reported() {
     let problems = problems_of(&[(crate::FILE, &tool("forecast", &[old, new]))]);
     let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
     assert_eq!(problems.len(), 3, "{}", render(&problems));
-    assert!(
-        messages[0].starts_with("makes input `city` required"),
-        "{messages:?}"
-    );
+    assert!(messages[0].starts_with("makes input `city` required"), "{messages:?}");
     assert!(
         messages[1].starts_with("changes the type of input `days`"),
         "{messages:?}"
     );
-    assert!(
-        messages[2].starts_with("removes output `temp`"),
-        "{messages:?}"
-    );
+    assert!(messages[2].starts_with("removes output `temp`"), "{messages:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,8 +322,7 @@ fn making_a_required_input_optional_is_allowed() {
 fn adding_an_output_is_allowed() {
     compatible(
         v1().output("temp", "number", ""),
-        v2().output("temp", "number", "")
-            .output("humidity", "number", ""),
+        v2().output("temp", "number", "").output("humidity", "number", ""),
     );
 }
 
@@ -361,10 +348,7 @@ fn loosening_constraints_is_allowed() {
         v1().input("city", "string", "max_length: 10"),
         v2().input("city", "string", ""),
     );
-    compatible(
-        v1().input("n", "int", "min: 5, max: 10"),
-        v2().input("n", "int", ""),
-    );
+    compatible(v1().input("n", "int", "min: 5, max: 10"), v2().input("n", "int", ""));
 }
 
 #[test]
@@ -375,18 +359,12 @@ fn keeping_a_pattern_is_allowed() {
 
 #[test]
 fn adding_an_enum_input_value_is_allowed() {
-    compatible(
-        v1().input("mode", "enum", AB),
-        v2().input("mode", "enum", ABC),
-    );
+    compatible(v1().input("mode", "enum", AB), v2().input("mode", "enum", ABC));
 }
 
 #[test]
 fn dropping_an_enum_output_value_is_allowed() {
-    compatible(
-        v1().output("kind", "enum", ABC),
-        v2().output("kind", "enum", AB),
-    );
+    compatible(v1().output("kind", "enum", ABC), v2().output("kind", "enum", AB));
 }
 
 #[test]
@@ -400,10 +378,7 @@ fn rewording_descriptions_is_allowed() {
         ],
     ));
     let tool = catalog.find("forecast").expect("tool");
-    assert_eq!(
-        tool.latest().description,
-        "Forecast the weather in a city or town."
-    );
+    assert_eq!(tool.latest().description, "Forecast the weather in a city or town.");
     assert_eq!(
         tool.latest().input("city").map(|p| p.description.as_str()),
         Some("The city or town to forecast.")

@@ -5,21 +5,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost_core::catalog::Loader;
-use toolhost_core::{
-    CallContext, Engine, Error, Invocation, Outcome, ParameterError, VersionSelector,
-};
+use toolhost_core::{CallContext, Engine, Error, Invocation, Outcome, ParameterError, VersionSelector};
 
 use crate::{V, clean, obj, render, tool, v};
 
 /// `forecast` with four versions (1.0.0, 1.1.0 adding optional `days`, 1.2.0 adding `units`,
 /// 1.3.0 retired), all echoing their inputs as outputs, plus tools for validation, timeouts and failures.
 fn engine() -> Engine {
-    let city = |s: V| {
-        s.input("city", "string", "max_length: 20")
-            .output("city", "string", "")
-    };
+    let city = |s: V| s.input("city", "string", "max_length: 20").output("city", "string", "");
     let days = "min: 1, max: 16, required: false";
-    let units = "required: false, values: [{name: METRIC, description: Celsius.}, {name: IMPERIAL, description: Fahrenheit.}]";
+    let units =
+        "required: false, values: [{name: METRIC, description: Celsius.}, {name: IMPERIAL, description: Fahrenheit.}]";
     let v3 = |s: V| {
         city(s)
             .input("days", "int", days)
@@ -85,12 +81,7 @@ fn call(tool: &str, version: VersionSelector, input: Value) -> Invocation {
     }
 }
 
-async fn invoke(
-    engine: &Engine,
-    tool: &str,
-    version: VersionSelector,
-    input: Value,
-) -> Result<Outcome, Error> {
+async fn invoke(engine: &Engine, tool: &str, version: VersionSelector, input: Value) -> Result<Outcome, Error> {
     engine.invoke(call(tool, version, input)).await
 }
 
@@ -113,11 +104,7 @@ async fn one_invalid(engine: &Engine, input: Value, parameter: &str, phrases: &[
     };
     assert_eq!(e.parameter, parameter, "{e:?}");
     for phrase in phrases {
-        assert!(
-            e.message.contains(phrase),
-            "{:?} lacks {phrase:?}",
-            e.message
-        );
+        assert!(e.message.contains(phrase), "{:?} lacks {phrase:?}", e.message);
     }
 }
 
@@ -150,29 +137,17 @@ async fn latest_runs_the_newest_served_version() {
     .await
     .expect("ok");
     assert_eq!(out.tool.name, "forecast");
-    assert_eq!(
-        out.version().number,
-        3,
-        "1.3.0 is retired, so latest is 1.2.0"
-    );
+    assert_eq!(out.version().number, 3, "1.3.0 is retired, so latest is 1.2.0");
     assert_eq!(out.version().semver.to_string(), "1.2.0");
-    assert_eq!(
-        Value::Object(out.output),
-        json!({"city": "Oslo", "units": "METRIC"})
-    );
+    assert_eq!(Value::Object(out.output), json!({"city": "Oslo", "units": "METRIC"}));
 }
 
 #[tokio::test]
 async fn a_version_number_selects_that_position() {
     let engine = engine();
-    let out = invoke(
-        &engine,
-        "forecast",
-        VersionSelector::Number(1),
-        json!({"city": "Oslo"}),
-    )
-    .await
-    .expect("ok");
+    let out = invoke(&engine, "forecast", VersionSelector::Number(1), json!({"city": "Oslo"}))
+        .await
+        .expect("ok");
     assert_eq!(out.version().number, 1);
     assert_eq!(out.version().semver.to_string(), "1.0.0");
     // Version 1 has no `days`: the input is checked against version 1's parameters.
@@ -237,19 +212,8 @@ async fn unknown_version_is_version_not_found() {
         VersionSelector::Number(0),
         VersionSelector::Semver(semver::Version::new(2, 0, 0)),
     ] {
-        match invoke(
-            &engine,
-            "forecast",
-            selector.clone(),
-            json!({"city": "Oslo"}),
-        )
-        .await
-        {
-            Err(Error::VersionNotFound {
-                tool,
-                version,
-                served,
-            }) => {
+        match invoke(&engine, "forecast", selector.clone(), json!({"city": "Oslo"})).await {
+            Err(Error::VersionNotFound { tool, version, served }) => {
                 assert_eq!(tool, "forecast");
                 assert_eq!(version, selector);
                 assert_eq!(served, "1 (1.0.0), 2 (1.1.0), 3 (1.2.0)");
@@ -289,14 +253,9 @@ async fn a_tool_is_found_by_its_uuid_in_any_textual_form() {
         id.to_string().to_uppercase(),
     ];
     for form in forms {
-        let out = invoke(
-            &engine,
-            &form,
-            VersionSelector::Latest,
-            json!({"city": "Oslo"}),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{form}: {e}"));
+        let out = invoke(&engine, &form, VersionSelector::Latest, json!({"city": "Oslo"}))
+            .await
+            .unwrap_or_else(|e| panic!("{form}: {e}"));
         assert_eq!(out.tool.name, "forecast");
         assert_eq!(out.tool.id, id);
     }
@@ -308,11 +267,7 @@ async fn a_tool_is_found_by_its_uuid_in_any_textual_form() {
 #[tokio::test]
 async fn valid_input_passes() {
     let engine = engine();
-    let input = with(
-        with(valid_check(), "ratio", json!(0.5)),
-        "flag",
-        json!(true),
-    );
+    let input = with(with(valid_check(), "ratio", json!(0.5)), "flag", json!(true));
     invoke(&engine, "check", VersionSelector::Latest, input)
         .await
         .expect("valid");
@@ -325,10 +280,7 @@ async fn wrong_type_names_the_parameter_and_the_expected_type() {
         &engine,
         with(valid_check(), "count", json!("three")),
         "count",
-        &[
-            "`count` expects an integer from 1 to 10",
-            "but got \"three\"",
-        ],
+        &["`count` expects an integer from 1 to 10", "but got \"three\""],
     )
     .await;
     one_invalid(
@@ -378,10 +330,7 @@ async fn missing_required_parameter_is_reported() {
         ["code", "count", "mode"],
         "optional ratio and flag are not required"
     );
-    assert!(
-        errors.iter().all(|e| e.message.contains("is required")),
-        "{errors:?}"
-    );
+    assert!(errors.iter().all(|e| e.message.contains("is required")), "{errors:?}");
 }
 
 #[tokio::test]
@@ -402,9 +351,7 @@ async fn unknown_parameter_lists_the_parameters() {
             assert_eq!(errors.len(), 1);
             assert_eq!(errors[0].parameter, "x");
             assert!(
-                errors[0]
-                    .message
-                    .contains("`bare` takes no parameters; remove `x`"),
+                errors[0].message.contains("`bare` takes no parameters; remove `x`"),
                 "{errors:?}"
             );
         }
@@ -489,11 +436,7 @@ async fn pattern_mismatch_is_reported() {
 #[tokio::test]
 async fn several_bad_parameters_give_one_error_each_in_name_order() {
     let engine = engine();
-    let errors = invalid(
-        &engine,
-        json!({"code": 1, "count": 99, "mode": "X", "zzz": true}),
-    )
-    .await;
+    let errors = invalid(&engine, json!({"code": 1, "count": 99, "mode": "X", "zzz": true})).await;
     let parameters: Vec<&str> = errors.iter().map(|e| e.parameter.as_str()).collect();
     assert_eq!(parameters, ["code", "count", "mode", "zzz"], "{errors:?}");
     let err = Error::InvalidInput {
@@ -528,11 +471,7 @@ async fn delayed_backend_within_its_timeout_succeeds_and_reports_elapsed() {
     let out = invoke(&engine, "quick", VersionSelector::Latest, json!({}))
         .await
         .expect("ok");
-    assert!(
-        out.elapsed >= Duration::from_millis(10),
-        "{:?}",
-        out.elapsed
-    );
+    assert!(out.elapsed >= Duration::from_millis(10), "{:?}", out.elapsed);
     assert!(out.output.is_empty());
 }
 
@@ -544,9 +483,7 @@ async fn wrong_output_shape_is_a_permanent_failure() {
             assert_eq!(tool, "misshapen");
             assert!(!failure.retryable);
             assert!(
-                failure
-                    .message
-                    .contains("does not match its declared outputs"),
+                failure.message.contains("does not match its declared outputs"),
                 "{failure:?}"
             );
             assert!(
@@ -577,14 +514,9 @@ async fn undeclared_output_keys_are_dropped() {
             .input("b", "string", "")
             .output("a", "string", "")],
     )));
-    let out = invoke(
-        &echo,
-        "echo",
-        VersionSelector::Latest,
-        json!({"a": "x", "b": "y"}),
-    )
-    .await
-    .expect("ok");
+    let out = invoke(&echo, "echo", VersionSelector::Latest, json!({"a": "x", "b": "y"}))
+        .await
+        .expect("ok");
     assert_eq!(Value::Object(out.output), json!({"a": "x"}));
 }
 

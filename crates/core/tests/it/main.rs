@@ -5,6 +5,8 @@
 //! one-toolkit catalog with a tool whose versions are [`V`] builders, each written as a YAML flow
 //! mapping, e.g. `tool("forecast", &[v("1.0.0").input("city", "string", "")])`.
 
+#![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
+
 mod catalog_rules;
 mod compat;
 mod engine;
@@ -241,10 +243,7 @@ pub fn problems_of(files: &[(&str, &str)]) -> Vec<Problem> {
 #[track_caller]
 pub fn the_error(text: &str) -> Problem {
     let problems = problems_of(&[(FILE, text)]);
-    let errors: Vec<&Problem> = problems
-        .iter()
-        .filter(|p| p.severity == Severity::Error)
-        .collect();
+    let errors: Vec<&Problem> = problems.iter().filter(|p| p.severity == Severity::Error).collect();
     assert_eq!(
         errors.len(),
         1,
@@ -314,26 +313,12 @@ pub fn assert_problem(problem: &Problem, severity: Severity, at: At<'_>, phrase:
 
 /// [`assert_problem`] for a problem in another file.
 #[track_caller]
-pub fn assert_problem_in(
-    problem: &Problem,
-    file: &str,
-    severity: Severity,
-    at: At<'_>,
-    phrase: &str,
-) {
+pub fn assert_problem_in(problem: &Problem, file: &str, severity: Severity, at: At<'_>, phrase: &str) {
     assert_eq!(problem.severity, severity, "severity of {problem}");
     assert_eq!(problem.place.file, file, "file of {problem}");
     assert_eq!(problem.place.tool.as_deref(), at.tool, "tool of {problem}");
-    assert_eq!(
-        problem.place.version.as_deref(),
-        at.version,
-        "version of {problem}"
-    );
-    assert_eq!(
-        problem.place.field.as_deref(),
-        at.field,
-        "field of {problem}"
-    );
+    assert_eq!(problem.place.version.as_deref(), at.version, "version of {problem}");
+    assert_eq!(problem.place.field.as_deref(), at.field, "field of {problem}");
     assert!(
         problem.message.contains(phrase),
         "message of {problem} lacks {phrase:?}"
@@ -342,11 +327,7 @@ pub fn assert_problem_in(
 
 /// Every problem on its own line, for assertion messages.
 pub fn render(problems: &[Problem]) -> String {
-    problems
-        .iter()
-        .map(|p| format!("  {p}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
 }
 
 /// A JSON object from a `json!` literal.

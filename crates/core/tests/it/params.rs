@@ -29,9 +29,7 @@ fn duplicate_input_names_are_refused() {
 fn duplicate_output_names_are_refused() {
     let p = the_error(&tool(
         "forecast",
-        &[one()
-            .output("temp", "number", "")
-            .output("temp", "string", "")],
+        &[one().output("temp", "number", "").output("temp", "string", "")],
     ));
     assert_problem(
         &p,
@@ -62,9 +60,7 @@ fn duplicate_input_ids_are_refused() {
 fn duplicate_input_id_equal_to_a_later_name_is_refused() {
     let text = tool(
         "forecast",
-        &[one()
-            .input("town", "string", "id: city")
-            .input("city", "string", "")],
+        &[one().input("town", "string", "id: city").input("city", "string", "")],
     );
     let p = the_error(&text);
     assert_problem(
@@ -79,16 +75,8 @@ fn duplicate_input_id_equal_to_a_later_name_is_refused() {
 fn constraint_on_the_wrong_type_is_refused() {
     let at = |name: &'static str| at_version("forecast", "1.0.0").field(name);
     let cases = [
-        (
-            "int",
-            "max_length: 5",
-            "`max_length` does not apply to a int input",
-        ),
-        (
-            "int",
-            "pattern: \"^a$\"",
-            "`pattern` does not apply to a int input",
-        ),
+        ("int", "max_length: 5", "`max_length` does not apply to a int input"),
+        ("int", "pattern: \"^a$\"", "`pattern` does not apply to a int input"),
         ("string", "min: 1", "`min` does not apply to a string input"),
         ("string", "max: 1", "`max` does not apply to a string input"),
         (
@@ -96,11 +84,7 @@ fn constraint_on_the_wrong_type_is_refused() {
             "max_length: 3",
             "`max_length` does not apply to a number input",
         ),
-        (
-            "boolean",
-            "min: 0",
-            "`min` does not apply to a boolean input",
-        ),
+        ("boolean", "min: 0", "`min` does not apply to a boolean input"),
         (
             "enum",
             "max_length: 3, values: [{name: A, description: A.}]",
@@ -131,24 +115,15 @@ fn constraint_on_the_wrong_type_is_refused() {
 #[test]
 fn min_greater_than_max_is_refused() {
     let at = at_version("forecast", "1.0.0").field("input `n`");
-    let p = the_error(&tool(
-        "forecast",
-        &[one().input("n", "int", "min: 10, max: 5")],
-    ));
+    let p = the_error(&tool("forecast", &[one().input("n", "int", "min: 10, max: 5")]));
     assert_problem(&p, Error, at, "`min` is greater than `max`");
-    let p = the_error(&tool(
-        "forecast",
-        &[one().input("n", "number", "min: 1.5, max: 0.5")],
-    ));
+    let p = the_error(&tool("forecast", &[one().input("n", "number", "min: 1.5, max: 0.5")]));
     assert_problem(&p, Error, at, "`min` is greater than `max`");
     // Against the default max of 65535.
     let p = the_error(&tool("forecast", &[one().input("n", "int", "min: 70000")]));
     assert_problem(&p, Error, at, "N-ACT's default max is 65535");
     // min == max allows exactly one value and is fine.
-    clean(&tool(
-        "forecast",
-        &[one().input("n", "int", "min: 3, max: 3")],
-    ));
+    clean(&tool("forecast", &[one().input("n", "int", "min: 3, max: 3")]));
 }
 
 #[test]
@@ -172,10 +147,7 @@ fn int_max_defaults_to_65535() {
     let version = catalog.find("forecast").expect("tool").latest();
     assert_eq!(
         version.input("n").map(|p| &p.kind),
-        Some(&InputType::Int {
-            min: None,
-            max: 65535
-        })
+        Some(&InputType::Int { min: None, max: 65535 })
     );
     assert_eq!(
         version.input("m").map(|p| &p.kind),
@@ -208,10 +180,7 @@ fn input_type_defaults_to_string_and_required_to_true() {
     assert!(city.required);
     assert_eq!(city.id, "city");
     assert!(version.outputs[0].required);
-    assert_eq!(
-        version.input_schema["required"],
-        serde_json::json!(["city"])
-    );
+    assert_eq!(version.input_schema["required"], serde_json::json!(["city"]));
 }
 
 #[test]
@@ -219,10 +188,7 @@ fn enum_without_values_is_refused() {
     let at = at_version("forecast", "1.0.0").field("input `mode`");
     let p = the_error(&tool("forecast", &[one().input("mode", "enum", "")]));
     assert_problem(&p, Error, at, "an enum needs `values`");
-    let p = the_error(&tool(
-        "forecast",
-        &[one().input("mode", "enum", "values: []")],
-    ));
+    let p = the_error(&tool("forecast", &[one().input("mode", "enum", "values: []")]));
     assert_problem(&p, Error, at, "an enum needs `values`");
 }
 
@@ -238,12 +204,7 @@ fn enum_value_must_be_upper_snake() {
                 &format!("values: [{{name: \"{bad}\", description: D.}}]"),
             )],
         ));
-        assert_problem(
-            &p,
-            Error,
-            at,
-            &format!("enum value `{bad}` must be UPPER_SNAKE_CASE"),
-        );
+        assert_problem(&p, Error, at, &format!("enum value `{bad}` must be UPPER_SNAKE_CASE"));
     }
     clean(&tool(
         "forecast",
@@ -325,30 +286,14 @@ fn unknown_output_type_is_refused() {
 #[test]
 fn string_constraints_are_checked() {
     let at = at_version("forecast", "1.0.0").field("input `code`");
-    let p = the_error(&tool(
-        "forecast",
-        &[one().input("code", "string", "max_length: 0")],
-    ));
-    assert_problem(
-        &p,
-        Error,
-        at,
-        "`max_length: 0` accepts only the empty string",
-    );
-    let p = the_error(&tool(
-        "forecast",
-        &[one().input("code", "string", "pattern: \"[a-\"")],
-    ));
+    let p = the_error(&tool("forecast", &[one().input("code", "string", "max_length: 0")]));
+    assert_problem(&p, Error, at, "`max_length: 0` accepts only the empty string");
+    let p = the_error(&tool("forecast", &[one().input("code", "string", "pattern: \"[a-\"")]));
     assert_problem(&p, Error, at, "`pattern` is not a valid regular expression");
 }
 
 #[test]
 fn empty_tag_is_refused() {
     let p = the_error(&doc(&[t("forecast", &[one()]).with("tags: [\"\", rain]")]));
-    assert_problem(
-        &p,
-        Error,
-        at_tool("forecast").field("tags"),
-        "a tag is empty",
-    );
+    assert_problem(&p, Error, at_tool("forecast").field("tags"), "a tag is empty");
 }

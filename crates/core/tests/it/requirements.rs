@@ -2,9 +2,7 @@
 //! checks, `Error::MissingRequirement`, and rephrased failures.
 
 use serde_json::{Value, json};
-use toolhost_core::{
-    CallContext, Engine, Error, Invocation, Requirement, Secret, Severity, VersionSelector,
-};
+use toolhost_core::{CallContext, Engine, Error, Invocation, Requirement, Secret, Severity, VersionSelector};
 
 use crate::{assert_problem, at_tool, clean, doc, obj, t, the_error, v};
 
@@ -40,22 +38,14 @@ fn context(secrets: &[(&str, &str)], authorization: &[&str], user_id: Option<&st
     }
 }
 
-async fn call(
-    engine: &Engine,
-    tool: &str,
-    input: Value,
-    context: CallContext,
-) -> Result<Value, Error> {
+async fn call(engine: &Engine, tool: &str, input: Value, context: CallContext) -> Result<Value, Error> {
     let invocation = Invocation {
         tool: tool.to_owned(),
         version: VersionSelector::Latest,
         input: obj(input),
         context,
     };
-    engine
-        .invoke(invocation)
-        .await
-        .map(|out| Value::Object(out.output))
+    engine.invoke(invocation).await.map(|out| Value::Object(out.output))
 }
 
 #[test]
@@ -66,10 +56,7 @@ fn requirements_are_loaded() {
     assert_eq!(r.secrets, ["api_key"]);
     assert_eq!(r.authorization.len(), 1);
     assert_eq!(
-        (
-            r.authorization[0].id.as_str(),
-            r.authorization[0].scopes.as_slice()
-        ),
+        (r.authorization[0].id.as_str(), r.authorization[0].scopes.as_slice()),
         ("google", &["calendar.read".to_owned()][..])
     );
     assert!(r.user_id);
@@ -94,9 +81,7 @@ fn duplicate_or_empty_requirement_ids_are_refused() {
         at_tool("whoami").field("requirements.secrets"),
         "is empty or listed twice",
     );
-    let p = the_error(&doc(&[context_tool(
-        "{authorization: [{id: google}, {id: google}]}",
-    )]));
+    let p = the_error(&doc(&[context_tool("{authorization: [{id: google}, {id: google}]}")]));
     assert_problem(
         &p,
         Severity::Error,
@@ -131,14 +116,8 @@ async fn a_missing_requirement_stops_the_call_before_the_backend() {
             context(&[("api_key", "k")], &[], Some("u1")),
             Requirement::Authorization("google".into()),
         ),
-        (
-            context(&[("api_key", "k")], &["google"], None),
-            Requirement::UserId,
-        ),
-        (
-            context(&[("api_key", "k")], &["google"], Some("")),
-            Requirement::UserId,
-        ),
+        (context(&[("api_key", "k")], &["google"], None), Requirement::UserId),
+        (context(&[("api_key", "k")], &["google"], Some("")), Requirement::UserId),
     ];
     for (ctx, expected) in cases {
         match call(&engine, "whoami", json!({}), ctx).await {
@@ -150,31 +129,17 @@ async fn a_missing_requirement_stops_the_call_before_the_backend() {
         }
     }
     // The requirement is checked before the input.
-    let err = call(
-        &engine,
-        "whoami",
-        json!({"unknown": 1}),
-        context(&[], &[], None),
-    )
-    .await
-    .expect_err("missing");
+    let err = call(&engine, "whoami", json!({"unknown": 1}), context(&[], &[], None))
+        .await
+        .expect_err("missing");
     assert!(matches!(err, Error::MissingRequirement { .. }), "{err:?}");
-    assert!(
-        err.to_string().contains("requires the secret `api_key`"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("requires the secret `api_key`"), "{err}");
 }
 
 #[tokio::test]
 async fn secrets_and_user_id_reach_the_backend() {
-    let engine = Engine::new(clean(&doc(&[context_tool(
-        "{secrets: [api_key], user_id: true}",
-    )])));
-    let ctx = context(
-        &[("api_key", "s3cret"), ("extra", "xy")],
-        &[],
-        Some("user-7"),
-    );
+    let engine = Engine::new(clean(&doc(&[context_tool("{secrets: [api_key], user_id: true}")])));
+    let ctx = context(&[("api_key", "s3cret"), ("extra", "xy")], &[], Some("user-7"));
     assert!(
         !format!("{ctx:?}").contains("s3cret"),
         "Debug of a context hides secrets"
@@ -188,7 +153,8 @@ async fn secrets_and_user_id_reach_the_backend() {
 
 #[tokio::test]
 async fn catalog_errors_rephrase_a_failure_by_its_code() {
-    let phrase = "errors: {division_by_zero: {message: \"The divisor must not be 0.\", retryable: true, retry_after_ms: 1500}}";
+    let phrase =
+        "errors: {division_by_zero: {message: \"The divisor must not be 0.\", retryable: true, retry_after_ms: 1500}}";
     let engine = Engine::new(clean(&doc(&[
         t("divide", &[divide()]).with(phrase),
         t("plain_divide", &[divide()]),

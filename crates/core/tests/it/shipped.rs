@@ -19,15 +19,10 @@ fn catalog_dirs(root: &Path) -> Vec<PathBuf> {
         let mut has_catalog = false;
         let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         for entry in entries {
-            let path = entry
-                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-                .path();
+            let path = entry.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path();
             if path.is_dir() {
                 stack.push(path);
-            } else if matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("yaml" | "yml" | "json")
-            ) {
+            } else if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")) {
                 has_catalog = true;
             }
         }
@@ -59,41 +54,25 @@ fn every_example_catalog_loads_without_errors_or_warnings() {
         "examples/catalog is found: {dirs:?}"
     );
     for dir in dirs {
-        let sources =
-            Source::read_dir(&dir).unwrap_or_else(|p| panic!("{}:\n{}", dir.display(), render(&p)));
+        let sources = Source::read_dir(&dir).unwrap_or_else(|p| panic!("{}:\n{}", dir.display(), render(&p)));
         let catalog = load_clean(&dir.display().to_string(), &sources);
-        assert!(
-            !catalog.tools().is_empty(),
-            "{} has no served tools",
-            dir.display()
-        );
+        assert!(!catalog.tools().is_empty(), "{} has no served tools", dir.display());
     }
 }
 
 #[test]
 fn bundled_catalog_loads_without_warnings() {
-    let catalog = load_clean(
-        "the bundled catalog",
-        &toolhost_core::native::bundled_catalog(),
-    );
-    assert!(
-        catalog.tools().len() > 5,
-        "only {} tools",
-        catalog.tools().len()
-    );
+    let catalog = load_clean("the bundled catalog", &toolhost_core::native::bundled_catalog());
+    assert!(catalog.tools().len() > 5, "only {} tools", catalog.tools().len());
     for toolkit in ["Calculator", "Text", "Units", "Reference"] {
-        assert!(
-            catalog.toolkits().contains_key(toolkit),
-            "toolkit {toolkit} missing"
-        );
+        assert!(catalog.toolkits().contains_key(toolkit), "toolkit {toolkit} missing");
     }
 }
 
 #[test]
 fn bundled_catalog_is_the_examples_catalog() {
     let bundled = toolhost_core::native::bundled_catalog();
-    let on_disk = Source::read_dir(&Path::new(EXAMPLES).join("catalog"))
-        .unwrap_or_else(|p| panic!("{}", render(&p)));
+    let on_disk = Source::read_dir(&Path::new(EXAMPLES).join("catalog")).unwrap_or_else(|p| panic!("{}", render(&p)));
     let names = |c: &Catalog| {
         c.tools()
             .iter()
@@ -112,30 +91,20 @@ fn read_dir_of_a_missing_directory_is_an_error() {
     let problems = Source::read_dir(&missing).expect_err("missing");
     assert_eq!(problems.len(), 1);
     assert!(
-        problems[0]
-            .message
-            .contains("failed to read the catalog directory"),
+        problems[0].message.contains("failed to read the catalog directory"),
         "{}",
         problems[0]
     );
 }
 
-async fn run(
-    engine: &Engine,
-    tool: &str,
-    version: VersionSelector,
-    input: Value,
-) -> Result<Value, Error> {
+async fn run(engine: &Engine, tool: &str, version: VersionSelector, input: Value) -> Result<Value, Error> {
     let invocation = Invocation {
         tool: tool.to_owned(),
         version,
         input: obj(input),
         context: CallContext::default(),
     };
-    engine
-        .invoke(invocation)
-        .await
-        .map(|out| Value::Object(out.output))
+    engine.invoke(invocation).await.map(|out| Value::Object(out.output))
 }
 
 fn bundled_engine() -> Engine {
@@ -203,10 +172,7 @@ async fn unknown_country_fails_with_the_known_codes_in_the_prompt() {
     .await
     {
         Err(Error::Failed { failure, .. }) => {
-            assert!(
-                failure.message.contains("no country with code ZZ"),
-                "{failure:?}"
-            );
+            assert!(failure.message.contains("no country with code ZZ"), "{failure:?}");
             assert!(
                 failure
                     .prompt
@@ -223,21 +189,12 @@ async fn unknown_country_fails_with_the_known_codes_in_the_prompt() {
 async fn older_convert_text_case_version_refuses_the_newer_enum_value() {
     let engine = bundled_engine();
     let input = json!({"text": "a b", "case": "KEBAB"});
-    match run(
-        &engine,
-        "convert_text_case",
-        VersionSelector::Number(1),
-        input,
-    )
-    .await
-    {
+    match run(&engine, "convert_text_case", VersionSelector::Number(1), input).await {
         Err(Error::InvalidInput { errors, .. }) => {
             assert_eq!(errors.len(), 1);
             assert_eq!(errors[0].parameter, "case");
             assert!(
-                errors[0]
-                    .message
-                    .contains("one of UPPER, LOWER, TITLE, SNAKE"),
+                errors[0].message.contains("one of UPPER, LOWER, TITLE, SNAKE"),
                 "{errors:?}"
             );
         }
@@ -255,26 +212,15 @@ async fn every_served_version_of_convert_length_answers_with_only_its_declared_o
         (3, json!({"value": 1.5, "unit": "KILOMETRE"})),
     ] {
         let input = json!({"value": 1500, "from": "METRE", "to": "KILOMETRE"});
-        let output = run(
-            &engine,
-            "convert_length",
-            VersionSelector::Number(number),
-            input,
-        )
-        .await
-        .unwrap_or_else(|e| panic!("version {number}: {e}"));
+        let output = run(&engine, "convert_length", VersionSelector::Number(number), input)
+            .await
+            .unwrap_or_else(|e| panic!("version {number}: {e}"));
         assert_eq!(output, expected, "version {number}");
     }
     // `precision` arrived in 1.1.0.
     let input = json!({"value": 1, "from": "INCH", "to": "METRE", "precision": 2});
     assert!(matches!(
-        run(
-            &engine,
-            "convert_length",
-            VersionSelector::Number(1),
-            input.clone()
-        )
-        .await,
+        run(&engine, "convert_length", VersionSelector::Number(1), input.clone()).await,
         Err(Error::InvalidInput { .. })
     ));
     let output = run(&engine, "convert_length", VersionSelector::Number(2), input)

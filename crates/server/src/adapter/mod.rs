@@ -2,3 +2,4 @@
 //! each maps core errors to its own statuses in one exhaustive match (`error.rs`).
 
 pub mod nact;
+pub mod otc;

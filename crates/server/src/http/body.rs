@@ -1,69 +1,131 @@
-//! JSON request bodies: content type, size limit and parse errors become problem responses.
+//! JSON request bodies: content type, size limit and parse errors, each a [`BodyError`] that
+//! says what to change. Adapters whose protocol has its own error shape take
+//! `Result<Json<T>, BodyError>` and map it; the default rendering is a problem document.
+
+use std::fmt;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 
 use super::problem::ProblemResponse;
 
-/// A JSON object body deserialized into `T`; every failure is a problem a person can act on.
+/// A JSON object body deserialized into `T`.
 #[derive(Debug)]
 pub struct Json<T>(pub T);
 
+/// Why a request body was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyError {
+    /// The `Content-Type` is not JSON (the given one, if any).
+    UnsupportedMediaType(Option<String>),
+    /// The body is larger than the configured limit.
+    TooLarge,
+    /// The body could not be read.
+    Unreadable(String),
+    /// The body is empty or only white space.
+    Empty,
+    /// The body is JSON but not an object.
+    NotObject,
+    /// The body is not valid JSON.
+    Malformed(String),
+    /// The JSON does not have the expected members or types.
+    Shape(String),
+}
+
+impl BodyError {
+    /// The HTTP status for protocols that use HTTP semantics (N-ACT, WoA).
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Unreadable(_) | Self::Empty | Self::NotObject | Self::Malformed(_) | Self::Shape(_) => {
+                StatusCode::BAD_REQUEST
+            }
+        }
+    }
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnsupportedMediaType(Some(given)) => {
+                write!(
+                    f,
+                    "expected `Content-Type: application/json`, but got `{given}`; send the body as JSON"
+                )
+            }
+            Self::UnsupportedMediaType(None) => {
+                f.write_str("expected `Content-Type: application/json`, but got none; send the body as JSON")
+            }
+            Self::TooLarge => f.write_str("the request body is larger than this server accepts; send less data"),
+            Self::Unreadable(e) => write!(f, "failed to read the request body: {e}"),
+            Self::Empty => f.write_str("the request body is empty; send a JSON object"),
+            Self::NotObject => f.write_str("expected the request body to be a JSON object (`{...}`)"),
+            Self::Malformed(e) => write!(f, "the request body is not valid JSON: {e}"),
+            Self::Shape(e) => write!(f, "the JSON body does not have the expected shape: {e}"),
+        }
+    }
+}
+
+impl IntoResponse for BodyError {
+    fn into_response(self) -> Response {
+        let kind = match self {
+            Self::UnsupportedMediaType(_) => "unsupported-media-type",
+            Self::TooLarge => "body-too-large",
+            _ => "bad-request",
+        };
+        ProblemResponse::new(self.status(), kind, self.to_string()).into_response()
+    }
+}
+
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
-    type Rejection = ProblemResponse;
+    type Rejection = BodyError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         check_content_type(req.headers().get(header::CONTENT_TYPE))?;
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ProblemResponse::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "body-too-large",
-                    "the request body is larger than this server accepts; send less data",
-                )
+                BodyError::TooLarge
             } else {
-                ProblemResponse::bad_request(format!("failed to read the request body: {}", rejection.body_text()))
+                BodyError::Unreadable(rejection.body_text())
             }
         })?;
         parse(&bytes).map(Json)
     }
 }
 
-fn check_content_type(value: Option<&axum::http::HeaderValue>) -> Result<(), ProblemResponse> {
-    let is_json = value.and_then(|v| v.to_str().ok()).is_some_and(|v| {
+fn check_content_type(value: Option<&HeaderValue>) -> Result<(), BodyError> {
+    let given = value.map(|v| v.to_str().unwrap_or("(not text)"));
+    let is_json = given.is_some_and(|v| {
         let essence = v.split(';').next().unwrap_or_default().trim();
         essence.eq_ignore_ascii_case("application/json")
-            || essence.rsplit_once('+').is_some_and(|(ty, suffix)| ty.starts_with("application/") && suffix.eq_ignore_ascii_case("json"))
+            || essence
+                .rsplit_once('+')
+                .is_some_and(|(ty, suffix)| ty.starts_with("application/") && suffix.eq_ignore_ascii_case("json"))
     });
     if is_json {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(BodyError::UnsupportedMediaType(given.map(str::to_owned)))
     }
-    let given = value.and_then(|v| v.to_str().ok()).map(|v| format!("`{v}`")).unwrap_or_else(|| "none".to_owned());
-    Err(ProblemResponse::new(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported-media-type",
-        format!("expected `Content-Type: application/json`, but got {given}; send the body as JSON"),
-    ))
 }
 
 /// Parses a JSON object body; says whether the JSON itself or its shape is wrong.
-pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ProblemResponse> {
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, BodyError> {
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {}
-        None => return Err(ProblemResponse::bad_request("the request body is empty; send a JSON object")),
-        Some(_) => {
-            return Err(ProblemResponse::bad_request("expected the request body to be a JSON object (`{...}`)"));
-        }
+        None => return Err(BodyError::Empty),
+        Some(_) => return Err(BodyError::NotObject),
     }
     serde_json::from_slice(bytes).map_err(|e| {
-        let detail = if e.is_data() {
-            format!("the JSON body does not have the expected shape: {e}")
+        if e.is_data() {
+            BodyError::Shape(e.to_string())
         } else {
-            format!("the request body is not valid JSON: {e}")
-        };
-        ProblemResponse::bad_request(detail)
+            BodyError::Malformed(e.to_string())
+        }
     })
 }
 
@@ -80,7 +142,7 @@ mod tests {
 
     #[test]
     fn parse_says_what_is_wrong() {
-        let detail = |b: &[u8]| parse::<Body>(b).unwrap_err().problem.detail;
+        let detail = |b: &[u8]| parse::<Body>(b).unwrap_err().to_string();
         assert!(detail(b"[1]").contains("JSON object"));
         assert!(detail(b"  ").contains("empty"));
         assert!(detail(b"{\"a\": ").contains("not valid JSON"));
@@ -90,12 +152,12 @@ mod tests {
 
     #[test]
     fn content_types() {
-        let ok = |v: &str| check_content_type(Some(&axum::http::HeaderValue::from_str(v).unwrap())).is_ok();
+        let ok = |v: &str| check_content_type(Some(&HeaderValue::from_str(v).unwrap())).is_ok();
         assert!(ok("application/json"));
         assert!(ok("application/json; charset=utf-8"));
         assert!(ok("application/problem+json"));
         assert!(!ok("text/plain"));
         assert!(!ok("application/x-www-form-urlencoded"));
-        assert!(check_content_type(None).is_err());
+        assert_eq!(check_content_type(None), Err(BodyError::UnsupportedMediaType(None)));
     }
 }

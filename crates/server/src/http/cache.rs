@@ -16,7 +16,8 @@ pub fn json(request: &HeaderMap, body: Vec<u8>, content_type: &'static str, cach
         r
     } else {
         let mut r = Response::new(Body::from(body));
-        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        r.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         r
     };
     let headers = response.headers_mut();
@@ -38,10 +39,15 @@ pub fn etag(body: &[u8]) -> String {
 
 /// Whether `If-None-Match` lists `tag` (or `*`); weak comparison as RFC 9110 §13.1.2 asks.
 fn if_none_match(request: &HeaderMap, tag: &str) -> bool {
-    request.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|candidate| {
-        let candidate = candidate.trim();
-        candidate == "*" || candidate.strip_prefix("W/").unwrap_or(candidate) == tag
-    })
+    request
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|candidate| {
+            let candidate = candidate.trim();
+            candidate == "*" || candidate.strip_prefix("W/").unwrap_or(candidate) == tag
+        })
 }
 
 #[cfg(test)]
@@ -52,7 +58,10 @@ mod tests {
     fn matching_tag_gives_304_and_keeps_the_tag() {
         let tag = etag(b"{}");
         let mut headers = HeaderMap::new();
-        headers.insert(header::IF_NONE_MATCH, HeaderValue::from_str(&format!("\"x\", W/{tag}")).unwrap());
+        headers.insert(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_str(&format!("\"x\", W/{tag}")).unwrap(),
+        );
         let response = json(&headers, b"{}".to_vec(), "application/json", "no-cache");
         assert_eq!(response.status(), StatusCode::NOT_MODIFIED);
         assert_eq!(response.headers()[header::ETAG], tag.as_str());

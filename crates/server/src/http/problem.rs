@@ -11,17 +11,19 @@ use toolhost_wire::problem::{CONTENT_TYPE, Problem};
 /// A problem document ready to send, with an optional `Retry-After`.
 #[derive(Debug, Clone)]
 pub struct ProblemResponse {
-    /// The document.
-    pub problem: Problem,
+    /// The document (boxed: errors travel in `Result`s and should stay small).
+    pub problem: Box<Problem>,
     /// Sent as `Retry-After` in whole seconds (rounded up).
     pub retry_after: Option<Duration>,
+    /// Sent as `Allow` (with 405).
+    pub allow: Option<&'static str>,
 }
 
 impl ProblemResponse {
     /// A problem with the given status, kind slug and detail; not retryable.
     pub fn new(status: StatusCode, kind: &str, detail: impl Into<String>) -> Self {
         Self {
-            problem: Problem {
+            problem: Box::new(Problem {
                 kind: format!("urn:toolhost:problem:{kind}"),
                 title: status.canonical_reason().unwrap_or("Error").to_owned(),
                 status: status.as_u16(),
@@ -29,8 +31,9 @@ impl ProblemResponse {
                 errors: None,
                 retryable: false,
                 prompt: None,
-            },
+            }),
             retry_after: None,
+            allow: None,
         }
     }
 
@@ -48,6 +51,9 @@ impl IntoResponse for ProblemResponse {
         *response.status_mut() = status;
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+        if let Some(allow) = self.allow {
+            headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+        }
         if let Some(after) = self.retry_after {
             let secs = after.as_millis().div_ceil(1000).max(1);
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs as u64));
@@ -82,6 +88,10 @@ pub fn panicked(panic: Box<dyn Any + Send + 'static>) -> Response {
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("unknown panic");
     tracing::error!(panic = what, "handler panicked");
-    ProblemResponse::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the server hit an internal error; it has been logged")
-        .into_response()
+    ProblemResponse::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "the server hit an internal error; it has been logged",
+    )
+    .into_response()
 }

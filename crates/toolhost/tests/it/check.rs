@@ -42,13 +42,22 @@ toolkits:
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     // The issue's own example message, with its place.
-    assert!(stderr.contains("a.yaml: tool `lookup_weather` version 1.1.0"), "{stderr}");
-    assert!(stderr.contains("makes input `city` required, but 1.0.0 had it optional"), "{stderr}");
+    assert!(
+        stderr.contains("a.yaml: tool `lookup_weather` version 1.1.0"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("makes input `city` required, but 1.0.0 had it optional"),
+        "{stderr}"
+    );
     assert!(stderr.contains("description is empty"), "{stderr}");
     assert!(stderr.contains("`1.0` is not a semantic version"), "{stderr}");
     assert!(stderr.contains("no native function `no.such`"), "{stderr}");
     assert!(stderr.contains("b.yaml: failed to parse"), "{stderr}");
-    assert!(stderr.contains("warning:") && stderr.contains("not snake_case"), "{stderr}");
+    assert!(
+        stderr.contains("warning:") && stderr.contains("not snake_case"),
+        "{stderr}"
+    );
 }
 
 #[test]

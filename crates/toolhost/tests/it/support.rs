@@ -16,7 +16,11 @@ pub struct Scratch(pub PathBuf);
 impl Scratch {
     pub fn new() -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!("toolhost-it-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+        let dir = std::env::temp_dir().join(format!(
+            "toolhost-it-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create scratch dir");
         Self(dir)
@@ -52,8 +56,14 @@ impl Server {
     /// Starts `toolhost serve --listen 127.0.0.1:0 --log-format json ARGS` and waits until it listens.
     pub fn start(args: &[&str], envs: &[(&str, &str)], dir: Option<&Path>) -> Self {
         let mut command = Command::new(BIN);
-        command.args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"]).args(args);
-        command.envs(envs.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped()).stdin(Stdio::null());
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
+            .args(args);
+        command
+            .envs(envs.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null());
         if let Some(dir) = dir {
             command.current_dir(dir);
         }
@@ -74,9 +84,16 @@ impl Server {
         });
         let address = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| {
             let _ = child.kill();
-            panic!("toolhost did not start listening; stderr:\n{}", logs.lock().expect("logs").join("\n"))
+            panic!(
+                "toolhost did not start listening; stderr:\n{}",
+                logs.lock().expect("logs").join("\n")
+            )
         });
-        Self { child: Some(child), base: format!("http://{address}"), logs }
+        Self {
+            child: Some(child),
+            base: format!("http://{address}"),
+            logs,
+        }
     }
 
     /// The log lines so far, once `ready` holds for them (or after 5 s, whatever they are).
@@ -94,7 +111,10 @@ impl Server {
     /// Sends SIGTERM and waits for the process to exit; returns whether it exited successfully.
     pub fn terminate(mut self) -> bool {
         let mut child = self.child.take().expect("running");
-        let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill -TERM");
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill -TERM");
         assert!(status.success());
         for _ in 0..100 {
             if let Some(status) = child.try_wait().expect("wait") {

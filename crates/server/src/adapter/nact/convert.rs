@@ -69,7 +69,13 @@ fn output(o: &toolhost_core::Output) -> OutputParameter {
 }
 
 fn allowed(values: &[EnumValue]) -> Vec<AllowedValue> {
-    values.iter().map(|v| AllowedValue { name: v.name.clone(), description: v.description.clone() }).collect()
+    values
+        .iter()
+        .map(|v| AllowedValue {
+            name: v.name.clone(),
+            description: v.description.clone(),
+        })
+        .collect()
 }
 
 /// The invocation's name/value pairs as an input object; a name given twice is a parameter error.
@@ -89,7 +95,11 @@ pub(super) fn input_object(pairs: Vec<NamedValue>) -> Result<Map<String, Value>,
         }
         map.insert(pair.name, pair.value);
     }
-    if duplicates.is_empty() { Ok(map) } else { Err(duplicates) }
+    if duplicates.is_empty() {
+        Ok(map)
+    } else {
+        Err(duplicates)
+    }
 }
 
 /// The invocation response: outputs in the signature's order (N-ACT §7).
@@ -99,9 +109,17 @@ pub(super) fn result(mut outcome: Outcome) -> InvocationResult {
     let output_parameters = version
         .outputs
         .iter()
-        .filter_map(|o| output.remove(&o.name).map(|value| NamedValue { name: o.name.clone(), value }))
+        .filter_map(|o| {
+            output.remove(&o.name).map(|value| NamedValue {
+                name: o.name.clone(),
+                value,
+            })
+        })
         .collect();
-    InvocationResult { output_parameters, version: Some(version.number) }
+    InvocationResult {
+        output_parameters,
+        version: Some(version.number),
+    }
 }
 
 #[cfg(test)]
@@ -112,9 +130,18 @@ mod tests {
     #[test]
     fn duplicate_names_are_parameter_errors() {
         let pairs = vec![
-            NamedValue { name: "a".into(), value: json!(1) },
-            NamedValue { name: "a".into(), value: json!(2) },
-            NamedValue { name: "a".into(), value: json!(3) },
+            NamedValue {
+                name: "a".into(),
+                value: json!(1),
+            },
+            NamedValue {
+                name: "a".into(),
+                value: json!(2),
+            },
+            NamedValue {
+                name: "a".into(),
+                value: json!(3),
+            },
         ];
         let errors = input_object(pairs).unwrap_err();
         assert_eq!(errors.len(), 1);

@@ -55,7 +55,11 @@ mod tests {
     fn round_trips_and_refuses_forgeries() {
         let c = encode(Kind::Tools, "lookup_weather");
         assert_eq!(decode(Kind::Tools, &c).as_deref(), Some("lookup_weather"));
-        assert_eq!(decode(Kind::Versions, &c), None, "a tools cursor is not a versions cursor");
+        assert_eq!(
+            decode(Kind::Versions, &c),
+            None,
+            "a tools cursor is not a versions cursor"
+        );
         let forged = format!("{}.{}", URL_SAFE_NO_PAD.encode("t:zzz"), &c[c.len() - 12..]);
         assert_eq!(decode(Kind::Tools, &forged), None);
         assert_eq!(decode(Kind::Tools, "abc"), None);

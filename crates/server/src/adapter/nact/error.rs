@@ -11,7 +11,11 @@ use crate::http::problem::ProblemResponse;
 pub(super) fn problem(error: Error) -> ProblemResponse {
     match error {
         Error::ToolNotFound { .. } => ProblemResponse::new(StatusCode::NOT_FOUND, "unknown-tool", error.to_string()),
-        Error::VersionNotFound { .. } => ProblemResponse::new(StatusCode::NOT_FOUND, "unknown-version", error.to_string()),
+        Error::VersionNotFound { .. } => {
+            ProblemResponse::new(StatusCode::NOT_FOUND, "unknown-version", error.to_string())
+        }
+        // N-ACT has no place for per-call secrets or tokens; the message says which is missing.
+        Error::MissingRequirement { .. } => ProblemResponse::bad_request(error.to_string()),
         Error::InvalidInput { errors, .. } => invalid_input(errors),
         Error::Failed { tool, failure } => {
             let (status, kind) = if failure.retryable {
@@ -23,7 +27,9 @@ pub(super) fn problem(error: Error) -> ProblemResponse {
             p.problem.retryable = failure.retryable;
             p.problem.prompt = failure.prompt;
             // 503 always carries Retry-After (PROTOCOLS.md §3); one second when the tool gave none.
-            p.retry_after = failure.retryable.then(|| failure.retry_after.unwrap_or(std::time::Duration::from_secs(1)));
+            p.retry_after = failure
+                .retryable
+                .then(|| failure.retry_after.unwrap_or(std::time::Duration::from_secs(1)));
             p
         }
         Error::Timeout { .. } => {
@@ -43,7 +49,16 @@ pub(super) fn invalid_input(errors: Vec<ParameterError>) -> ProblemResponse {
     let mut p = ProblemResponse::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid-parameters", detail);
     let map: BTreeMap<String, String> = errors
         .into_iter()
-        .map(|e| (if e.parameter.is_empty() { "input_parameters".to_owned() } else { e.parameter }, e.message))
+        .map(|e| {
+            (
+                if e.parameter.is_empty() {
+                    "input_parameters".to_owned()
+                } else {
+                    e.parameter
+                },
+                e.message,
+            )
+        })
         .collect();
     p.problem.errors = Some(map);
     p

@@ -19,36 +19,47 @@ use crate::http::problem::ProblemResponse;
 /// N-ACT §6.4 leaves the bounds to the server: 50 by default, at most 500 (PROTOCOLS.md §3).
 const DEFAULT_PAGE_LIMIT: u32 = 50;
 const MAX_PAGE_LIMIT: u32 = 500;
-/// Listings may change when the catalog is reloaded; a short lifetime with revalidation.
-const LIST_CACHE: &str = "private, max-age=60";
-/// A version's signature never changes once served (N-ACT §6.1 lock rule).
-const VERSION_CACHE: &str = "private, max-age=86400";
+/// Listings change on reload, and every signature carries `currentVersion`, which changes when
+/// a version ships: a short lifetime, then revalidation with the ETag.
+const CACHE: &str = "private, max-age=60";
 const JSON: &str = "application/json";
 
 type Result<T> = std::result::Result<T, ProblemResponse>;
 
 /// `GET {root}/tools`: the latest signature of every matching tool, one page at a time.
-pub(super) async fn list(Extract(state): Extract<Arc<State>>, RawQuery(query): RawQuery, headers: HeaderMap) -> Result<Response> {
+pub(super) async fn list(
+    Extract(state): Extract<Arc<State>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response> {
     let params = Params::parse(query.as_deref(), &["pageLimit", "pageCursor", "tag", "q"])?;
     let after = params.cursor(Kind::Tools)?;
-    let view = state.nact.get(&state.engine);
-    let page = view.catalog.list(&ListQuery {
+    let built = state.nact.get(&state.engine);
+    let page = built.catalog.list(&ListQuery {
         tags: &params.tags,
         text: params.q.as_deref(),
         after: after.as_deref(),
         limit: params.limit as usize,
     });
-    let items: Vec<&RawValue> = page.tools.iter().filter_map(|t| view.signature(&t.name, t.latest().number)).collect();
-    let next = page.more.then(|| page.tools.last().map(|t| cursor::encode(Kind::Tools, &t.name))).flatten();
+    let items: Vec<&RawValue> = page
+        .tools
+        .iter()
+        .filter_map(|t| built.view.get(&t.name, t.latest().number))
+        .collect();
+    let next = page
+        .more
+        .then(|| page.tools.last().map(|t| cursor::encode(Kind::Tools, &t.name)))
+        .flatten();
     Ok(page_response(&headers, items, params.limit, next))
 }
 
 /// `GET {root}/tools/{toolID}`: the current signature (N-ACT §6.2).
-pub(super) async fn signature(Extract(state): Extract<Arc<State>>, Path(tool): Path<String>, headers: HeaderMap) -> Result<Response> {
-    let (tool, index) = state.engine.resolve(&tool, &VersionSelector::Latest).map_err(error::problem)?;
-    let view = state.nact.get(&state.engine);
-    let body = view.signature(&tool.name, tool.versions[index].number).map(|s| s.get().as_bytes().to_vec()).unwrap_or_default();
-    Ok(cache::json(&headers, body, JSON, LIST_CACHE))
+pub(super) async fn signature(
+    Extract(state): Extract<Arc<State>>,
+    Path(tool): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response> {
+    signature_response(&state, &tool, &VersionSelector::Latest, &headers)
 }
 
 /// `GET {root}/tools/{toolID}/versions`: every served version, newest first (N-ACT §6.3).
@@ -59,21 +70,36 @@ pub(super) async fn versions(
     headers: HeaderMap,
 ) -> Result<Response> {
     let params = Params::parse(query.as_deref(), &["pageLimit", "pageCursor"])?;
-    let (tool, _) = state.engine.resolve(&tool, &VersionSelector::Latest).map_err(error::problem)?;
+    let (tool, _) = state
+        .engine
+        .resolve(&tool, &VersionSelector::Latest)
+        .map_err(error::problem)?;
     let before = match params.cursor(Kind::Versions)? {
         None => u32::MAX,
         Some(key) => key
             .strip_prefix(&format!("{}:", tool.id))
             .and_then(|n| n.parse().ok())
-            .ok_or_else(|| ProblemResponse::bad_request("this pageCursor belongs to another tool's version listing; start again without pageCursor"))?,
+            .ok_or_else(|| {
+                ProblemResponse::bad_request(
+                    "this pageCursor belongs to another tool's version listing; start again without pageCursor",
+                )
+            })?,
     };
-    let view = state.nact.get(&state.engine);
+    let built = state.nact.get(&state.engine);
     let limit = params.limit as usize;
     let mut served = tool.served_versions().filter(|v| v.number < before);
     let page: Vec<_> = served.by_ref().take(limit).collect();
     let more = served.next().is_some();
-    let items = page.iter().filter_map(|v| view.signature(&tool.name, v.number)).collect();
-    let next = more.then(|| page.last().map(|v| cursor::encode(Kind::Versions, &format!("{}:{}", tool.id, v.number)))).flatten();
+    let items = page
+        .iter()
+        .filter_map(|v| built.view.get(&tool.name, v.number))
+        .collect();
+    let next = more
+        .then(|| {
+            page.last()
+                .map(|v| cursor::encode(Kind::Versions, &format!("{}:{}", tool.id, v.number)))
+        })
+        .flatten();
     Ok(page_response(&headers, items, params.limit, next))
 }
 
@@ -84,10 +110,19 @@ pub(super) async fn version(
     headers: HeaderMap,
 ) -> Result<Response> {
     let selector = VersionSelector::Number(version_number(&version)?);
-    let (tool, index) = state.engine.resolve(&tool, &selector).map_err(error::problem)?;
-    let view = state.nact.get(&state.engine);
-    let body = view.signature(&tool.name, tool.versions[index].number).map(|s| s.get().as_bytes().to_vec()).unwrap_or_default();
-    Ok(cache::json(&headers, body, JSON, VERSION_CACHE))
+    signature_response(&state, &tool, &selector, &headers)
+}
+
+/// One pre-rendered signature, resolved in the same catalog the rendering came from.
+fn signature_response(state: &State, tool: &str, selector: &VersionSelector, headers: &HeaderMap) -> Result<Response> {
+    let built = state.nact.get(&state.engine);
+    let (tool, version) = toolhost_core::resolve(&built.catalog, tool, selector).map_err(error::problem)?;
+    let body = built
+        .view
+        .get(&tool.name, version.number)
+        .map(|s| s.get().as_bytes().to_vec())
+        .unwrap_or_default();
+    Ok(cache::json(headers, body, JSON, CACHE))
 }
 
 /// `POST {root}/tools/{toolID}:invoke`: run the current version (N-ACT §7).
@@ -121,7 +156,12 @@ async fn invoke(state: &State, tool: &str, version: VersionSelector, body: wire:
         )));
     }
     let input = convert::input_object(body.input_parameters).map_err(error::invalid_input)?;
-    let invocation = Invocation { tool: tool.name.clone(), version, input, context: Default::default() };
+    let invocation = Invocation {
+        tool: tool.name.clone(),
+        version,
+        input,
+        context: Default::default(),
+    };
     let outcome = state.engine.invoke(invocation).await.map_err(error::problem)?;
     Ok(axum::Json(convert::result(outcome)).into_response())
 }
@@ -129,27 +169,44 @@ async fn invoke(state: &State, tool: &str, version: VersionSelector, body: wire:
 /// Strips the `:invoke` suffix of an invocation path segment.
 fn invoke_target(segment: &str) -> Result<&str> {
     segment.strip_suffix(":invoke").ok_or_else(|| {
-        ProblemResponse::new(
+        let mut p = ProblemResponse::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "method-not-allowed",
             format!("POST is for invocation: send it to `{segment}:invoke`; signatures are read with GET"),
+        );
+        p.allow = Some("GET, HEAD");
+        p
+    })
+}
+
+/// A version number in a path: a positive integer in plain decimal (N-ACT §6.1). A number
+/// too large to be any version is well-formed but unknown: 404, like any other missing version.
+fn version_number(segment: &str) -> Result<u32> {
+    let plain = !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) && !segment.starts_with('0');
+    if !plain {
+        return Err(ProblemResponse::bad_request(format!(
+            "`{segment}` is not a version number; N-ACT versions are positive integers starting at 1, written without sign or leading zeros"
+        )));
+    }
+    segment.parse::<u32>().map_err(|_| {
+        ProblemResponse::new(
+            StatusCode::NOT_FOUND,
+            "unknown-version",
+            format!("no tool has a version {segment}"),
         )
     })
 }
 
-/// A version number in a path: a positive integer (N-ACT §6.1).
-fn version_number(segment: &str) -> Result<u32> {
-    segment.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-        ProblemResponse::bad_request(format!(
-            "`{segment}` is not a version number; N-ACT versions are positive integers starting at 1"
-        ))
-    })
-}
-
 fn page_response(headers: &HeaderMap, items: Vec<&RawValue>, limit: u32, next: Option<String>) -> Response {
-    let page = Page { items, paging: Paging { page_limit: limit, next } };
+    let page = Page {
+        items,
+        paging: Paging {
+            page_limit: limit,
+            next,
+        },
+    };
     let body = serde_json::to_vec(&page).unwrap_or_default();
-    cache::json(headers, body, JSON, LIST_CACHE)
+    cache::json(headers, body, JSON, CACHE)
 }
 
 /// Listing query parameters; unknown ones are refused so a typo is not silently ignored.
@@ -163,7 +220,10 @@ struct Params {
 
 impl Params {
     fn parse(query: Option<&str>, allowed: &[&str]) -> Result<Self> {
-        let mut params = Self { limit: DEFAULT_PAGE_LIMIT, ..Self::default() };
+        let mut params = Self {
+            limit: DEFAULT_PAGE_LIMIT,
+            ..Self::default()
+        };
         for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
             if !allowed.contains(&key.as_ref()) {
                 return Err(ProblemResponse::bad_request(format!(
@@ -173,9 +233,17 @@ impl Params {
             }
             match key.as_ref() {
                 "pageLimit" => {
-                    let n: u64 = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                        ProblemResponse::bad_request(format!("pageLimit must be a positive integer (at most {MAX_PAGE_LIMIT}), but got `{value}`"))
-                    })?;
+                    // Digits too many for u64 are still a positive integer: clamp them as well.
+                    let n: u64 = value
+                        .parse()
+                        .ok()
+                        .or_else(|| (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())).then_some(u64::MAX))
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| {
+                            ProblemResponse::bad_request(format!(
+                                "pageLimit must be a positive integer (larger than {MAX_PAGE_LIMIT} is clamped), but got `{value}`"
+                            ))
+                        })?;
                     // Larger limits are clamped, and the applied value is returned in `paging`.
                     params.limit = n.min(u64::from(MAX_PAGE_LIMIT)) as u32;
                 }

@@ -9,7 +9,7 @@
 //! | `POST {root}/tools/{toolID}:invoke` | run the current version (§7) |
 //! | `POST {root}/tools/{toolID}/versions/{n}:invoke` | run version `n` (§7) |
 //!
-//! Signatures are serialized once per catalog (see [`View`]); a listing copies the pre-rendered
+//! Signatures are serialized once per catalog (see [`Signatures`]); a listing copies the pre-rendered
 //! bytes of its page only.
 
 mod convert;
@@ -20,73 +20,61 @@ mod handlers;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use axum::Router;
 use axum::routing::get;
 use serde_json::value::RawValue;
-use toolhost_core::{Catalog, Engine};
+use toolhost_core::Catalog;
 
 use crate::State;
+use crate::view::View;
 
 /// The N-ACT routes under `prefix` (the draft's `{platform-root}`).
 pub fn routes(prefix: &str) -> Router<Arc<State>> {
     let prefix = prefix.trim_end_matches('/');
     Router::new()
         .route(&format!("{prefix}/tools"), get(handlers::list))
-        .route(&format!("{prefix}/tools/{{tool}}"), get(handlers::signature).post(handlers::invoke_current))
+        .route(
+            &format!("{prefix}/tools/{{tool}}"),
+            get(handlers::signature).post(handlers::invoke_current),
+        )
         .route(&format!("{prefix}/tools/{{tool}}/versions"), get(handlers::versions))
-        .route(&format!("{prefix}/tools/{{tool}}/versions/{{version}}"), get(handlers::version).post(handlers::invoke_version))
+        .route(
+            &format!("{prefix}/tools/{{tool}}/versions/{{version}}"),
+            get(handlers::version).post(handlers::invoke_version),
+        )
 }
 
 /// The N-ACT rendering of one catalog: every served signature, serialized once.
 #[derive(Debug)]
-pub struct View {
-    catalog: Arc<Catalog>,
+pub struct Signatures {
     /// By tool name: one signature per version (index = number - 1); `None` for retired ones.
-    signatures: HashMap<String, Vec<Option<Box<RawValue>>>>,
+    by_tool: HashMap<String, Vec<Option<Box<RawValue>>>>,
 }
 
-impl View {
-    fn build(catalog: Arc<Catalog>) -> Self {
-        let signatures = catalog
+impl View for Signatures {
+    fn build(catalog: &Catalog) -> Self {
+        let by_tool = catalog
             .tools()
             .iter()
             .map(|tool| {
                 let rendered = tool
                     .versions
                     .iter()
-                    .map(|v| (!v.retired).then(|| convert::signature(tool, v)).and_then(|s| serde_json::value::to_raw_value(&s).ok()))
+                    .map(|v| {
+                        (!v.retired)
+                            .then(|| convert::signature(tool, v))
+                            .and_then(|s| serde_json::value::to_raw_value(&s).ok())
+                    })
                     .collect();
                 (tool.name.clone(), rendered)
             })
             .collect();
-        Self { catalog, signatures }
-    }
-
-    fn signature(&self, tool: &str, number: u32) -> Option<&RawValue> {
-        self.signatures.get(tool)?.get(number.checked_sub(1)? as usize)?.as_deref()
+        Self { by_tool }
     }
 }
 
-/// The current [`View`], rebuilt lazily when the engine starts serving a new catalog.
-#[derive(Debug)]
-pub(crate) struct Views {
-    current: ArcSwap<View>,
-}
-
-impl Views {
-    pub(crate) fn new(engine: &Engine) -> Self {
-        Self { current: ArcSwap::from_pointee(View::build(engine.catalog())) }
-    }
-
-    pub(crate) fn get(&self, engine: &Engine) -> Arc<View> {
-        let view = self.current.load_full();
-        let catalog = engine.catalog();
-        if Arc::ptr_eq(&view.catalog, &catalog) {
-            return view;
-        }
-        let fresh = Arc::new(View::build(catalog));
-        self.current.store(Arc::clone(&fresh));
-        fresh
+impl Signatures {
+    fn get(&self, tool: &str, number: u32) -> Option<&RawValue> {
+        self.by_tool.get(tool)?.get(number.checked_sub(1)? as usize)?.as_deref()
     }
 }

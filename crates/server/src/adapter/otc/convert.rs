@@ -1,0 +1,225 @@
+//! Pure translation between core types and OTC wire types.
+
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+use toolhost_core::{CallContext, Secret, Tool, Version, VersionSelector};
+use toolhost_wire::otc::{
+    AuthorizationRequirement, Context, InputSchema, OAuth2, Requirements, SecretRequirement, ToolDefinition,
+};
+
+/// `$schema` values that mean OTC 1.0 (PROTOCOLS.md §4): the shorthand, the OXP urn, and the
+/// long URL forms the spec's versioning page uses.
+const ACCEPTED_SCHEMAS: &[&str] = &[
+    "otc://1.0",
+    "urn:oxp:1.0",
+    "https://github.com/OpenToolCalling/Specification/tree/main/spec/http/1.0/openapi.json",
+    "https://github.com/OpenToolCalling/Specification/blob/main/spec/http/1.0/openapi.json",
+    "https://raw.githubusercontent.com/OpenToolCalling/Specification/main/spec/http/1.0/openapi.json",
+];
+
+/// The `$schema` to answer with: the request's own form when it is OTC 1.0.
+pub(super) fn schema_form(given: Option<&str>) -> Result<&'static str, String> {
+    match given {
+        None => Ok(toolhost_wire::otc::SCHEMA),
+        Some(s) => ACCEPTED_SCHEMAS.iter().copied().find(|a| *a == s).ok_or_else(|| {
+            format!(
+                "this server speaks OTC 1.0, but the request's $schema is `{s}`; send `otc://1.0` or leave $schema out"
+            )
+        }),
+    }
+}
+
+/// The definition of one version (`ToolDefinition`).
+pub(super) fn definition(tool: &Tool, version: &Version) -> ToolDefinition {
+    let r = &tool.requirements;
+    let requirements = (!r.is_empty()).then(|| Requirements {
+        authorization: r
+            .authorization
+            .iter()
+            .map(|a| AuthorizationRequirement {
+                id: a.id.clone(),
+                oauth2: (!a.scopes.is_empty()).then(|| OAuth2 {
+                    scopes: a.scopes.clone(),
+                }),
+            })
+            .collect(),
+        secrets: r
+            .secrets
+            .iter()
+            .map(|id| SecretRequirement { id: id.clone() })
+            .collect(),
+        user_id: r.user_id.then_some(true),
+    });
+    ToolDefinition {
+        id: format!("{}.{}@{}", tool.toolkit, tool.name, version.semver),
+        name: format!("{}_{}", tool.toolkit, tool.name),
+        description: version.description.clone(),
+        version: version.semver.to_string(),
+        input_schema: InputSchema {
+            parameters: (*version.input_schema).clone(),
+        },
+        output_schema: output_schema(version),
+        requirements,
+    }
+}
+
+/// `null` with no outputs, the single output's own schema, or the object of all outputs
+/// (PROTOCOLS.md §4: the spec's `Calculator.Add` answers `"value": 15`).
+fn output_schema(version: &Version) -> Option<Value> {
+    match version.outputs.as_slice() {
+        [] => None,
+        [_] => version.output_schema["properties"]
+            .as_object()
+            .and_then(|p| p.values().next().cloned()),
+        _ => Some((*version.output_schema).clone()),
+    }
+}
+
+/// The result `value` matching [`output_schema`].
+pub(super) fn value(version: &Version, mut output: Map<String, Value>) -> Option<Value> {
+    match version.outputs.as_slice() {
+        [] => None,
+        [only] => output.remove(&only.name),
+        _ => Some(Value::Object(output)),
+    }
+}
+
+/// A parsed tool id: toolkit, tool name and version.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct ToolId<'a> {
+    pub toolkit: &'a str,
+    pub name: &'a str,
+    pub version: VersionSelector,
+}
+
+/// Parses `Toolkit.Tool[@x|@x.y.z]` exactly as the spec's `ToolId` pattern and version rules say:
+/// `@x` means exactly `x.0.0`, no suffix means the latest version.
+pub(super) fn tool_id(id: &str) -> Result<ToolId<'_>, String> {
+    let explain = || {
+        format!(
+            "`{id}` is not a tool id; write `Toolkit.Tool`, `Toolkit.Tool@1` or `Toolkit.Tool@1.0.0` (as in the `id` of GET /tools)"
+        )
+    };
+    let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let (path, version) = match id.split_once('@') {
+        Some((path, version)) => (path, Some(version)),
+        None => (id, None),
+    };
+    let (toolkit, name) = path
+        .split_once('.')
+        .filter(|(k, n)| word(k) && word(n))
+        .ok_or_else(explain)?;
+    let version = match version {
+        None => VersionSelector::Latest,
+        Some(v) => {
+            let parts: Vec<&str> = v.split('.').collect();
+            if !matches!(parts.len(), 1 | 3)
+                || !parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            {
+                return Err(explain());
+            }
+            let full = if parts.len() == 1 {
+                format!("{v}.0.0")
+            } else {
+                v.to_owned()
+            };
+            let semver = semver_strict(&full).ok_or_else(|| {
+                format!("`{v}` in `{id}` is not a valid version (no leading zeros); write e.g. @1.0.0")
+            })?;
+            VersionSelector::Semver(semver)
+        }
+    };
+    Ok(ToolId { toolkit, name, version })
+}
+
+fn semver_strict(text: &str) -> Option<semver::Version> {
+    semver::Version::parse(text).ok()
+}
+
+/// The call's context for the backend: secrets and tokens wrapped so they are never printed.
+pub(super) fn context(context: Option<Context>, trace_id: Option<String>) -> CallContext {
+    let context = context.unwrap_or_default();
+    CallContext {
+        secrets: context
+            .secrets
+            .into_iter()
+            .map(|s| (s.id, Secret::new(s.value)))
+            .collect(),
+        authorization: context
+            .authorization
+            .into_iter()
+            .map(|a| (a.id, Secret::new(a.token)))
+            .collect(),
+        user_id: context.user_id,
+        request_id: trace_id,
+    }
+}
+
+/// What makes two calls "the same call" for `call_id`: the tool id as written and the input.
+/// Keyed per process, so nobody can craft a collision.
+pub(super) fn fingerprint(tool_id: &str, input: &Map<String, Value>) -> u64 {
+    static KEYS: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
+    let mut hasher = KEYS.get_or_init(Default::default).build_hasher();
+    tool_id.hash(&mut hasher);
+    // serde_json's Map is ordered by key, so equal inputs serialize equally.
+    serde_json::to_string(input).unwrap_or_default().hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn semver(s: &str) -> VersionSelector {
+        VersionSelector::Semver(semver::Version::parse(s).unwrap())
+    }
+
+    #[test]
+    fn tool_ids_follow_the_spec() {
+        assert_eq!(
+            tool_id("Calculator.Add").unwrap(),
+            ToolId {
+                toolkit: "Calculator",
+                name: "Add",
+                version: VersionSelector::Latest
+            }
+        );
+        assert_eq!(tool_id("Calculator.Add@1").unwrap().version, semver("1.0.0"));
+        assert_eq!(tool_id("Calculator.Add@1.2.3").unwrap().version, semver("1.2.3"));
+        for bad in [
+            "Calculator.Add@1.2",
+            "Calculator",
+            ".Add",
+            "Calculator.",
+            "Calculator.Add@",
+            "Calculator.Add@x",
+            "A.B.C",
+            "Calc-ulator.Add",
+            "Calculator.Add@1.0.0.0",
+        ] {
+            assert!(tool_id(bad).is_err(), "{bad}");
+        }
+        assert!(tool_id("Calculator.Add@01.0.0").unwrap_err().contains("leading zeros"));
+    }
+
+    #[test]
+    fn schema_forms() {
+        assert_eq!(schema_form(None).unwrap(), "otc://1.0");
+        assert_eq!(schema_form(Some("urn:oxp:1.0")).unwrap(), "urn:oxp:1.0");
+        assert!(schema_form(Some("otc://9.9")).unwrap_err().contains("otc://9.9"));
+    }
+
+    #[test]
+    fn fingerprints_depend_on_tool_and_input() {
+        let a: Map<String, Value> = serde_json::from_str(r#"{"a":1,"b":2}"#).unwrap();
+        let b: Map<String, Value> = serde_json::from_str(r#"{"b":2,"a":1}"#).unwrap();
+        let c: Map<String, Value> = serde_json::from_str(r#"{"a":1,"b":3}"#).unwrap();
+        assert_eq!(fingerprint("T.x", &a), fingerprint("T.x", &b));
+        assert_ne!(fingerprint("T.x", &a), fingerprint("T.x", &c));
+        assert_ne!(fingerprint("T.x", &a), fingerprint("T.y", &a));
+    }
+}

@@ -1,0 +1,173 @@
+//! OTC handlers: decode, one core call, encode.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::State as Extract;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use toolhost_core::Invocation;
+use toolhost_wire::otc::{CallBody, CallToolRequest, CallToolResult};
+
+use super::convert;
+use super::error::{self, Answer, server_error};
+use crate::State;
+use crate::http::body::{BodyError, Json, parse};
+use crate::http::cache;
+use crate::idempotency::Refusal;
+
+const JSON: &str = "application/json";
+
+/// `GET {root}/health`.
+pub(super) async fn health() -> Response {
+    json(r#"{"status":"ok"}"#.to_owned())
+}
+
+/// `GET {root}/tools`: every served version's definition. A body may carry `$schema`.
+pub(super) async fn list(Extract(state): Extract<Arc<State>>, headers: HeaderMap, body: Bytes) -> Response {
+    // No body, or a JSON null, means the client did not say which version it speaks.
+    let schema = if body.iter().all(u8::is_ascii_whitespace) || body.trim_ascii() == b"null" {
+        toolhost_wire::otc::SCHEMA
+    } else {
+        #[derive(serde::Deserialize)]
+        struct ListBody {
+            #[serde(rename = "$schema", default)]
+            schema: Option<String>,
+        }
+        let given = match parse::<ListBody>(&body) {
+            Ok(b) => b.schema,
+            Err(e) => return server_error(toolhost_wire::otc::SCHEMA, e.to_string(), None),
+        };
+        match convert::schema_form(given.as_deref()) {
+            Ok(s) => s,
+            Err(message) => return server_error(toolhost_wire::otc::SCHEMA, message, None),
+        }
+    };
+    let built = state.otc.get(&state.engine);
+    let body = format!(r#"{{"$schema":{},"tools":{}}}"#, quote(schema), built.view.json);
+    cache::json(&headers, body.into_bytes(), JSON, "private, max-age=60")
+}
+
+/// `POST {root}/tools/call`: run a tool once per `call_id`.
+pub(super) async fn call(Extract(state): Extract<Arc<State>>, body: Result<Json<CallBody>, BodyError>) -> Response {
+    let default = toolhost_wire::otc::SCHEMA;
+    let body = match body {
+        Ok(Json(body)) => body,
+        Err(e) => return server_error(default, e.to_string(), None),
+    };
+    let schema = match convert::schema_form(body.schema.as_deref()) {
+        Ok(s) => s,
+        Err(message) => return server_error(default, message, None),
+    };
+    let Some(raw) = body.request else {
+        return server_error(
+            schema,
+            r#"the body needs a `request` object, e.g. {"request": {"tool_id": "Calculator.Add", "input": {"a": 1}}}"#,
+            None,
+        );
+    };
+    let request: CallToolRequest = match parse(raw.get().as_bytes()) {
+        Ok(r) => r,
+        Err(BodyError::NotObject | BodyError::Empty) => {
+            return server_error(schema, "`request` must be a JSON object", None);
+        }
+        Err(e) => return server_error(schema, format!("`request` is not a valid call: {e}"), None),
+    };
+    let id = match convert::tool_id(&request.tool_id) {
+        Ok(id) => id,
+        Err(message) => return server_error(schema, message, None),
+    };
+    // The tool must be in the toolkit the id names; else it is as unknown as any other.
+    let tool = match state.engine.resolve(id.name, &id.version) {
+        Ok((tool, _)) if tool.toolkit == id.toolkit => tool,
+        Ok(_) => {
+            let missing = toolhost_core::Error::ToolNotFound {
+                tool: request.tool_id.clone(),
+            };
+            return refused(error::classify(missing, schema, &request.tool_id));
+        }
+        Err(e) => return refused(error::classify(e, schema, &request.tool_id)),
+    };
+    let call_id = request
+        .call_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let input = request.input.unwrap_or_default();
+    let fingerprint = convert::fingerprint(&request.tool_id, &input);
+    let invocation = Invocation {
+        tool: tool.name.clone(),
+        version: id.version,
+        input,
+        context: convert::context(request.context, request.trace_id),
+    };
+    let run = Box::pin(run(&state, invocation, &call_id, schema, &request.tool_id));
+    match state.calls.once(&call_id, fingerprint, run).await {
+        Ok(result) => json(format!(r#"{{"$schema":{},"result":{result}}}"#, quote(schema))),
+        Err(Refusal::Rejected(response)) => response,
+        Err(Refusal::Conflict) => server_error(
+            schema,
+            format!(
+                "call_id `{call_id}` was already used for a different call; send a new call_id (it is an idempotency key)"
+            ),
+            None,
+        ),
+    }
+}
+
+/// Runs the call and renders its `result`; refusals (400/422) come back as responses.
+async fn run(
+    state: &State,
+    invocation: Invocation,
+    call_id: &str,
+    schema: &str,
+    tool_id: &str,
+) -> Result<Arc<str>, Response> {
+    let started = Instant::now();
+    let outcome = state.engine.invoke(invocation).await;
+    let duration = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
+    let result = match outcome {
+        Ok(mut outcome) => {
+            let output = std::mem::take(&mut outcome.output);
+            let value = convert::value(outcome.version(), output);
+            CallToolResult {
+                call_id: call_id.to_owned(),
+                duration,
+                success: true,
+                value,
+                error: None,
+            }
+        }
+        Err(e) => match error::classify(e, schema, tool_id) {
+            Answer::Execution(error) => CallToolResult {
+                call_id: call_id.to_owned(),
+                duration,
+                success: false,
+                value: None,
+                error: Some(error),
+            },
+            Answer::Refused(response) => return Err(response),
+        },
+    };
+    Ok(serde_json::to_string(&result).unwrap_or_default().into())
+}
+
+fn refused(answer: Answer) -> Response {
+    match answer {
+        Answer::Refused(response) => response,
+        // Resolution errors never come from a tool run; answer them as server errors all the same.
+        Answer::Execution(e) => server_error(toolhost_wire::otc::SCHEMA, e.message, e.developer_message),
+    }
+}
+
+fn json(body: String) -> Response {
+    let mut response = body.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+    response
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}

@@ -1,0 +1,179 @@
+//! Idempotency by key (OTC `call_id`): the first call with a key runs; a repeat with the same
+//! fingerprint gets the first result without running again, also while the first is still
+//! running (it waits); a repeat with a different fingerprint is refused.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::response::Response;
+use tokio::sync::OnceCell;
+use toolhost_core::BoxFuture;
+
+/// Why a keyed call did not produce a stored result.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The key was used before for a different call.
+    Conflict,
+    /// The call was refused before running (its response is passed through, not stored).
+    Rejected(Response),
+}
+
+/// Where results of keyed calls are kept. The in-memory [`Memory`] serves one process; a shared
+/// store (Redis, SQL) can replace it so that replicas agree.
+pub trait Store: Send + Sync + fmt::Debug {
+    /// Runs `run` once per `key`: the stored JSON result when the key is known with the same
+    /// `fingerprint`, [`Refusal::Conflict`] when known with another; a `run` that fails with a
+    /// response stores nothing.
+    fn once<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: u64,
+        run: BoxFuture<'a, Result<Arc<str>, Response>>,
+    ) -> BoxFuture<'a, Result<Arc<str>, Refusal>>;
+}
+
+/// An in-process store bounded in entries and age.
+#[derive(Debug)]
+pub struct Memory {
+    inner: Mutex<Inner>,
+    max_entries: usize,
+    ttl: Duration,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    entries: HashMap<String, Entry>,
+    /// Keys in insertion order, for eviction by age and by count.
+    order: VecDeque<(Instant, String)>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    fingerprint: u64,
+    created: Instant,
+    result: Arc<OnceCell<Arc<str>>>,
+}
+
+impl Memory {
+    /// A store of at most `max_entries` results, each kept for `ttl`.
+    pub fn new(max_entries: usize, ttl: Duration) -> Self {
+        Self {
+            inner: Mutex::new(Inner::default()),
+            max_entries: max_entries.max(1),
+            ttl,
+        }
+    }
+
+    /// The cell for `key`, creating it; `None` when the key is taken by another fingerprint.
+    fn cell(&self, key: &str, fingerprint: u64) -> Option<Arc<OnceCell<Arc<str>>>> {
+        let now = Instant::now();
+        let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        inner.evict(now, self.ttl, self.max_entries);
+        if let Some(entry) = inner.entries.get(key) {
+            return (entry.fingerprint == fingerprint).then(|| Arc::clone(&entry.result));
+        }
+        let result = Arc::new(OnceCell::new());
+        inner.entries.insert(
+            key.to_owned(),
+            Entry {
+                fingerprint,
+                created: now,
+                result: Arc::clone(&result),
+            },
+        );
+        inner.order.push_back((now, key.to_owned()));
+        Some(result)
+    }
+}
+
+impl Inner {
+    /// Drops expired entries, then the oldest ones while the store is full.
+    fn evict(&mut self, now: Instant, ttl: Duration, max: usize) {
+        while let Some((created, key)) = self.order.front() {
+            let expired = now.duration_since(*created) >= ttl;
+            if !expired && self.entries.len() < max {
+                break;
+            }
+            // The key may have been evicted and stored again later; only drop this very entry.
+            if self.entries.get(key).is_some_and(|e| e.created == *created) {
+                self.entries.remove(key);
+            }
+            self.order.pop_front();
+        }
+    }
+}
+
+impl Store for Memory {
+    fn once<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: u64,
+        run: BoxFuture<'a, Result<Arc<str>, Response>>,
+    ) -> BoxFuture<'a, Result<Arc<str>, Refusal>> {
+        Box::pin(async move {
+            let cell = self.cell(key, fingerprint).ok_or(Refusal::Conflict)?;
+            cell.get_or_try_init(|| run).await.cloned().map_err(Refusal::Rejected)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    fn ok(text: &str) -> BoxFuture<'static, Result<Arc<str>, Response>> {
+        let text: Arc<str> = text.into();
+        Box::pin(async move { Ok(text) })
+    }
+
+    #[tokio::test]
+    async fn same_key_same_fingerprint_runs_once() {
+        let store = Memory::new(10, Duration::from_secs(60));
+        let runs = AtomicUsize::new(0);
+        let run = || {
+            runs.fetch_add(1, Ordering::SeqCst);
+            ok("1")
+        };
+        assert_eq!(&*store.once("a", 7, run()).await.unwrap(), "1");
+        assert_eq!(
+            &*store.once("a", 7, ok("2")).await.unwrap(),
+            "1",
+            "the first result is returned"
+        );
+        assert!(matches!(store.once("a", 8, ok("3")).await, Err(Refusal::Conflict)));
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn rejected_runs_store_nothing() {
+        let store = Memory::new(10, Duration::from_secs(60));
+        let rejected: BoxFuture<'static, Result<Arc<str>, Response>> =
+            Box::pin(async { Err(Response::new(axum::body::Body::empty())) });
+        assert!(matches!(store.once("a", 1, rejected).await, Err(Refusal::Rejected(_))));
+        assert_eq!(&*store.once("a", 1, ok("later")).await.unwrap(), "later");
+    }
+
+    #[tokio::test]
+    async fn bounded_by_count_and_age() {
+        let store = Memory::new(2, Duration::from_secs(60));
+        for key in ["a", "b", "c"] {
+            store.once(key, 1, ok(key)).await.unwrap();
+        }
+        assert_eq!(
+            &*store.once("a", 2, ok("new a")).await.unwrap(),
+            "new a",
+            "the oldest key was evicted"
+        );
+        let store = Memory::new(10, Duration::ZERO);
+        store.once("a", 1, ok("old")).await.unwrap();
+        assert_eq!(
+            &*store.once("a", 2, ok("fresh")).await.unwrap(),
+            "fresh",
+            "expired keys are forgotten"
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! Integration tests of toolhost-server: a real server on 127.0.0.1, driven over HTTP.
+//!
+//! One binary with modules (STYLE.md habit 7): `support` starts servers and reads replies; each
+//! `nact_*` module covers one part of N-ACT as PROTOCOLS.md §3 reads it.
+
+#![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
+
+mod nact_bad_input;
+mod nact_bad_request;
+mod nact_failures;
+mod nact_invoke;
+mod nact_listing;
+mod nact_spec_examples;
+mod support;
