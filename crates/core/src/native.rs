@@ -34,6 +34,17 @@ impl Functions {
         f.add("testing.echo", testing_echo);
         f.add("testing.ring_doorbell", testing_ring_doorbell);
         f.add("testing.context", testing_context);
+        f.add("testing.fail", |_, _| {
+            Err(
+                ToolFailure::permanent("This tool always fails, so clients can test how they show a tool error.")
+                    .with_code("always_fails"),
+            )
+        });
+        f.add("testing.simple_text", |_, _| {
+            Ok(json_object(
+                json!({ "text": "This is a simple text response for testing." }),
+            ))
+        });
         f.add("testing.wrong_shape", |_, _| {
             Ok(json_object(json!({"unexpected": true})))
         });
@@ -146,7 +157,11 @@ fn text<'a>(input: &'a Map<String, Value>, name: &str) -> &'a str {
 }
 
 /// A finite result, or a failure that says the numbers were too large.
+/// A whole result is written as an integer (`15`, not `15.0`), as callers and the OTC examples expect.
 fn finite(value: f64, what: &str) -> Result<Value, ToolFailure> {
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        return Ok(Value::from(value as i64));
+    }
     serde_json::Number::from_f64(value)
         .map(Value::Number)
         .ok_or_else(|| ToolFailure::permanent(format!("the {what} is too large to represent; use smaller numbers")))

@@ -162,7 +162,8 @@ fn preview(value: &Value) -> String {
     }
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// "a string", "an array", …: the JSON type of a value, for messages.
+pub fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -18,6 +18,41 @@ pub struct Config {
     pub idempotency_max_entries: usize,
     /// How long an OTC `call_id` result is remembered.
     pub idempotency_ttl: Duration,
+    /// The server's name: MCP `serverInfo.name`, WoA's MCP `tool_namespace`.
+    pub server_name: String,
+    /// MCP over streamable HTTP.
+    pub mcp: Mcp,
+    /// The URL clients reach this server at (scheme, host, optional path; no trailing `/`), as
+    /// the WoA document advertises it; `None` means `http://` and the listen address. Checked
+    /// by [`public_url`]. Never taken from a request's `Host` header.
+    pub public_url: Option<String>,
+    /// Where WoA invocation is mounted, e.g. `/woa` (its `/agents/{agent_id}/invoke`).
+    pub woa_prefix: String,
+}
+
+/// MCP streamable HTTP settings.
+#[derive(Debug, Clone)]
+pub struct Mcp {
+    /// Where MCP is mounted, e.g. `/mcp`.
+    pub path: String,
+    /// Keep sessions (`Mcp-Session-Id`) for clients of protocol versions before 2026-07-28.
+    /// Off by default: every request stands alone, so replicas need no session affinity.
+    pub sessions: bool,
+    /// `Host` headers accepted (rmcp's DNS-rebinding guard); `*` accepts any.
+    pub allowed_hosts: Vec<String>,
+    /// Browser `Origin`s accepted; empty means no Origin check.
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for Mcp {
+    fn default() -> Self {
+        Self {
+            path: "/mcp".to_owned(),
+            sessions: false,
+            allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(str::to_owned).to_vec(),
+            allowed_origins: Vec::new(),
+        }
+    }
 }
 
 impl Default for Config {
@@ -29,6 +64,97 @@ impl Default for Config {
             otc_prefix: "/otc".to_owned(),
             idempotency_max_entries: 10_000,
             idempotency_ttl: Duration::from_secs(600),
+            server_name: "toolhost".to_owned(),
+            mcp: Mcp::default(),
+            public_url: None,
+            woa_prefix: "/woa".to_owned(),
+        }
+    }
+}
+
+impl Config {
+    /// The public base URL: the configured one, else `http://` and the listen address (an
+    /// unspecified address, `0.0.0.0` or `::`, as loopback, which at least works locally).
+    pub fn public_base(&self) -> String {
+        if let Some(url) = &self.public_url {
+            return url.trim_end_matches('/').to_owned();
+        }
+        let mut listen = self.listen;
+        if listen.ip().is_unspecified() {
+            listen.set_ip(match listen {
+                SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        format!("http://{listen}")
+    }
+}
+
+/// Checks a public URL setting and returns it without a trailing `/`: an absolute `http` or
+/// `https` URL with a host, and optionally a path (a reverse proxy's prefix), but no user
+/// info, query or fragment, since clients append paths to it (WoA draft §4.3.1).
+pub fn public_url(text: &str) -> Result<String, String> {
+    let explain = |why: &str| {
+        format!("public_url must be an absolute http(s) URL such as https://tools.example.com, but `{text}` {why}")
+    };
+    let uri: http::Uri = text.parse().map_err(|_| explain("is not a URL"))?;
+    match uri.scheme_str() {
+        Some("https" | "http") => {}
+        Some(other) => return Err(explain(&format!("has the scheme `{other}`"))),
+        None => return Err(explain("has no scheme")),
+    }
+    let authority = uri.authority().ok_or_else(|| explain("has no host"))?;
+    if authority.host().is_empty() {
+        return Err(explain("has no host"));
+    }
+    if authority.as_str().contains('@') {
+        return Err(explain(
+            "carries user info, which would be published in the WoA document",
+        ));
+    }
+    if uri.query().is_some() || text.contains('#') {
+        return Err(explain("has a query or fragment, which paths cannot be appended to"));
+    }
+    Ok(text.trim_end_matches('/').to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_base_defaults_to_the_listen_address() {
+        let mut config = Config::default();
+        assert_eq!(config.public_base(), "http://127.0.0.1:8080");
+        config.listen = "0.0.0.0:9000".parse().unwrap();
+        assert_eq!(config.public_base(), "http://127.0.0.1:9000");
+        config.listen = "[::]:9000".parse().unwrap();
+        assert_eq!(config.public_base(), "http://[::1]:9000");
+        config.public_url = Some("https://tools.example.com/".into());
+        assert_eq!(config.public_base(), "https://tools.example.com");
+    }
+
+    #[test]
+    fn public_urls() {
+        assert_eq!(
+            public_url("https://tools.example.com/"),
+            Ok("https://tools.example.com".into())
+        );
+        assert_eq!(
+            public_url("https://example.com/th"),
+            Ok("https://example.com/th".into())
+        );
+        assert_eq!(public_url("http://127.0.0.1:8080"), Ok("http://127.0.0.1:8080".into()));
+        for bad in [
+            "tools.example.com",
+            "/path",
+            "ftp://example.com",
+            "https://user:pw@example.com",
+            "https://example.com/?a=1",
+            "https://example.com/#top",
+            "",
+        ] {
+            assert!(public_url(bad).is_err(), "{bad}");
         }
     }
 }

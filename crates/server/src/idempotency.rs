@@ -86,6 +86,24 @@ impl Memory {
         inner.order.push_back((now, key.to_owned()));
         Some(result)
     }
+
+    /// Forgets `key` when it still holds `cell` and that never got a result, so that a call
+    /// refused before running (400, 422) does not take its key: the corrected retry may differ.
+    fn forget_unfinished(&self, key: &str, cell: &Arc<OnceCell<Arc<str>>>) {
+        let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(entry) = inner.entries.get(key) else {
+            return;
+        };
+        if !Arc::ptr_eq(&entry.result, cell) || cell.initialized() {
+            return;
+        }
+        let created = entry.created;
+        inner.entries.remove(key);
+        // The entry was pushed recently, so it is found near the back.
+        if let Some(at) = inner.order.iter().rposition(|(c, k)| *c == created && k == key) {
+            inner.order.remove(at);
+        }
+    }
 }
 
 impl Inner {
@@ -114,7 +132,13 @@ impl Store for Memory {
     ) -> BoxFuture<'a, Result<Arc<str>, Refusal>> {
         Box::pin(async move {
             let cell = self.cell(key, fingerprint).ok_or(Refusal::Conflict)?;
-            cell.get_or_try_init(|| run).await.cloned().map_err(Refusal::Rejected)
+            match cell.get_or_try_init(|| run).await {
+                Ok(result) => Ok(Arc::clone(result)),
+                Err(response) => {
+                    self.forget_unfinished(key, &cell);
+                    Err(Refusal::Rejected(response))
+                }
+            }
         })
     }
 }
@@ -155,6 +179,18 @@ mod tests {
             Box::pin(async { Err(Response::new(axum::body::Body::empty())) });
         assert!(matches!(store.once("a", 1, rejected).await, Err(Refusal::Rejected(_))));
         assert_eq!(&*store.once("a", 1, ok("later")).await.unwrap(), "later");
+    }
+
+    #[tokio::test]
+    async fn a_rejected_key_is_free_for_another_fingerprint() {
+        let store = Memory::new(10, Duration::from_secs(60));
+        let rejected: BoxFuture<'static, Result<Arc<str>, Response>> =
+            Box::pin(async { Err(Response::new(axum::body::Body::empty())) });
+        assert!(matches!(store.once("a", 1, rejected).await, Err(Refusal::Rejected(_))));
+        assert_eq!(&*store.once("a", 2, ok("corrected")).await.unwrap(), "corrected");
+        assert!(matches!(store.once("a", 1, ok("late")).await, Err(Refusal::Conflict)));
+        let inner = store.inner.lock().unwrap();
+        assert_eq!((inner.entries.len(), inner.order.len()), (1, 1), "nothing left behind");
     }
 
     #[tokio::test]

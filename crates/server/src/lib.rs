@@ -18,6 +18,7 @@ use axum::extract::DefaultBodyLimit;
 use toolhost_core::Engine;
 use tower_http::catch_panic::CatchPanicLayer;
 
+pub use adapter::mcp::Handler as McpHandler;
 pub use config::Config;
 
 /// Everything the handlers share: the engine and the per-protocol views of its catalog.
@@ -29,6 +30,8 @@ pub struct State {
     pub config: Config,
     nact: view::Cached<adapter::nact::Signatures>,
     otc: view::Cached<adapter::otc::Definitions>,
+    mcp: view::Cached<adapter::mcp::Tools>,
+    woa: view::Cached<adapter::woa::Document>,
     /// OTC `call_id` results, so a repeated call does not run the tool again.
     calls: Arc<dyn idempotency::Store>,
 }
@@ -47,11 +50,15 @@ impl State {
     pub fn with_store(engine: Arc<Engine>, config: Config, calls: Arc<dyn idempotency::Store>) -> Arc<Self> {
         let nact = view::Cached::new(&engine);
         let otc = view::Cached::new(&engine);
+        let mcp = view::Cached::new(&engine);
+        let woa = adapter::woa::view(&engine, &config);
         Arc::new(Self {
             engine,
             config,
             nact,
             otc,
+            mcp,
+            woa,
             calls,
         })
     }
@@ -63,6 +70,8 @@ pub fn app(state: Arc<State>) -> Router {
     Router::new()
         .merge(adapter::nact::routes(&state.config.nact_prefix))
         .merge(adapter::otc::routes(&state.config.otc_prefix))
+        .merge(adapter::woa::routes(&state.config.woa_prefix))
+        .nest_service(&state.config.mcp.path, adapter::mcp::service(&state))
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
@@ -77,5 +86,21 @@ pub async fn serve(
     state: Arc<State>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    adapter::woa::announce(&state.config);
     axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+}
+
+/// Serves `state` over MCP on stdin/stdout until the client closes the stream. Logs must go to
+/// stderr: stdout carries only protocol messages.
+pub async fn serve_stdio(state: Arc<State>) -> std::io::Result<()> {
+    use rmcp::ServiceExt as _;
+    let running = McpHandler::new(state)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| std::io::Error::other(format!("MCP over stdio failed to start: {e}")))?;
+    running
+        .waiting()
+        .await
+        .map(drop)
+        .map_err(|e| std::io::Error::other(format!("MCP over stdio stopped: {e}")))
 }

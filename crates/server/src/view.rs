@@ -1,5 +1,6 @@
 //! Per-catalog renderings that adapters build once and reuse until the catalog changes.
 
+use std::fmt;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -21,20 +22,37 @@ pub struct Built<V> {
 }
 
 /// Holds the view of the engine's current catalog, rebuilding it lazily after a reload.
-#[derive(Debug)]
 pub struct Cached<V> {
     current: ArcSwap<Built<V>>,
+    build: Box<dyn Fn(&Catalog) -> V + Send + Sync>,
 }
 
-impl<V: View> Cached<V> {
+impl<V: fmt::Debug> fmt::Debug for Cached<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cached")
+            .field("current", &self.current)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<V: View + 'static> Cached<V> {
     /// Builds the view of the engine's catalog now.
     pub fn new(engine: &Engine) -> Self {
+        Self::with_builder(engine, V::build)
+    }
+}
+
+impl<V> Cached<V> {
+    /// Builds a view that needs more than the catalog (configuration, say) with `build`, now
+    /// and after every reload. WoA's document is one: it carries the public URL.
+    pub fn with_builder(engine: &Engine, build: impl Fn(&Catalog) -> V + Send + Sync + 'static) -> Self {
         let catalog = engine.catalog();
         Self {
             current: ArcSwap::from_pointee(Built {
-                view: V::build(&catalog),
+                view: build(&catalog),
                 catalog,
             }),
+            build: Box::new(build),
         }
     }
 
@@ -46,7 +64,7 @@ impl<V: View> Cached<V> {
             return built;
         }
         let fresh = Arc::new(Built {
-            view: V::build(&catalog),
+            view: (self.build)(&catalog),
             catalog,
         });
         self.current.store(Arc::clone(&fresh));

@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve a catalog (the bundled example catalog when --catalog is not given).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Check a catalog directory and print every problem; exits 1 if any is an error.
     Check {
         /// The catalog directory (*.yaml, *.yml, *.json files).
@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { dir } => check(&dir),
-        Command::Serve(args) => match serve(args) {
+        Command::Serve(args) => match serve(*args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("toolhost: {e:#}");
@@ -85,7 +85,7 @@ fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<Catalog, Vec<P
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let settings = args.resolve()?;
+    let mut settings = args.resolve()?;
     init_logging(settings.log_format, &settings.log_level)?;
     let loader = Loader::default().with_default_timeout(settings.call_timeout);
     let catalog = match load(settings.catalog.as_deref(), &loader) {
@@ -108,16 +108,27 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("failed to start the async runtime")?;
+    if settings.stdio {
+        let state = toolhost_server::State::new(engine, settings.server);
+        tracing::info!("serving MCP over stdio");
+        return runtime
+            .block_on(toolhost_server::serve_stdio(state))
+            .context("MCP over stdio failed");
+    }
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(settings.server.listen)
             .await
             .with_context(|| format!("failed to listen on {}", settings.server.listen))?;
         let address = listener.local_addr()?;
+        // The bound address (the port, when 0 was asked for) is what the WoA document advertises
+        // unless a public URL is configured.
+        settings.server.listen = address;
         tracing::info!(
             %address,
-            "listening; N-ACT at http://{address}{}/tools, OTC at http://{address}{}/tools",
+            "listening; N-ACT at http://{address}{}/tools, OTC at http://{address}{}/tools, MCP at http://{address}{}",
             settings.server.nact_prefix,
-            settings.server.otc_prefix
+            settings.server.otc_prefix,
+            settings.server.mcp.path
         );
         let state = toolhost_server::State::new(engine, settings.server);
         toolhost_server::serve(listener, state, shutdown_signal())

@@ -50,6 +50,31 @@ pub struct ServeArgs {
     /// How long an OTC `call_id` result is remembered, in seconds [default: 600].
     #[arg(long, env = "TOOLHOST_IDEMPOTENCY_TTL_SECS")]
     idempotency_ttl_secs: Option<u64>,
+    /// Serve MCP over stdin/stdout instead of listening (logs go to stderr).
+    #[arg(long, env = "TOOLHOST_STDIO")]
+    stdio: bool,
+    /// The server's name: MCP `serverInfo.name` and WoA's MCP `tool_namespace` [default: toolhost].
+    #[arg(long, env = "TOOLHOST_SERVER_NAME")]
+    server_name: Option<String>,
+    /// Where MCP streamable HTTP is mounted [default: /mcp].
+    #[arg(long, env = "TOOLHOST_MCP_PATH")]
+    mcp_path: Option<String>,
+    /// Keep MCP sessions for pre-2026-07-28 clients (needs session affinity behind a load balancer).
+    #[arg(long, env = "TOOLHOST_MCP_SESSIONS")]
+    mcp_sessions: bool,
+    /// Host headers MCP accepts, comma-separated; `*` for any [default: localhost,127.0.0.1,::1].
+    #[arg(long, env = "TOOLHOST_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
+    mcp_allowed_hosts: Option<Vec<String>>,
+    /// Browser Origins MCP accepts, comma-separated, e.g. https://app.example.com:443 [default: no check].
+    #[arg(long, env = "TOOLHOST_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    mcp_allowed_origins: Option<Vec<String>>,
+    /// The URL clients reach this server at, advertised in the WoA document; https on the open
+    /// Internet [default: http:// and the listen address].
+    #[arg(long, env = "TOOLHOST_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Where WoA invocation is mounted [default: /woa].
+    #[arg(long, env = "TOOLHOST_WOA_PREFIX")]
+    woa_prefix: Option<String>,
     /// Log format [default: text].
     #[arg(long, env = "TOOLHOST_LOG_FORMAT", value_enum)]
     log_format: Option<LogFormat>,
@@ -70,6 +95,13 @@ struct File {
     otc_prefix: Option<String>,
     idempotency_max_entries: Option<usize>,
     idempotency_ttl_secs: Option<u64>,
+    server_name: Option<String>,
+    mcp_path: Option<String>,
+    mcp_sessions: Option<bool>,
+    mcp_allowed_hosts: Option<Vec<String>>,
+    mcp_allowed_origins: Option<Vec<String>>,
+    public_url: Option<String>,
+    woa_prefix: Option<String>,
     log_format: Option<LogFormat>,
     log: Option<String>,
 }
@@ -78,6 +110,7 @@ struct File {
 #[derive(Debug)]
 pub struct Settings {
     pub catalog: Option<PathBuf>,
+    pub stdio: bool,
     pub call_timeout: Duration,
     pub log_format: LogFormat,
     pub log_level: String,
@@ -107,8 +140,29 @@ impl ServeArgs {
         if call_timeout_ms == 0 {
             anyhow::bail!("call_timeout_ms must be positive");
         }
+        let mcp_path = prefix("mcp_path", self.mcp_path.or(file.mcp_path), defaults.mcp.path)?;
+        let mcp = toolhost_server::config::Mcp {
+            path: mcp_path,
+            sessions: self.mcp_sessions || file.mcp_sessions.unwrap_or(defaults.mcp.sessions),
+            allowed_hosts: self
+                .mcp_allowed_hosts
+                .or(file.mcp_allowed_hosts)
+                .unwrap_or(defaults.mcp.allowed_hosts),
+            allowed_origins: self
+                .mcp_allowed_origins
+                .or(file.mcp_allowed_origins)
+                .unwrap_or(defaults.mcp.allowed_origins),
+        };
+        let public_url = self
+            .public_url
+            .or(file.public_url)
+            .map(|url| toolhost_server::config::public_url(&url))
+            .transpose()
+            .map_err(anyhow::Error::msg)?;
+        let woa_prefix = prefix("woa_prefix", self.woa_prefix.or(file.woa_prefix), defaults.woa_prefix)?;
         Ok(Settings {
             catalog: self.catalog.or(file_catalog),
+            stdio: self.stdio,
             call_timeout: Duration::from_millis(call_timeout_ms),
             log_format: self.log_format.or(file.log_format).unwrap_or(LogFormat::Text),
             log_level: self.log.or(file.log).unwrap_or_else(|| "info".to_owned()),
@@ -125,6 +179,10 @@ impl ServeArgs {
                     .idempotency_ttl_secs
                     .or(file.idempotency_ttl_secs)
                     .map_or(defaults.idempotency_ttl, Duration::from_secs),
+                server_name: self.server_name.or(file.server_name).unwrap_or(defaults.server_name),
+                mcp,
+                public_url,
+                woa_prefix,
             },
         })
     }

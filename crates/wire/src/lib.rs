@@ -6,3 +6,4 @@
 pub mod nact;
 pub mod otc;
 pub mod problem;
+pub mod woa;

@@ -140,6 +140,9 @@ pub(super) struct InputDef {
     pub max: Option<serde_json::Number>,
     #[serde(default)]
     pub values: Option<Vec<EnumValueDef>>,
+    /// An HTTP header that transports may mirror this parameter in (MCP `x-mcp-header`).
+    #[serde(default)]
+    pub header: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -674,12 +674,22 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
             return None;
         }
     };
+    if let Some(header) = &def.header {
+        let token = !header.is_empty() && header.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !token || !matches!(kind, InputType::String { .. }) {
+            ctx.error(
+                &place,
+                format!("`header: {header}` needs a string input and a header name of letters, digits and `-`"),
+            );
+        }
+    }
     (ctx.errors() == before).then(|| Parameter {
         id: def.id.unwrap_or_else(|| def.name.clone()),
         name: def.name,
         description: def.description,
         required: def.required.unwrap_or(true),
         kind,
+        header: def.header,
     })
 }
 

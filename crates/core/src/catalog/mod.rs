@@ -236,6 +236,9 @@ pub struct Parameter {
     pub required: bool,
     /// The type and its constraints.
     pub kind: InputType,
+    /// An HTTP header name that transports may mirror this parameter in, so gateways can route
+    /// on it without parsing the body (MCP SEP-2243 `x-mcp-header`). Strings only.
+    pub header: Option<String>,
 }
 
 /// The type of an input parameter and its constraints (PROTOCOLS.md §1).

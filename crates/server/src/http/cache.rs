@@ -38,7 +38,7 @@ pub fn etag(body: &[u8]) -> String {
 }
 
 /// Whether `If-None-Match` lists `tag` (or `*`); weak comparison as RFC 9110 §13.1.2 asks.
-fn if_none_match(request: &HeaderMap, tag: &str) -> bool {
+pub fn if_none_match(request: &HeaderMap, tag: &str) -> bool {
     request
         .get_all(header::IF_NONE_MATCH)
         .iter()

@@ -1,11 +1,13 @@
 //! Problem responses (RFC 9457) and the request errors every adapter can raise.
 
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use toolhost_core::{ParameterError, ToolFailure};
 use toolhost_wire::problem::{CONTENT_TYPE, Problem};
 
 /// A problem document ready to send, with an optional `Retry-After`.
@@ -62,12 +64,63 @@ impl IntoResponse for ProblemResponse {
     }
 }
 
+/// A tool that ran and failed, for the protocols with HTTP statuses (N-ACT, WoA; PROTOCOLS.md
+/// §3): 502 when retrying will not help, 503 with `Retry-After` (one second when the tool gave
+/// no hint) when it may. `subject` names the tool as the protocol does ("tool `x`").
+pub fn tool_failed(subject: &str, failure: ToolFailure) -> ProblemResponse {
+    let (status, kind) = if failure.retryable {
+        (StatusCode::SERVICE_UNAVAILABLE, "tool-unavailable")
+    } else {
+        (StatusCode::BAD_GATEWAY, "tool-failed")
+    };
+    let mut p = ProblemResponse::new(status, kind, format!("{subject} failed: {}", failure.message));
+    p.problem.retryable = failure.retryable;
+    p.problem.prompt = failure.prompt;
+    p.retry_after = failure
+        .retryable
+        .then(|| failure.retry_after.unwrap_or(Duration::from_secs(1)));
+    p
+}
+
+/// 504: the tool did not answer in time; worth retrying.
+pub fn timed_out(detail: String) -> ProblemResponse {
+    let mut p = ProblemResponse::new(StatusCode::GATEWAY_TIMEOUT, "tool-timeout", detail);
+    p.problem.retryable = true;
+    p
+}
+
+/// 422 with an `errors` member mapping each parameter to its message; a problem with the input
+/// as a whole goes under `whole` (the request member it is about). `kind` names the problem
+/// type and `noun` what the parameters are called ("parameters", "inputs").
+pub fn invalid_input(errors: Vec<ParameterError>, whole: &str, kind: &str, noun: &str) -> ProblemResponse {
+    let detail = match errors.as_slice() {
+        [one] => one.message.clone(),
+        many => format!("{} {noun} are not valid; see `errors`", many.len()),
+    };
+    let mut p = ProblemResponse::new(StatusCode::UNPROCESSABLE_ENTITY, kind, detail);
+    let map: BTreeMap<String, String> = errors
+        .into_iter()
+        .map(|e| {
+            (
+                if e.parameter.is_empty() {
+                    whole.to_owned()
+                } else {
+                    e.parameter
+                },
+                e.message,
+            )
+        })
+        .collect();
+    p.problem.errors = Some(map);
+    p
+}
+
 /// The fallback for paths no protocol serves.
 pub async fn not_found() -> ProblemResponse {
     ProblemResponse::new(
         StatusCode::NOT_FOUND,
         "not-found",
-        "no endpoint at this path; the README lists the mount points (N-ACT at /nact/tools by default)",
+        "no endpoint at this path; by default N-ACT is at /nact/tools, OTC at /otc/tools, WoA at /.well-known/woa.json and MCP at /mcp",
     )
 }
 
@@ -76,7 +129,7 @@ pub async fn method_not_allowed() -> ProblemResponse {
     ProblemResponse::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method-not-allowed",
-        "this endpoint does not take that method; listings are GET, invocations are POST to `{tool}:invoke`",
+        "this endpoint does not take that method; the Allow header lists the ones it takes",
     )
 }
 

@@ -1,7 +1,8 @@
 //! Integration tests of toolhost-server: a real server on 127.0.0.1, driven over HTTP.
 //!
 //! One binary with modules (STYLE.md habit 7): `support` starts servers and reads replies; each
-//! `nact_*` module covers one part of N-ACT as PROTOCOLS.md §3 reads it.
+//! `nact_*` module covers one part of N-ACT as PROTOCOLS.md §3 reads it, and each `otc_*` module
+//! one part of OTC 1.0 as PROTOCOLS.md §4 reads it.
 
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
@@ -11,4 +12,11 @@ mod nact_failures;
 mod nact_invoke;
 mod nact_listing;
 mod nact_spec_examples;
+mod otc_bad_input;
+mod otc_idempotency;
+mod otc_requirements;
+mod otc_spec_examples;
+mod otc_versions;
 mod support;
+mod woa_document;
+mod woa_invoke;

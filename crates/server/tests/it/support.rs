@@ -1,5 +1,11 @@
 //! Shared test support: start a real server on 127.0.0.1, talk to it with reqwest, and check
-//! replies. Every request goes over a real socket, through the whole router.
+//! replies. Every request goes over a real socket, through the whole router. [`otc`] holds the
+//! OTC helpers; [`Logs`] captures what the server logs.
+
+mod logs;
+pub mod otc;
+
+pub use logs::Logs;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +26,7 @@ pub struct Spawn {
     sources: Vec<Source>,
     functions: Functions,
     body_limit: usize,
+    configure: fn(&mut toolhost_server::Config),
 }
 
 impl Spawn {
@@ -30,6 +37,7 @@ impl Spawn {
             sources,
             functions: Functions::builtin(),
             body_limit: defaults.body_limit,
+            configure: |_| {},
         }
     }
 
@@ -56,6 +64,12 @@ impl Spawn {
         self
     }
 
+    /// Changes the configuration last, just before the server starts (e.g. a public URL).
+    pub fn with_config(mut self, configure: fn(&mut toolhost_server::Config)) -> Self {
+        self.configure = configure;
+        self
+    }
+
     /// Loads the catalog, binds 127.0.0.1 on a free port and serves until the [`Server`] drops.
     pub async fn start(self) -> Server {
         let loader = Loader::empty().with_backend("native", Arc::new(self.functions));
@@ -68,12 +82,13 @@ impl Spawn {
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local address");
-        let config = toolhost_server::Config {
+        let mut config = toolhost_server::Config {
             listen: addr,
             body_limit: self.body_limit,
             nact_prefix: "/nact".into(),
             ..toolhost_server::Config::default()
         };
+        (self.configure)(&mut config);
         let state = toolhost_server::State::new(Arc::clone(&engine), config);
         let (shutdown, stop) = oneshot::channel::<()>();
         tokio::spawn(toolhost_server::serve(listener, state, async {
@@ -131,6 +146,15 @@ impl Server {
     /// `POST path` with raw bytes and the given `Content-Type` (none when `None`).
     pub async fn post(&self, path: &str, content_type: Option<&str>, body: impl Into<Vec<u8>>) -> Reply {
         let mut request = self.client.post(self.url(path)).body(body.into());
+        if let Some(content_type) = content_type {
+            request = request.header(CONTENT_TYPE, content_type);
+        }
+        self.send(request).await
+    }
+
+    /// `GET path` with a body (OTC lets `GET /tools` carry `$schema`) and the given `Content-Type`.
+    pub async fn get_with_body(&self, path: &str, content_type: Option<&str>, body: impl Into<Vec<u8>>) -> Reply {
+        let mut request = self.client.get(self.url(path)).body(body.into());
         if let Some(content_type) = content_type {
             request = request.header(CONTENT_TYPE, content_type);
         }

@@ -5,3 +5,4 @@
 mod check;
 mod serve;
 mod support;
+mod woa;

@@ -78,17 +78,22 @@ pub(super) async fn call(Extract(state): Extract<Arc<State>>, body: Result<Json<
         Ok(id) => id,
         Err(message) => return server_error(schema, message, None),
     };
-    // The tool must be in the toolkit the id names; else it is as unknown as any other.
-    let tool = match state.engine.resolve(id.name, &id.version) {
-        Ok((tool, _)) if tool.toolkit == id.toolkit => tool,
-        Ok(_) => {
-            let missing = toolhost_core::Error::ToolNotFound {
-                tool: request.tool_id.clone(),
-            };
-            return refused(error::classify(missing, schema, &request.tool_id));
-        }
-        Err(e) => return refused(error::classify(e, schema, &request.tool_id)),
+    // The tool must be in the toolkit the id names, by name (not UUID); else it is as unknown as
+    // any other, whatever version was asked for, and named as written (STYLE.md habit 4).
+    let catalog = state.engine.catalog();
+    let Some(tool) = catalog
+        .find(id.name)
+        .filter(|t| t.name == id.name && t.toolkit == id.toolkit)
+        .cloned()
+    else {
+        let missing = toolhost_core::Error::ToolNotFound {
+            tool: request.tool_id.clone(),
+        };
+        return refused(error::classify(missing, schema, &request.tool_id));
     };
+    if let Err(e) = toolhost_core::resolve(&catalog, id.name, &id.version) {
+        return refused(error::classify(e, schema, &request.tool_id));
+    }
     let call_id = request
         .call_id
         .clone()
@@ -149,6 +154,16 @@ async fn run(
             Answer::Refused(response) => return Err(response),
         },
     };
+    // A failure worth retrying is answered but not remembered, so the retry the spec asks for
+    // (same call_id, same input) runs the tool again instead of replaying the failure.
+    if result.error.as_ref().is_some_and(|e| e.can_retry) {
+        let body = format!(
+            r#"{{"$schema":{},"result":{}}}"#,
+            quote(schema),
+            serde_json::to_string(&result).unwrap_or_default()
+        );
+        return Err(json(body));
+    }
     Ok(serde_json::to_string(&result).unwrap_or_default().into())
 }
 

@@ -1,0 +1,106 @@
+//! Pure translation between core types and rmcp's model types.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool as McpTool, ToolAnnotations};
+use serde_json::{Map, Value};
+use toolhost_core::{Catalog, Tool, Version};
+
+use super::{TOOLKIT_META, VERSION_META};
+use crate::view::View;
+
+/// The `tools/list` answer of one catalog, built once, and an index for `tools/call`.
+#[derive(Debug)]
+pub(crate) struct Tools {
+    pub list: Arc<Vec<McpTool>>,
+    by_name: HashMap<String, usize>,
+}
+
+impl View for Tools {
+    fn build(catalog: &Catalog) -> Self {
+        let list: Vec<McpTool> = catalog.tools().iter().map(|t| tool(t, t.latest())).collect();
+        let by_name = list.iter().enumerate().map(|(i, t)| (t.name.to_string(), i)).collect();
+        Self {
+            list: Arc::new(list),
+            by_name,
+        }
+    }
+}
+
+impl Tools {
+    /// The listed definition of a tool, by name.
+    pub fn get(&self, name: &str) -> Option<&McpTool> {
+        self.by_name.get(name).map(|&i| &self.list[i])
+    }
+}
+
+/// The MCP definition of a version of a tool.
+pub(crate) fn tool(tool: &Tool, version: &Version) -> McpTool {
+    let mut t = McpTool::new(tool.name.clone(), version.description.clone(), input_schema(version));
+    t.title = tool.title.clone();
+    // MCP requires an object output schema; a tool without outputs declares none.
+    if !version.outputs.is_empty() {
+        t.output_schema = Some(output_schema(tool, version));
+    }
+    let a = tool.annotations;
+    if a != toolhost_core::Annotations::default() || tool.title.is_some() {
+        t.annotations = Some(ToolAnnotations::from_raw(
+            tool.title.clone(),
+            a.read_only,
+            a.destructive,
+            a.idempotent,
+            a.open_world,
+        ));
+    }
+    let mut meta = JsonObject::new();
+    meta.insert(TOOLKIT_META.into(), tool.toolkit.clone().into());
+    meta.insert(VERSION_META.into(), version.semver.to_string().into());
+    t.meta = Some(MetaObject(meta));
+    t
+}
+
+/// The input schema, with `x-mcp-header` on parameters the catalog mirrors in a header
+/// (SEP-2243; rmcp checks `Mcp-Param-*` headers against the body through `get_tool`).
+fn input_schema(version: &Version) -> Arc<JsonObject> {
+    let mut schema = version.input_schema.as_object().cloned().unwrap_or_default();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for p in version.inputs.iter().filter(|p| p.header.is_some()) {
+            if let (Some(Value::Object(property)), Some(header)) = (properties.get_mut(&p.name), &p.header) {
+                property.insert("x-mcp-header".into(), header.clone().into());
+            }
+        }
+    }
+    Arc::new(schema)
+}
+
+/// The listed version's output schema, requiring only the outputs that every served version
+/// returns: a client that pins an older version with `_meta` validates its result against the
+/// one schema it listed, and older versions lack outputs added later (N-ACT §5.4 only adds).
+fn output_schema(tool: &Tool, listed: &Version) -> Arc<JsonObject> {
+    let mut schema = listed.output_schema.as_object().cloned().unwrap_or_default();
+    let always: Vec<Value> = listed
+        .outputs
+        .iter()
+        .filter(|o| {
+            tool.served_versions()
+                .all(|v| v.outputs.iter().any(|x| x.name == o.name && x.required))
+        })
+        .map(|o| Value::from(o.name.clone()))
+        .collect();
+    schema.insert("required".into(), Value::Array(always));
+    Arc::new(schema)
+}
+
+/// A successful call: the output object as structured content and as JSON text.
+pub(crate) fn success(output: Map<String, Value>) -> CallToolResult {
+    let value = Value::Object(output);
+    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    result.structured_content = Some(value);
+    result
+}
+
+/// A failed call: one text block the model reads.
+pub(crate) fn failure(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}

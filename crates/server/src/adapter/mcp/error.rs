@@ -1,0 +1,43 @@
+//! Core errors as MCP answers: one exhaustive match. A model acts on `isError` results; a
+//! JSON-RPC error is reserved for a request no tool can answer (an unknown tool).
+
+use rmcp::ErrorData;
+use rmcp::model::CallToolResult;
+use toolhost_core::Error;
+
+use super::convert::failure;
+
+/// The answer to a `tools/call` that did not succeed.
+pub(super) fn answer(error: Error) -> Result<CallToolResult, ErrorData> {
+    match error {
+        Error::ToolNotFound { .. } => Err(ErrorData::invalid_params(error.to_string(), None)),
+        Error::VersionNotFound { .. } | Error::MissingRequirement { .. } | Error::Timeout { .. } => {
+            Ok(failure(error.to_string()))
+        }
+        Error::InvalidInput { tool, errors } => {
+            let mut text = format!("Invalid arguments for tool `{tool}`; fix these and call again:");
+            for e in errors {
+                text.push_str("\n- ");
+                text.push_str(&e.message);
+            }
+            Ok(failure(text))
+        }
+        Error::Failed { tool, failure: f } => {
+            let mut text = format!("Tool `{tool}` failed: {}", f.message);
+            if let Some(prompt) = &f.prompt {
+                text.push('\n');
+                text.push_str(prompt);
+            }
+            if f.retryable {
+                match f.retry_after {
+                    Some(after) => text.push_str(&format!(
+                        "\nThis may succeed if retried after {} ms.",
+                        after.as_millis()
+                    )),
+                    None => text.push_str("\nThis may succeed if retried."),
+                }
+            }
+            Ok(failure(text))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The rmcp `ServerHandler`: a cheap clone of the shared state, made per request in stateless
+//! mode (DEPENDENCIES.md §3 gotcha 5).
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams, CompleteResult,
+    Implementation, ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod,
+    ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use toolhost_core::{Invocation, VersionSelector};
+
+use super::{VERSION_META, convert, error};
+use crate::State;
+
+/// Serves the engine's catalog over MCP.
+#[derive(Debug, Clone)]
+pub struct Handler {
+    state: Arc<State>,
+}
+
+impl Handler {
+    /// A handler over the shared server state.
+    pub fn new(state: Arc<State>) -> Self {
+        Self { state }
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(self.state.config.server_name.clone(), env!("CARGO_PKG_VERSION")))
+            .with_instructions("Tools from a toolhost catalog. Arguments are checked against each tool's inputSchema; an error result says which argument to fix.")
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let built = self.state.mcp.get(&self.state.engine);
+        Ok(ListToolsResult::with_all_items(built.view.list.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<McpTool> {
+        self.state.mcp.get(&self.state.engine).view.get(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // rmcp moves the request's `_meta` into the context.
+        let pinned = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(VERSION_META))
+            .or_else(|| context.meta.0.get(VERSION_META));
+        let version = match pinned {
+            None => VersionSelector::Latest,
+            Some(v) => match v.as_str().and_then(|s| semver::Version::parse(s).ok()) {
+                Some(semver) => VersionSelector::Semver(semver),
+                None => {
+                    let text = format!("`_meta.{VERSION_META}` must be a version like \"1.0.0\", but is {v}");
+                    return Ok(convert::failure(text).into());
+                }
+            },
+        };
+        let invocation = Invocation {
+            tool: request.name.into_owned(),
+            version,
+            input: request.arguments.unwrap_or_default(),
+            context: Default::default(),
+        };
+        match self.state.engine.invoke(invocation).await {
+            Ok(outcome) => Ok(convert::success(outcome.output).into()),
+            Err(e) => error::answer(e).map(Into::into),
+        }
+    }
+
+    // Only tools are declared, so nothing else answers as if it existed (DEPENDENCIES.md §3
+    // gotcha 3: rmcp's defaults return empty lists for undeclared capabilities).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Err(ErrorData::method_not_found::<ListPromptsRequestMethod>())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<ListResourcesRequestMethod>())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<ListResourceTemplatesRequestMethod>())
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Err(ErrorData::method_not_found::<CompleteRequestMethod>())
+    }
+}

@@ -1,0 +1,78 @@
+//! MCP (Model Context Protocol) through the official Rust SDK, rmcp, as PROTOCOLS.md §6 reads it.
+//!
+//! The tool list is data built from the catalog (no `#[tool]` macros), once per catalog
+//! (`Tools`). The same [`Handler`] serves streamable HTTP at `/mcp` (stateless by default, so
+//! replicas behind a load balancer need no session affinity) and stdio (`toolhost serve --stdio`).
+//!
+//! - `tools/list`: latest versions only; `name`, `title`, `description`, `inputSchema`,
+//!   `outputSchema`, annotations, and `_meta` with `toolhost/toolkit` and `toolhost/version`.
+//! - `tools/call`: `structuredContent` is the output object, plus one text block with its JSON.
+//!   Invalid arguments and tool failures are results with `isError: true` whose text says which
+//!   parameter is wrong and what is allowed; an unknown tool is a JSON-RPC error.
+//!   `_meta: {"toolhost/version": "x.y.z"}` pins a version.
+//! - Only tools are declared; prompts, resources and completion answer method-not-found.
+
+mod convert;
+mod error;
+mod handler;
+
+use std::sync::Arc;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+pub use handler::Handler;
+
+use crate::State;
+
+/// The `_meta` key that pins a version on `tools/call`, and that `tools/list` reports.
+pub const VERSION_META: &str = "toolhost/version";
+/// The `_meta` key naming a tool's toolkit in `tools/list`.
+pub const TOOLKIT_META: &str = "toolhost/toolkit";
+
+/// The streamable HTTP service to mount at the MCP path.
+pub fn service(state: &Arc<State>) -> axum::routing::Router {
+    let config = &state.config.mcp;
+    // The DNS-rebinding guard accepts the configured hosts and the public URL's own host, so
+    // the MCP URL that WoA advertises works without a second setting.
+    let mut hosts = config.allowed_hosts.clone();
+    if let Some(authority) = state
+        .config
+        .public_url
+        .as_deref()
+        .and_then(|u| u.parse::<http::Uri>().ok())
+        .and_then(|u| u.authority().cloned())
+    {
+        hosts.push(authority.host().trim_matches(['[', ']']).to_owned());
+        hosts.push(authority.as_str().to_owned());
+    }
+    let mut http = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(config.sessions)
+        .with_json_response(!config.sessions)
+        .with_max_request_body_bytes(state.config.body_limit)
+        .with_allowed_hosts(hosts);
+    if config.allowed_hosts.iter().any(|h| h == "*") {
+        http = http.disable_allowed_hosts();
+    }
+    if !config.allowed_origins.is_empty() {
+        http = http.with_allowed_origins(config.allowed_origins.iter().cloned());
+    }
+    let handler = Handler::new(Arc::clone(state));
+    let factory = move || Ok(handler.clone());
+    if config.sessions {
+        axum::routing::Router::new().fallback_service(StreamableHttpService::new(
+            factory,
+            Arc::new(LocalSessionManager::default()),
+            http,
+        ))
+    } else {
+        axum::routing::Router::new().fallback_service(StreamableHttpService::new(
+            factory,
+            Arc::new(NeverSessionManager::default()),
+            http,
+        ))
+    }
+}
+
+pub(crate) use convert::Tools;

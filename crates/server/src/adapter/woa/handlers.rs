@@ -1,0 +1,78 @@
+//! WoA handlers: decode, one core call, encode.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State as Extract};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use toolhost_core::{Error, Invocation};
+use toolhost_wire::woa::{self as wire, Envelope};
+
+use super::{Document, convert, error};
+use crate::State;
+use crate::http::body::Json;
+use crate::http::cache;
+use crate::http::problem::ProblemResponse;
+
+/// Five minutes, as the draft's Appendix B shows; then revalidation with the ETag (§7).
+const CACHE: &str = "max-age=300";
+
+/// `GET /.well-known/woa.json`: the pre-rendered document, or 304 when the client has it.
+pub(super) async fn document(Extract(state): Extract<Arc<State>>, headers: HeaderMap) -> Response {
+    let built = state.woa.get(&state.engine);
+    let document = &built.view;
+    let mut response = if unchanged(&headers, document) {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        let mut r = Response::new(Body::from(document.body.clone()));
+        r.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(wire::CONTENT_TYPE));
+        r
+    };
+    let out = response.headers_mut();
+    out.insert(header::ETAG, document.etag.clone());
+    out.insert(header::LAST_MODIFIED, document.last_modified.clone());
+    out.insert(header::CACHE_CONTROL, HeaderValue::from_static(CACHE));
+    response
+}
+
+/// Whether the client's copy is current: `If-None-Match` decides when present, else
+/// `If-Modified-Since` (RFC 9110 §13.2.2).
+fn unchanged(headers: &HeaderMap, document: &Document) -> bool {
+    if headers.contains_key(header::IF_NONE_MATCH) {
+        let tag = document.etag.to_str().unwrap_or_default();
+        return cache::if_none_match(headers, tag);
+    }
+    headers
+        .get(header::IF_MODIFIED_SINCE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| httpdate::parse_http_date(v).ok())
+        .is_some_and(|since| document.built <= since)
+}
+
+/// `POST {prefix}/agents/{agent_id}/invoke`: run the agent, answer with its output object.
+pub(super) async fn invoke(
+    Extract(state): Extract<Arc<State>>,
+    Path(agent): Path<String>,
+    Json(envelope): Json<Envelope>,
+) -> Result<Response, ProblemResponse> {
+    let call = convert::call(&agent, envelope).map_err(ProblemResponse::bad_request)?;
+    // Agent ids are tool names; the engine would also take a tool's UUID, which the document
+    // never lists, so it is as unknown here as any other id.
+    let (tool, _) = state.engine.resolve(&agent, &call.version).map_err(error::problem)?;
+    if tool.name != agent {
+        return Err(error::problem(Error::ToolNotFound { tool: agent }));
+    }
+    let invocation = Invocation {
+        tool: tool.name.clone(),
+        version: call.version,
+        input: call.input,
+        context: Default::default(),
+    };
+    let outcome = state.engine.invoke(invocation).await.map_err(error::problem)?;
+    Ok(axum::Json(Value::Object(outcome.output)).into_response())
+}

@@ -1,0 +1,134 @@
+//! Web of Agents (draft-gaikwad-woa-00) as PROTOCOLS.md §5 reads it.
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /.well-known/woa.json` | the WoA document, `application/woa+json` (draft §4, §9.1) |
+//! | `POST {prefix}/agents/{agent_id}/invoke` | run an agent with an invocation envelope (draft §5.2) |
+//!
+//! **One agent per tool.** A WoA agent is "a logical AI powered capability" with one id, one
+//! input schema and one output schema (§4.1); a catalog tool is exactly that, so each tool is
+//! one agent whose `id` is the tool name (tool names are a subset of the draft's `agent-id`
+//! ABNF). Only the latest served version is listed, since an agent carries one `version` and
+//! one pair of schemas; the envelope's `version` extension pins an older one (whose output is
+//! that version's, which may lack outputs the listed `outputs` requires). A toolkit is not
+//! an agent (its tools take different inputs, and WoA's `operations` all share one transport
+//! endpoint and would hide the tools from the MCP transport, which names tools, not
+//! operations): the toolkit is the first of an agent's `capabilities`, followed by its tags.
+//! Agents declare no `operations`, so each has the draft's single unnamed operation, which
+//! an envelope selects by leaving `operation` out or by naming it `default` (§5.1).
+//!
+//! The document embeds the public URL from configuration, never from the request's `Host`
+//! header (a forged `Host` must not redirect clients, draft §8.2). It is rendered once per
+//! catalog ([`Document`]), with its `ETag` and `Last-Modified`; a request copies nothing.
+//!
+//! Invocation: decode the envelope (400 for a malformed one, 415 for a body that is not
+//! JSON), check it against the URL (`convert::call`), make one [`Engine::invoke`] call, and
+//! answer with the output object itself. Errors are problem documents with the statuses of
+//! N-ACT (PROTOCOLS.md §3; see `error.rs`).
+//!
+//! [`Engine::invoke`]: toolhost_core::Engine::invoke
+
+mod convert;
+mod error;
+mod handlers;
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::HeaderValue;
+use axum::routing::{get, post};
+use toolhost_core::{Catalog, Engine};
+use toolhost_wire::woa as wire;
+
+use crate::view::Cached;
+use crate::{Config, State};
+
+/// The WoA routes: the well-known document and invocation under `prefix` (e.g. `/woa`).
+pub fn routes(prefix: &str) -> Router<Arc<State>> {
+    Router::new()
+        .route(wire::WELL_KNOWN_PATH, get(handlers::document))
+        .route(&invoke_path(prefix, "{agent_id}"), post(handlers::invoke))
+}
+
+/// The invocation path under `prefix`, with `agent` where the agent id goes.
+fn invoke_path(prefix: &str, agent: &str) -> String {
+    format!("{}/agents/{agent}/invoke", prefix.trim_end_matches('/'))
+}
+
+/// The WoA document of one catalog, rendered once with its validators.
+#[derive(Debug)]
+pub struct Document {
+    /// The serialized document.
+    body: Bytes,
+    /// A strong tag of `body`.
+    etag: HeaderValue,
+    /// When this rendering was built, as an IMF-fixdate.
+    last_modified: HeaderValue,
+    /// The same instant, for `If-Modified-Since`.
+    built: SystemTime,
+}
+
+impl Document {
+    fn build(catalog: &Catalog, site: &Site) -> Self {
+        // Whole seconds: Last-Modified has no finer resolution, and If-Modified-Since compares
+        // against what we sent.
+        let built = httpdate::HttpDate::from(SystemTime::now());
+        let body = serde_json::to_vec(&convert::document(catalog, site)).unwrap_or_default();
+        let etag = crate::http::cache::etag(&body);
+        Self {
+            etag: HeaderValue::from_str(&etag).unwrap_or_else(|_| HeaderValue::from_static("\"\"")),
+            last_modified: HeaderValue::from_str(&built.to_string())
+                .unwrap_or_else(|_| HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT")),
+            built: built.into(),
+            body: body.into(),
+        }
+    }
+}
+
+/// What the document says beside the catalog: where this server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Site {
+    /// The public base URL, without a trailing `/`.
+    base: String,
+    /// The REST `invoke_path` template.
+    invoke_path: String,
+    /// The MCP endpoint URL.
+    mcp_server: String,
+    /// The MCP `tool_namespace`.
+    tool_namespace: String,
+}
+
+impl Site {
+    fn new(config: &Config) -> Self {
+        let base = config.public_base();
+        Self {
+            invoke_path: invoke_path(&config.woa_prefix, wire::AGENT_ID_PLACEHOLDER),
+            mcp_server: format!("{base}{}", config.mcp.path.trim_end_matches('/')),
+            tool_namespace: config.server_name.clone(),
+            base,
+        }
+    }
+}
+
+/// The document of the engine's catalog for `config`, rebuilt lazily after a reload.
+pub fn view(engine: &Engine, config: &Config) -> Cached<Document> {
+    let site = Site::new(config);
+    Cached::with_builder(engine, move |catalog| Document::build(catalog, &site))
+}
+
+/// Logs, once at start, where the document is and whether clients on the open Internet may
+/// use it: the draft requires HTTPS there (§4.3.1, §8.1).
+pub fn announce(config: &Config) {
+    let base = config.public_base();
+    let url = format!("{base}{}", wire::WELL_KNOWN_PATH);
+    if base.starts_with("https://") {
+        tracing::info!(%url, "WoA document");
+    } else {
+        tracing::warn!(
+            %url,
+            "the WoA document advertises a plain-http URL; WoA requires https on the open Internet (draft §8.1): fine for local use, else set --public-url (TOOLHOST_PUBLIC_URL, public_url) to the https URL clients reach"
+        );
+    }
+}

@@ -1,0 +1,157 @@
+//! `call_id` as the idempotency key (schemas-call-tool-request.mdx, PROTOCOLS.md §4): a repeat
+//! with the same input returns the first result without running the tool again, also while the
+//! first call still runs; with other input it is 400; refusals are not remembered.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Map, Value, json};
+use toolhost_core::{CallContext, ToolFailure};
+
+use crate::support::otc::{SCHEMA, message};
+use crate::support::{Server, Spawn, yaml};
+
+/// `Counting.Run` answers at once; `Counting.Slow` takes 200 ms. Both return their text and how
+/// many times the function has run.
+const COUNTING: &str = r#"toolkits:
+  - name: Counting
+    tools:
+      - name: Run
+        description: Counts its runs.
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: text, description: Any text. }]
+            outputs:
+              - { name: text, type: string, description: The same text. }
+              - { name: run, type: int, description: How many runs so far. }
+            backend: { kind: native, function: counting.run }
+      - name: Slow
+        description: Counts its runs, slowly.
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: text, description: Any text. }]
+            outputs:
+              - { name: text, type: string, description: The same text. }
+              - { name: run, type: int, description: How many runs so far. }
+            backend: { kind: native, function: counting.run, delay_ms: 200 }
+"#;
+
+/// One run counter per test, so tests running in parallel do not count each other's runs.
+static RUNS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+
+fn counting<const SLOT: usize>(input: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
+    let run = RUNS[SLOT].fetch_add(1, Ordering::SeqCst) + 1;
+    let mut output = Map::new();
+    output.insert("text".to_owned(), input["text"].clone());
+    output.insert("run".to_owned(), json!(run));
+    Ok(output)
+}
+
+/// A server whose `counting.run` counts in `RUNS[SLOT]`.
+async fn counting_server<const SLOT: usize>() -> Server {
+    Spawn::new(vec![yaml("counting.yaml", COUNTING)])
+        .with_function("counting.run", counting::<SLOT>)
+        .start()
+        .await
+}
+
+fn runs<const SLOT: usize>() -> usize {
+    RUNS[SLOT].load(Ordering::SeqCst)
+}
+
+fn request(tool: &str, call_id: &str, text: &str) -> Value {
+    json!({ "tool_id": tool, "call_id": call_id, "input": { "text": text } })
+}
+
+#[tokio::test]
+async fn a_repeated_call_returns_the_first_result_without_running_again() {
+    let server = counting_server::<0>().await;
+    let first = server.call(request("Counting.Run", "repeat-1", "hello")).await;
+    let result = first.expect_success();
+    assert_eq!(result["value"], json!({ "text": "hello", "run": 1 }));
+    let second = server.call(request("Counting.Run", "repeat-1", "hello")).await;
+    second.expect_success();
+    assert_eq!(second.text, first.text, "the identical result, `duration` included");
+    assert_eq!(runs::<0>(), 1, "the tool ran once");
+    // Another call_id is another call.
+    let other = server
+        .call(request("Counting.Run", "repeat-2", "hello"))
+        .await
+        .expect_success();
+    assert_eq!(other["value"]["run"], 2);
+    assert_eq!(runs::<0>(), 2);
+}
+
+#[tokio::test]
+async fn parallel_repeats_run_the_tool_once() {
+    let server = Arc::new(counting_server::<1>().await);
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..20 {
+        let server = Arc::clone(&server);
+        calls.spawn(async move { server.call(request("Counting.Slow", "parallel-1", "hi")).await });
+    }
+    let replies = calls.join_all().await;
+    let first = replies[0].expect_success();
+    assert_eq!(first["value"], json!({ "text": "hi", "run": 1 }));
+    assert!(first["duration"].as_f64().unwrap() >= 200.0, "{first}");
+    for reply in &replies {
+        reply.expect_success();
+        assert_eq!(reply.text, replies[0].text, "every repeat gets the first result");
+    }
+    assert_eq!(runs::<1>(), 1, "20 identical calls, one run");
+}
+
+#[tokio::test]
+async fn a_call_id_reused_for_other_input_is_400() {
+    let server = counting_server::<2>().await;
+    server
+        .call(request("Counting.Run", "reused", "one"))
+        .await
+        .expect_success();
+    let reply = server.call(request("Counting.Run", "reused", "two")).await;
+    let body = reply.expect_server_error(SCHEMA);
+    assert!(message(&body).contains("reused"), "names the call_id: {body}");
+    assert!(message(&body).contains("call_id"), "{body}");
+    assert_eq!(runs::<2>(), 1, "the conflicting call did not run");
+}
+
+#[tokio::test]
+async fn a_missing_call_id_is_generated() {
+    let server = counting_server::<3>().await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let result = server
+            .call(json!({ "tool_id": "Counting.Run", "input": { "text": "x" } }))
+            .await
+            .expect_success();
+        let id = result["call_id"].as_str().unwrap();
+        let uuid = uuid::Uuid::parse_str(id).unwrap_or_else(|e| panic!("`{id}` is not a UUID: {e}"));
+        assert_eq!(uuid.hyphenated().to_string(), id, "the usual hyphenated form");
+        ids.push(id.to_owned());
+    }
+    assert_ne!(ids[0], ids[1], "each call gets its own id");
+    assert_eq!(runs::<3>(), 2, "and each runs");
+}
+
+#[tokio::test]
+async fn refusals_are_not_remembered() {
+    let server = counting_server::<4>().await;
+    // A 422 for bad input; the corrected retry with the same call_id runs.
+    let bad = json!({ "tool_id": "Counting.Run", "call_id": "retry-me", "input": { "text": 5 } });
+    server.call(bad.clone()).await.expect_validation_error(&["text"]);
+    let result = server
+        .call(request("Counting.Run", "retry-me", "fixed"))
+        .await
+        .expect_success();
+    assert_eq!(result["value"], json!({ "text": "fixed", "run": 1 }));
+    // Now the call_id is taken, so the old bad input conflicts with it.
+    server.call(bad).await.expect_server_error(SCHEMA);
+    // A 400 for an unknown version is not remembered either.
+    let unknown = json!({ "tool_id": "Counting.Run@9.0.0", "call_id": "retry-too", "input": { "text": "a" } });
+    server.call(unknown).await.expect_server_error(SCHEMA);
+    server
+        .call(request("Counting.Run@1.0.0", "retry-too", "a"))
+        .await
+        .expect_success();
+    assert_eq!(runs::<4>(), 2);
+}

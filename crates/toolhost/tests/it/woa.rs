@@ -1,0 +1,123 @@
+//! `toolhost serve` and WoA: the public URL setting and the start-up warning about plain http
+//! (draft-gaikwad-woa-00 §8.1, PROTOCOLS.md §5).
+
+use serde_json::Value;
+
+use crate::support::{Scratch, Server, run};
+
+async fn fetch(server: &Server) -> Value {
+    let reply = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client")
+        .get(format!("{}/.well-known/woa.json", server.base))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(reply.status(), 200);
+    assert_eq!(reply.headers()["content-type"], "application/woa+json");
+    reply.json().await.expect("json")
+}
+
+/// The log lines about the WoA document, parsed.
+fn woa_lines(server: &Server) -> Vec<Value> {
+    let about_woa = |v: &Value| {
+        v["fields"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("WoA document")
+    };
+    server
+        .logs_when(|logs| logs.iter().any(|l| l.contains("WoA document")))
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(about_woa)
+        .collect()
+}
+
+#[tokio::test]
+async fn without_a_public_url_the_listen_address_is_advertised_with_a_warning() {
+    let server = Server::start(&[], &[], None);
+    let document = fetch(&server).await;
+    // The bound port, not the 0 that was asked for.
+    assert_eq!(document["transports"]["rest"]["base"], server.base.as_str());
+    assert_eq!(document["transports"]["mcp"]["server"], format!("{}/mcp", server.base));
+    assert_eq!(document["transports"]["mcp"]["tool_namespace"], "toolhost");
+    let _ = fetch(&server).await;
+    let lines = woa_lines(&server);
+    assert_eq!(lines.len(), 1, "warned once, at start, not per request: {lines:?}");
+    assert_eq!(lines[0]["level"], "WARN");
+    let message = lines[0]["fields"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("https") && message.contains("--public-url"),
+        "{message}"
+    );
+    assert_eq!(
+        lines[0]["fields"]["url"],
+        format!("{}/.well-known/woa.json", server.base)
+    );
+}
+
+#[tokio::test]
+async fn an_https_public_url_is_advertised_without_a_warning() {
+    let server = Server::start(
+        &["--public-url", "https://tools.example.com/th/", "--server-name", "acme"],
+        &[],
+        None,
+    );
+    let document = fetch(&server).await;
+    assert_eq!(document["transports"]["rest"]["base"], "https://tools.example.com/th");
+    assert_eq!(
+        document["transports"]["mcp"]["server"],
+        "https://tools.example.com/th/mcp"
+    );
+    assert_eq!(document["transports"]["mcp"]["tool_namespace"], "acme");
+    let lines = woa_lines(&server);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["level"], "INFO");
+}
+
+#[tokio::test]
+async fn public_url_and_woa_prefix_from_the_file_then_the_environment() {
+    let dir = Scratch::new();
+    let config = dir.write(
+        "toolhost.toml",
+        "public_url = \"https://file.example.com\"\nwoa_prefix = \"/agents-api\"\n",
+    );
+    let config = config.to_str().expect("utf-8");
+    let server = Server::start(&["--config", config], &[], None);
+    let document = fetch(&server).await;
+    assert_eq!(document["transports"]["rest"]["base"], "https://file.example.com");
+    assert_eq!(
+        document["transports"]["rest"]["invoke_path"],
+        "/agents-api/agents/{agent_id}/invoke"
+    );
+    drop(server);
+    let server = Server::start(
+        &["--config", config],
+        &[("TOOLHOST_PUBLIC_URL", "https://env.example.com")],
+        None,
+    );
+    let document = fetch(&server).await;
+    assert_eq!(
+        document["transports"]["rest"]["base"], "https://env.example.com",
+        "env beats the file"
+    );
+}
+
+#[test]
+fn refuses_a_public_url_clients_cannot_use() {
+    for url in [
+        "tools.example.com",
+        "ftp://tools.example.com",
+        "https://tools.example.com/?x=1",
+    ] {
+        let out = run(&["serve", "--listen", "127.0.0.1:0", "--public-url", url]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{url}: {stderr}");
+        assert!(
+            stderr.contains("public_url must be an absolute http(s) URL"),
+            "{stderr}"
+        );
+    }
+}

@@ -1,0 +1,62 @@
+// The official MCP TypeScript SDK (npm @modelcontextprotocol/sdk) as a client of toolhost,
+// over HTTP and over stdio.
+// Usage: node mcp_ts_client.mjs TOOLHOST_BINARY HTTP_URL   (run with NODE_PATH=PEER/node_modules)
+// Prints one line per check and a closing "N passed, M failed" line; exits 1 on any failure.
+import { createRequire } from "node:module";
+const require = createRequire(process.env.NODE_PATH + "/");
+const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
+const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
+
+let passed = 0;
+let failed = 0;
+function check(name, ok, detail) {
+  if (ok) {
+    passed++;
+    console.log(`ok   ${name}`);
+  } else {
+    failed++;
+    console.log(`FAIL ${name}: ${JSON.stringify(detail)}`);
+  }
+}
+
+async function exercise(label, transport) {
+  const client = new Client({ name: "toolhost-peer-test", version: "1.0.0" });
+  await client.connect(transport);
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  check(`${label}: tools/list has the bundled tools`, names.includes("add_numbers") && names.includes("convert_length"), names);
+  const convert = tools.find((t) => t.name === "convert_length");
+  check(`${label}: _meta carries toolkit and version`, convert._meta?.["toolhost/toolkit"] === "Units" && convert._meta?.["toolhost/version"] === "1.2.0", convert._meta);
+
+  const ok = await client.callTool({ name: "add_numbers", arguments: { a: 2, b: 40 } });
+  check(`${label}: call succeeds`, !ok.isError && ok.structuredContent?.sum === 42, ok);
+
+  const pinned = await client.callTool({
+    name: "convert_length",
+    arguments: { value: 1, from: "KILOMETRE", to: "METRE" },
+    _meta: { "toolhost/version": "1.0.0" },
+  });
+  check(`${label}: _meta toolhost/version pins 1.0.0 (no unit output)`, !pinned.isError && pinned.structuredContent?.value === 1000 && !("unit" in pinned.structuredContent), pinned);
+  const latest = await client.callTool({ name: "convert_length", arguments: { value: 1, from: "KILOMETRE", to: "METRE" } });
+  check(`${label}: latest version has the unit output`, latest.structuredContent?.unit === "METRE", latest);
+
+  const bad = await client.callTool({ name: "convert_length", arguments: { value: 1, from: "PARSEC" } });
+  const text = bad.content?.[0]?.text ?? "";
+  check(`${label}: bad arguments are an isError result naming the parameters`, bad.isError === true && text.includes("`from` expects one of") && text.includes("`to` is required"), bad);
+
+  let rejected = false;
+  try {
+    await client.callTool({ name: "no_such_tool", arguments: {} });
+  } catch (error) {
+    rejected = String(error).includes("no_such_tool");
+  }
+  check(`${label}: an unknown tool is a JSON-RPC error`, rejected, "no error");
+  await client.close();
+}
+
+const [binary, url] = process.argv.slice(2);
+await exercise("http", new StreamableHTTPClientTransport(new URL(url)));
+await exercise("stdio", new StdioClientTransport({ command: binary, args: ["serve", "--stdio", "--log", "warn"], stderr: "ignore" }));
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
