@@ -159,9 +159,24 @@ impl fmt::Display for ToolFailure {
 
 /// Builds a backend from the `backend:` block of a catalog version.
 ///
-/// One factory serves one `kind`. The loader passes the block's other keys as `config`; a
-/// factory that rejects them returns messages that say which key is wrong and what to write.
+/// One factory serves one `kind`. The loader passes the block's other keys as `config` and the
+/// version's signature, so a factory can check at load that everything the backend refers to
+/// (inputs, outputs, secrets) exists. A factory that rejects the block returns messages that
+/// say which key is wrong and what to write; the loader adds file, tool and version.
 pub trait BackendFactory: Send + Sync {
     /// Builds the backend for one tool version, or says what is wrong with its config.
-    fn build(&self, config: &Map<String, Value>) -> Result<Arc<dyn Backend>, Vec<String>>;
+    fn build(&self, config: &Map<String, Value>, signature: &Signature<'_>) -> Result<Arc<dyn Backend>, Vec<String>>;
+}
+
+/// The signature of the version a backend is built for.
+#[derive(Debug, Clone, Copy)]
+pub struct Signature<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The version's inputs.
+    pub inputs: &'a [crate::catalog::Parameter],
+    /// The version's outputs.
+    pub outputs: &'a [crate::catalog::Output],
+    /// What a call carries beside its input (secrets, tokens, user id).
+    pub requirements: &'a crate::catalog::Requirements,
 }

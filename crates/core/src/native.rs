@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::backend::{Backend, BackendCall, BackendFactory, BoxFuture, CallContext, ToolFailure};
+use crate::backend::{Backend, BackendCall, BackendFactory, BoxFuture, CallContext, Signature, ToolFailure};
 use crate::catalog::Source;
 
 /// A native tool function: validated input in, output object or failure out.
@@ -58,7 +58,7 @@ impl Functions {
 }
 
 impl BackendFactory for Functions {
-    fn build(&self, config: &Map<String, Value>) -> Result<Arc<dyn Backend>, Vec<String>> {
+    fn build(&self, config: &Map<String, Value>, _: &Signature<'_>) -> Result<Arc<dyn Backend>, Vec<String>> {
         let mut problems: Vec<String> = config
             .keys()
             .filter(|k| !matches!(k.as_str(), "function" | "delay_ms"))

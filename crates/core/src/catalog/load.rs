@@ -16,7 +16,7 @@ use super::{
     Annotations, Authorization, Catalog, DEFAULT_INT_MAX, EnumValue, ErrorPhrase, InputType, Output, OutputType,
     Parameter, Requirements, TOOL_ID_NAMESPACE, Tool, Version, compat, schema,
 };
-use crate::backend::BackendFactory;
+use crate::backend::{BackendFactory, Signature};
 use crate::validate::{self, Validators};
 
 /// Longest name of a tool, toolkit or parameter (PROTOCOLS.md §1; also keeps OTC ids short).
@@ -278,6 +278,19 @@ impl Loader {
             ctx.error(&place, "the tool has no versions; add one under `versions:`".to_owned());
         }
         let tool_timeout = def.timeout_ms.map(Duration::from_millis);
+        let requirements = Requirements {
+            secrets: def.requirements.secrets,
+            authorization: def
+                .requirements
+                .authorization
+                .into_iter()
+                .map(|a| Authorization {
+                    id: a.id,
+                    scopes: a.scopes,
+                })
+                .collect(),
+            user_id: def.requirements.user_id,
+        };
         let mut versions: Vec<Version> = Vec::with_capacity(def.versions.len());
         let mut complete = true;
         for (i, vdef) in def.versions.into_iter().enumerate() {
@@ -286,7 +299,13 @@ impl Loader {
                 version: Some(vdef.version.clone()),
                 ..place.clone()
             };
-            match self.version(number, &def.description, tool_timeout, vdef, &vplace, ctx) {
+            let parts = ToolParts {
+                tool: &def.name,
+                description: &def.description,
+                timeout: tool_timeout,
+                requirements: &requirements,
+            };
+            match self.version(number, &parts, vdef, &vplace, ctx) {
                 Some(version) => {
                     if let Some(previous) = versions.last() {
                         if version.semver <= previous.semver {
@@ -315,19 +334,7 @@ impl Loader {
             title: def.title,
             img: def.img,
             tags,
-            requirements: Requirements {
-                secrets: def.requirements.secrets,
-                authorization: def
-                    .requirements
-                    .authorization
-                    .into_iter()
-                    .map(|a| Authorization {
-                        id: a.id,
-                        scopes: a.scopes,
-                    })
-                    .collect(),
-                user_id: def.requirements.user_id,
-            },
+            requirements,
             errors: def
                 .errors
                 .into_iter()
@@ -357,8 +364,7 @@ impl Loader {
     fn version(
         &self,
         number: u32,
-        tool_description: &str,
-        tool_timeout: Option<Duration>,
+        parts: &ToolParts<'_>,
         def: VersionDef,
         place: &Place,
         ctx: &mut Context,
@@ -389,14 +395,22 @@ impl Loader {
                 check_description(&d, &at(place, "description"), &mut ctx.problems);
                 d
             }
-            None => tool_description.to_owned(),
+            None => parts.description.to_owned(),
         };
         let inputs: Vec<Parameter> = def.inputs.into_iter().filter_map(|d| input(d, place, ctx)).collect();
         check_unique(inputs.iter().map(|p| (&p.name, &p.id)), "input", place, ctx);
         let outputs: Vec<Output> = def.outputs.into_iter().filter_map(|d| output(d, place, ctx)).collect();
         check_unique(outputs.iter().map(|o| (&o.name, &o.id)), "output", place, ctx);
         let backend = match self.backends.get(&def.backend.kind) {
-            Some(factory) => match factory.build(&def.backend.config) {
+            Some(factory) => match factory.build(
+                &def.backend.config,
+                &Signature {
+                    tool: parts.tool,
+                    inputs: &inputs,
+                    outputs: &outputs,
+                    requirements: parts.requirements,
+                },
+            ) {
                 Ok(b) => Some(b),
                 Err(messages) => {
                     for m in messages {
@@ -428,7 +442,7 @@ impl Loader {
         let timeout = def
             .timeout_ms
             .map(Duration::from_millis)
-            .or(tool_timeout)
+            .or(parts.timeout)
             .unwrap_or(self.default_timeout);
         if ctx.errors() > errors_before {
             return None;
@@ -457,6 +471,14 @@ impl Loader {
             validators,
         })
     }
+}
+
+/// What every version of a tool shares, as the version loader needs it.
+struct ToolParts<'a> {
+    tool: &'a str,
+    description: &'a str,
+    timeout: Option<Duration>,
+    requirements: &'a Requirements,
 }
 
 struct Context {
