@@ -46,8 +46,11 @@ pub struct CallContext {
     pub authorization: HashMap<String, Secret>,
     /// The end user the call is made for (OTC `context.user_id`).
     pub user_id: Option<String>,
-    /// The id of the request that carried the call, for logs and for backends to propagate.
+    /// The id of the request that carried the call, for logs and for backends to propagate
+    /// (`x-request-id`).
     pub request_id: Option<String>,
+    /// The W3C trace context of the call (`traceparent`), for backends to propagate.
+    pub traceparent: Option<String>,
 }
 
 /// A secret value whose `Debug` and `Display` never show it.

@@ -15,6 +15,7 @@ use crate::validate::{self, ParameterError};
 #[derive(Debug)]
 pub struct Engine {
     catalog: ArcSwap<Catalog>,
+    generation: std::sync::atomic::AtomicU64,
 }
 
 /// One call of a tool, as an adapter decoded it.
@@ -122,6 +123,7 @@ impl Engine {
     pub fn new(catalog: Catalog) -> Self {
         Self {
             catalog: ArcSwap::from_pointee(catalog),
+            generation: std::sync::atomic::AtomicU64::new(1),
         }
     }
 
@@ -133,6 +135,12 @@ impl Engine {
     /// Atomically serves a new catalog from now on.
     pub fn replace(&self, catalog: Catalog) {
         self.catalog.store(Arc::new(catalog));
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many catalogs this engine has served: 1 at start, one more per [`Engine::replace`].
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Finds a tool and resolves the version, without running anything.
@@ -171,6 +179,17 @@ impl Engine {
         let started = Instant::now();
         let result = tokio::time::timeout(version.timeout, version.backend.call(call)).await;
         let elapsed = started.elapsed();
+        let outcome = match &result {
+            Err(_) => "timeout",
+            Ok(Err(_)) => "error",
+            Ok(Ok(_)) => "ok",
+        };
+        metrics::histogram!("toolhost_backend_duration_seconds", "tool" => tool.name.clone())
+            .record(elapsed.as_secs_f64());
+        if outcome != "ok" {
+            metrics::counter!("toolhost_backend_errors_total", "tool" => tool.name.clone(), "kind" => outcome)
+                .increment(1);
+        }
         let output = match result {
             Err(_) => {
                 tracing::warn!(tool = %tool.name, version = %version.semver, timeout_ms = version.timeout.as_millis() as u64, "backend timed out");

@@ -18,6 +18,8 @@ pub struct Config {
     pub idempotency_max_entries: usize,
     /// How long an OTC `call_id` result is remembered.
     pub idempotency_ttl: Duration,
+    /// How long in-flight requests may take to finish once shutdown begins.
+    pub shutdown_timeout: Duration,
     /// The server's name: MCP `serverInfo.name`, WoA's MCP `tool_namespace`.
     pub server_name: String,
     /// MCP over streamable HTTP.
@@ -64,6 +66,7 @@ impl Default for Config {
             otc_prefix: "/otc".to_owned(),
             idempotency_max_entries: 10_000,
             idempotency_ttl: Duration::from_secs(600),
+            shutdown_timeout: Duration::from_secs(30),
             server_name: "toolhost".to_owned(),
             mcp: Mcp::default(),
             public_url: None,

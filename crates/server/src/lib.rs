@@ -5,9 +5,11 @@
 //! decodes a request, makes one call into `toolhost-core`, and encodes the answer.
 
 pub mod adapter;
+pub mod calls;
 pub mod config;
 pub mod http;
 pub mod idempotency;
+pub mod ops;
 pub mod view;
 
 use std::future::Future;
@@ -34,6 +36,8 @@ pub struct State {
     woa: view::Cached<adapter::woa::Document>,
     /// OTC `call_id` results, so a repeated call does not run the tool again.
     calls: Arc<dyn idempotency::Store>,
+    /// What the last catalog reload did.
+    reloads: ops::Reloads,
 }
 
 impl State {
@@ -52,6 +56,8 @@ impl State {
         let otc = view::Cached::new(&engine);
         let mcp = view::Cached::new(&engine);
         let woa = adapter::woa::view(&engine, &config);
+        ops::metrics();
+        let reloads = ops::Reloads::new(&engine.catalog());
         Arc::new(Self {
             engine,
             config,
@@ -60,6 +66,7 @@ impl State {
             mcp,
             woa,
             calls,
+            reloads,
         })
     }
 }
@@ -67,7 +74,9 @@ impl State {
 /// The whole application: every protocol's routes, shared limits and request logging.
 pub fn app(state: Arc<State>) -> Router {
     let body_limit = state.config.body_limit;
+    let mounts = Arc::new(http::log::Mounts::new(&state.config));
     Router::new()
+        .merge(ops::routes())
         .merge(adapter::nact::routes(&state.config.nact_prefix))
         .merge(adapter::otc::routes(&state.config.otc_prefix))
         .merge(adapter::woa::routes(&state.config.woa_prefix))
@@ -75,7 +84,7 @@ pub fn app(state: Arc<State>) -> Router {
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(axum::middleware::from_fn(http::log::request))
+        .layer(axum::middleware::from_fn_with_state(mounts, http::log::request))
         .layer(CatchPanicLayer::custom(http::problem::panicked))
         .with_state(state)
 }
@@ -87,7 +96,25 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     adapter::woa::announce(&state.config);
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+    let deadline = state.config.shutdown_timeout;
+    let (stopping, mut stopped) = tokio::sync::watch::channel(false);
+    let signal = async move {
+        shutdown.await;
+        let _ = stopping.send(true);
+    };
+    let server = axum::serve(listener, app(state)).with_graceful_shutdown(signal);
+    // Graceful shutdown waits for in-flight requests, but not forever.
+    let give_up = async move {
+        let _ = stopped.wait_for(|s| *s).await;
+        tokio::time::sleep(deadline).await;
+    };
+    tokio::select! {
+        result = server => result,
+        () = give_up => {
+            tracing::warn!(timeout_secs = deadline.as_secs(), "requests still in flight at the shutdown deadline; exiting anyway");
+            Ok(())
+        }
+    }
 }
 
 /// Serves `state` over MCP on stdin/stdout until the client closes the stream. Logs must go to

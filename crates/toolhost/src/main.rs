@@ -1,5 +1,6 @@
 //! `toolhost`: serve a tool catalog over N-ACT (and the other protocols as they land), or check one.
 
+mod reload;
 mod settings;
 
 use std::path::PathBuf;
@@ -87,7 +88,7 @@ fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<Catalog, Vec<P
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut settings = args.resolve()?;
     init_logging(settings.log_format, &settings.log_level)?;
-    let loader = Loader::default().with_default_timeout(settings.call_timeout);
+    let loader = Arc::new(make_loader(&settings));
     let catalog = match load(settings.catalog.as_deref(), &loader) {
         Ok(catalog) => catalog,
         Err(problems) => {
@@ -131,12 +132,25 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             settings.server.mcp.path
         );
         let state = toolhost_server::State::new(engine, settings.server);
+        if let Some(catalog) = settings.catalog.clone() {
+            let watch = reload::Watch {
+                catalog,
+                config: settings.config_file.clone(),
+                interval: settings.reload_interval,
+            };
+            tokio::spawn(reload::run(watch, Arc::clone(&loader), Arc::clone(&state)));
+        }
         toolhost_server::serve(listener, state, shutdown_signal())
             .await
             .context("server failed")?;
         tracing::info!("stopped");
         Ok(())
     })
+}
+
+/// The catalog loader with every backend kind this build knows, for start and for reloads.
+fn make_loader(settings: &settings::Settings) -> Loader {
+    Loader::default().with_default_timeout(settings.call_timeout)
 }
 
 fn init_logging(format: LogFormat, level: &str) -> anyhow::Result<()> {

@@ -75,6 +75,12 @@ pub struct ServeArgs {
     /// Where WoA invocation is mounted [default: /woa].
     #[arg(long, env = "TOOLHOST_WOA_PREFIX")]
     woa_prefix: Option<String>,
+    /// How often to look for catalog and config changes, in milliseconds; 0 reloads only on SIGHUP [default: 2000].
+    #[arg(long, env = "TOOLHOST_RELOAD_INTERVAL_MS")]
+    reload_interval_ms: Option<u64>,
+    /// How long in-flight requests may take to finish after SIGTERM or Ctrl-C, in seconds [default: 30].
+    #[arg(long, env = "TOOLHOST_SHUTDOWN_TIMEOUT_SECS")]
+    shutdown_timeout_secs: Option<u64>,
     /// Log format [default: text].
     #[arg(long, env = "TOOLHOST_LOG_FORMAT", value_enum)]
     log_format: Option<LogFormat>,
@@ -102,6 +108,8 @@ struct File {
     mcp_allowed_origins: Option<Vec<String>>,
     public_url: Option<String>,
     woa_prefix: Option<String>,
+    reload_interval_ms: Option<u64>,
+    shutdown_timeout_secs: Option<u64>,
     log_format: Option<LogFormat>,
     log: Option<String>,
 }
@@ -110,6 +118,8 @@ struct File {
 #[derive(Debug)]
 pub struct Settings {
     pub catalog: Option<PathBuf>,
+    pub config_file: Option<PathBuf>,
+    pub reload_interval: Option<Duration>,
     pub stdio: bool,
     pub call_timeout: Duration,
     pub log_format: LogFormat,
@@ -160,7 +170,10 @@ impl ServeArgs {
             .transpose()
             .map_err(anyhow::Error::msg)?;
         let woa_prefix = prefix("woa_prefix", self.woa_prefix.or(file.woa_prefix), defaults.woa_prefix)?;
+        let reload_ms = self.reload_interval_ms.or(file.reload_interval_ms).unwrap_or(2000);
         Ok(Settings {
+            config_file: self.config.clone(),
+            reload_interval: (reload_ms > 0).then(|| Duration::from_millis(reload_ms)),
             catalog: self.catalog.or(file_catalog),
             stdio: self.stdio,
             call_timeout: Duration::from_millis(call_timeout_ms),
@@ -183,6 +196,10 @@ impl ServeArgs {
                 mcp,
                 public_url,
                 woa_prefix,
+                shutdown_timeout: self
+                    .shutdown_timeout_secs
+                    .or(file.shutdown_timeout_secs)
+                    .map_or(defaults.shutdown_timeout, Duration::from_secs),
             },
         })
     }

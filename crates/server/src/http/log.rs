@@ -1,24 +1,150 @@
-//! One log line per request: method, path, status and latency.
+//! One log line per request (method, path, status, latency, request id), the request's ids for
+//! backends to propagate, and per-protocol HTTP metrics.
 
 use std::time::Instant;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
 
-/// Logs each request once it is answered. The query string is left out, since callers
-/// sometimes put credentials there.
-pub async fn request(request: Request, next: Next) -> Response {
+tokio::task_local! {
+    static IDS: RequestIds;
+}
+
+/// The ids of the request being served: `x-request-id` and the W3C `traceparent`, each taken
+/// from the request when well-formed, else made here.
+#[derive(Debug, Clone)]
+pub struct RequestIds {
+    /// Sent back as `x-request-id` and passed to backends.
+    pub request_id: String,
+    /// Passed to backends as `traceparent`.
+    pub traceparent: String,
+}
+
+impl RequestIds {
+    /// The ids of the request this task serves, if any.
+    pub fn current() -> Option<Self> {
+        IDS.try_with(Clone::clone).ok()
+    }
+
+    fn from_headers(headers: &HeaderMap) -> Self {
+        let given = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let request_id = given("x-request-id")
+            .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+            .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+        let traceparent = given("traceparent").filter(|v| is_traceparent(v)).map_or_else(
+            || {
+                let trace = uuid::Uuid::new_v4().simple().to_string();
+                let span = &uuid::Uuid::new_v4().simple().to_string()[..16];
+                format!("00-{trace}-{span}-01")
+            },
+            str::to_owned,
+        );
+        Self {
+            request_id,
+            traceparent,
+        }
+    }
+}
+
+/// `00-<32 hex>-<16 hex>-<2 hex>`, not all-zero ids (W3C Trace Context §3.2).
+fn is_traceparent(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('-').collect();
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+    matches!(parts.as_slice(), [ver, trace, span, flags]
+        if hex(ver, 2) && *ver != "ff" && hex(trace, 32) && hex(span, 16) && hex(flags, 2)
+            && trace.bytes().any(|b| b != b'0') && span.bytes().any(|b| b != b'0'))
+}
+
+/// Which protocol a path belongs to, for metrics labels.
+#[derive(Debug, Clone)]
+pub struct Mounts {
+    prefixes: Vec<(String, &'static str)>,
+}
+
+impl Mounts {
+    /// The mount points of a configuration.
+    pub fn new(config: &crate::Config) -> Self {
+        let prefixes = vec![
+            (config.nact_prefix.trim_end_matches('/').to_owned(), "nact"),
+            (config.otc_prefix.trim_end_matches('/').to_owned(), "otc"),
+            (config.woa_prefix.trim_end_matches('/').to_owned(), "woa"),
+            ("/.well-known/woa.json".to_owned(), "woa"),
+            (config.mcp.path.trim_end_matches('/').to_owned(), "mcp"),
+        ];
+        Self { prefixes }
+    }
+
+    fn protocol(&self, path: &str) -> &'static str {
+        self.prefixes
+            .iter()
+            .find(|(p, _)| path == p || path.strip_prefix(p.as_str()).is_some_and(|rest| rest.starts_with('/')))
+            .map_or("other", |(_, label)| label)
+    }
+}
+
+/// Logs each request once it is answered, with its id, and counts it. The query string is left
+/// out, since callers sometimes put credentials there.
+pub async fn request(State(mounts): State<std::sync::Arc<Mounts>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
-    let response = next.run(request).await;
+    let ids = RequestIds::from_headers(request.headers());
+    let request_id = ids.request_id.clone();
+    let mut response = IDS.scope(ids, next.run(request)).await;
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-request-id", value);
+    }
     let status = response.status().as_u16();
-    let latency_us = started.elapsed().as_micros() as u64;
+    let elapsed = started.elapsed();
+    let latency_us = elapsed.as_micros() as u64;
+    let protocol = mounts.protocol(&path);
+    metrics::counter!("toolhost_http_requests_total", "protocol" => protocol, "status" => status.to_string())
+        .increment(1);
+    metrics::histogram!("toolhost_http_request_duration_seconds", "protocol" => protocol).record(elapsed.as_secs_f64());
     if status >= 500 {
-        tracing::warn!(%method, %path, status, latency_us, "request");
+        tracing::warn!(%method, %path, status, latency_us, request_id, "request");
     } else {
-        tracing::info!(%method, %path, status, latency_us, "request");
+        tracing::info!(%method, %path, status, latency_us, request_id, "request");
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparents() {
+        assert!(is_traceparent(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        ));
+        assert!(!is_traceparent(
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01"
+        ));
+        assert!(!is_traceparent(
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"
+        ));
+        assert!(!is_traceparent("garbage"));
+    }
+
+    #[test]
+    fn ids_are_kept_when_well_formed_and_made_otherwise() {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-request-id", HeaderValue::from_static("abc-123"));
+        assert_eq!(RequestIds::from_headers(&headers).request_id, "abc-123");
+        headers.insert("x-request-id", HeaderValue::from_static("has space"));
+        assert_ne!(RequestIds::from_headers(&headers).request_id, "has space");
+        assert!(is_traceparent(&RequestIds::from_headers(&headers).traceparent));
+    }
+
+    #[test]
+    fn paths_map_to_protocols() {
+        let mounts = Mounts::new(&crate::Config::default());
+        assert_eq!(mounts.protocol("/nact/tools"), "nact");
+        assert_eq!(mounts.protocol("/nactx"), "other");
+        assert_eq!(mounts.protocol("/mcp"), "mcp");
+        assert_eq!(mounts.protocol("/.well-known/woa.json"), "woa");
+    }
 }

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
 mod check;
+mod ops;
 mod serve;
 mod support;
 mod woa;

@@ -108,14 +108,20 @@ impl Server {
         self.logs.lock().expect("logs").clone()
     }
 
+    /// Sends a signal (e.g. `-HUP`) to the process.
+    pub fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("running");
+        let status = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+
     /// Sends SIGTERM and waits for the process to exit; returns whether it exited successfully.
     pub fn terminate(mut self) -> bool {
+        self.signal("-TERM");
         let mut child = self.child.take().expect("running");
-        let status = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .expect("kill -TERM");
-        assert!(status.success());
         for _ in 0..100 {
             if let Some(status) = child.try_wait().expect("wait") {
                 return status.success();

@@ -76,7 +76,7 @@ impl ServerHandler for Handler {
             input: request.arguments.unwrap_or_default(),
             context: Default::default(),
         };
-        match self.state.engine.invoke(invocation).await {
+        match crate::calls::invoke(&self.state, crate::calls::Protocol::Mcp, invocation).await {
             Ok(outcome) => Ok(convert::success(outcome.output).into()),
             Err(e) => error::answer(e).map(Into::into),
         }

@@ -162,7 +162,9 @@ async fn invoke(state: &State, tool: &str, version: VersionSelector, body: wire:
         input,
         context: Default::default(),
     };
-    let outcome = state.engine.invoke(invocation).await.map_err(error::problem)?;
+    let outcome = crate::calls::invoke(state, crate::calls::Protocol::Nact, invocation)
+        .await
+        .map_err(error::problem)?;
     Ok(axum::Json(convert::result(outcome)).into_response())
 }
 

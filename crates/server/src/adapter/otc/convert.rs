@@ -156,6 +156,7 @@ pub(super) fn context(context: Option<Context>, trace_id: Option<String>) -> Cal
             .collect(),
         user_id: context.user_id,
         request_id: trace_id,
+        ..CallContext::default()
     }
 }
 

@@ -129,7 +129,7 @@ async fn run(
     tool_id: &str,
 ) -> Result<Arc<str>, Response> {
     let started = Instant::now();
-    let outcome = state.engine.invoke(invocation).await;
+    let outcome = crate::calls::invoke(state, crate::calls::Protocol::Otc, invocation).await;
     let duration = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
     let result = match outcome {
         Ok(mut outcome) => {

@@ -73,6 +73,8 @@ pub(super) async fn invoke(
         input: call.input,
         context: Default::default(),
     };
-    let outcome = state.engine.invoke(invocation).await.map_err(error::problem)?;
+    let outcome = crate::calls::invoke(&state, crate::calls::Protocol::Woa, invocation)
+        .await
+        .map_err(error::problem)?;
     Ok(axum::Json(Value::Object(outcome.output)).into_response())
 }

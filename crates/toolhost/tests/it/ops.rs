@@ -1,0 +1,236 @@
+//! Operations (issue #7): hot reload under load, graceful shutdown, metrics, request ids.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{ONE_TOOL, Scratch, Server};
+
+fn slow_tool(delay_ms: u64) -> String {
+    ONE_TOOL.replace(
+        "function: testing.echo }",
+        &format!("function: testing.echo, delay_ms: {delay_ms} }}"),
+    )
+}
+
+async fn readyz(http: &reqwest::Client, base: &str) -> Value {
+    http.get(format!("{base}/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// Polls `/readyz` until `done` holds (at most 10 s).
+async fn wait_ready(http: &reqwest::Client, base: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let started = Instant::now();
+    loop {
+        let status = readyz(http, base).await;
+        if done(&status) || started.elapsed() > Duration::from_secs(10) {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn call_echo(http: &reqwest::Client, base: &str) -> u16 {
+    let body = json!({"input_parameters": [{"name": "city", "value": "Oslo"}]});
+    match http
+        .post(format!("{base}/nact/tools/echo_city:invoke"))
+        .json(&body)
+        .send()
+        .await
+    {
+        Ok(r) => r.status().as_u16(),
+        Err(_) => 0,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reload_under_load_loses_no_request() {
+    let dir = Scratch::new();
+    dir.write("demo.yaml", ONE_TOOL);
+    let catalog = dir.0.to_str().unwrap().to_owned();
+    let server = Server::start(&["--catalog", &catalog, "--reload-interval-ms", "100"], &[], None);
+    let base = server.base.clone();
+    let http = reqwest::Client::new();
+
+    // Bounded load: 4 workers, until stopped or 4000 requests in all.
+    let stop = Arc::new(AtomicUsize::new(0));
+    let failures = Arc::new(AtomicUsize::new(0));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let mut workers = Vec::new();
+    for _ in 0..4 {
+        let (http, base, stop, failures, sent) = (
+            http.clone(),
+            base.clone(),
+            Arc::clone(&stop),
+            Arc::clone(&failures),
+            Arc::clone(&sent),
+        );
+        workers.push(tokio::spawn(async move {
+            while stop.load(Ordering::Relaxed) == 0 && sent.fetch_add(1, Ordering::Relaxed) < 4000 {
+                if call_echo(&http, &base).await != 200 {
+                    failures.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+
+    // A valid change: a second tool appears.
+    dir.write(
+        "more.yaml",
+        &ONE_TOOL.replace("Demo", "More").replace("echo_city", "echo_town"),
+    );
+    let status = wait_ready(&http, &base, |s| s["catalog"]["generation"] == 2).await;
+    assert_eq!(status["catalog"]["tools"], 2, "{status}");
+    // An invalid change is refused and the old catalog keeps serving.
+    dir.write("broken.yaml", "toolkits: [ {");
+    let status = wait_ready(&http, &base, |s| s["reload_failures"] == 1).await;
+    assert_eq!(status["catalog"]["generation"], 2, "{status}");
+    assert!(
+        status["last_reload_error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("broken.yaml"),
+        "{status}"
+    );
+    // SIGHUP reloads at once (and is refused again while the file is broken).
+    server.signal("-HUP");
+    let status = wait_ready(&http, &base, |s| s["reload_failures"] == 2).await;
+    assert_eq!(status["reload_failures"], 2, "{status}");
+
+    stop.store(1, Ordering::Relaxed);
+    for w in workers {
+        w.await.unwrap();
+    }
+    assert!(sent.load(Ordering::Relaxed) > 20, "the load ran");
+    assert_eq!(failures.load(Ordering::Relaxed), 0, "no request failed during reloads");
+    let listed: Value = http
+        .get(format!("{base}/nact/tools"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shutdown_lets_calls_in_flight_finish() {
+    let dir = Scratch::new();
+    dir.write("slow.yaml", &slow_tool(800));
+    let server = Server::start(&["--catalog", dir.0.to_str().unwrap()], &[], None);
+    let http = reqwest::Client::new();
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            let (http, base) = (http.clone(), server.base.clone());
+            tokio::spawn(async move { call_echo(&http, &base).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let exited = tokio::task::spawn_blocking(move || server.terminate()).await.unwrap();
+    for call in calls {
+        assert_eq!(call.await.unwrap(), 200, "a call in flight at SIGTERM completes");
+    }
+    assert!(exited, "clean exit after the calls finished");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shutdown_does_not_wait_past_its_deadline() {
+    let dir = Scratch::new();
+    dir.write(
+        "stuck.yaml",
+        &slow_tool(20_000).replace("versions:", "timeout_ms: 60000\n        versions:"),
+    );
+    let server = Server::start(
+        &["--catalog", dir.0.to_str().unwrap(), "--shutdown-timeout-secs", "1"],
+        &[],
+        None,
+    );
+    let http = reqwest::Client::new();
+    let base = server.base.clone();
+    let call = tokio::spawn(async move { call_echo(&http, &base).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let exited = tokio::task::spawn_blocking(move || server.terminate()).await.unwrap();
+    assert!(exited);
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "exited at the deadline, not after the call"
+    );
+    assert_ne!(call.await.unwrap(), 200, "the stuck call was cut off");
+}
+
+#[tokio::test]
+async fn metrics_and_request_ids() {
+    let server = Server::start(&[], &[], None);
+    let http = reqwest::Client::new();
+    let count = |text: &str| -> f64 {
+        text.lines()
+            .find(|l| {
+                l.starts_with("toolhost_tool_calls_total{")
+                    && l.contains("tool=\"add_numbers\"")
+                    && l.contains("outcome=\"ok\"")
+            })
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let metrics = |http: reqwest::Client, base: String| async move {
+        http.get(format!("{base}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let before = count(&metrics(http.clone(), server.base.clone()).await);
+    let body = json!({"input_parameters": [{"name": "a", "value": 1}, {"name": "b", "value": 2}]});
+    let reply = http
+        .post(format!("{}/nact/tools/add_numbers:invoke", server.base))
+        .header("x-request-id", "trace-me-42")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.headers()["x-request-id"],
+        "trace-me-42",
+        "a caller's request id is kept"
+    );
+    let reply = http
+        .post(format!("{}/nact/tools/add_numbers:invoke", server.base))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        !reply.headers()["x-request-id"].is_empty(),
+        "a request id is made when none is sent"
+    );
+    let text = metrics(http.clone(), server.base.clone()).await;
+    assert_eq!(count(&text), before + 2.0, "{text}");
+    for name in [
+        "toolhost_http_requests_total",
+        "toolhost_tool_call_duration_seconds_bucket",
+        "toolhost_backend_duration_seconds_bucket",
+        "toolhost_catalog_generation",
+        "toolhost_tool_calls_in_flight",
+    ] {
+        assert!(text.contains(name), "{name} missing from /metrics:\n{text}");
+    }
+    let health = http.get(format!("{}/healthz", server.base)).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+    let logs = server.logs_when(|l| l.iter().any(|l| l.contains("trace-me-42")));
+    assert!(
+        logs.iter().any(|l| l.contains("trace-me-42")),
+        "the request id is in the request's log line"
+    );
+}
