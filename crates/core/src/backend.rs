@@ -51,6 +51,8 @@ pub struct CallContext {
     pub request_id: Option<String>,
     /// The W3C trace context of the call (`traceparent`), for backends to propagate.
     pub traceparent: Option<String>,
+    /// Which tools the caller may see and call; a tool outside it is not found.
+    pub access: crate::catalog::Access,
 }
 
 /// A secret value whose `Debug` and `Display` never show it.

@@ -8,7 +8,7 @@ use arc_swap::ArcSwap;
 use serde_json::{Map, Value};
 
 use crate::backend::{BackendCall, CallContext, ToolFailure};
-use crate::catalog::{Catalog, Tool, Version, VersionSelector};
+use crate::catalog::{Access, Catalog, Tool, Version, VersionSelector};
 use crate::validate::{self, ParameterError};
 
 /// Runs tools from the current catalog. Cheap to share behind an `Arc`.
@@ -144,15 +144,15 @@ impl Engine {
     }
 
     /// Finds a tool and resolves the version, without running anything.
-    pub fn resolve(&self, tool: &str, version: &VersionSelector) -> Result<(Arc<Tool>, usize), Error> {
+    pub fn resolve(&self, tool: &str, version: &VersionSelector, access: &Access) -> Result<(Arc<Tool>, usize), Error> {
         let catalog = self.catalog.load();
-        let (tool, resolved) = resolve(&catalog, tool, version)?;
+        let (tool, resolved) = resolve(&catalog, tool, version, access)?;
         Ok((Arc::clone(tool), resolved.number as usize - 1))
     }
 
     /// Runs one call: resolve, validate, call the backend under its timeout, check the output.
     pub async fn invoke(&self, invocation: Invocation) -> Result<Outcome, Error> {
-        let (tool, index) = self.resolve(&invocation.tool, &invocation.version)?;
+        let (tool, index) = self.resolve(&invocation.tool, &invocation.version, &invocation.context.access)?;
         let version = &tool.versions[index];
         if let Some(missing) = missing(&tool, &invocation.context) {
             return Err(Error::MissingRequirement {
@@ -243,9 +243,10 @@ pub fn resolve<'a>(
     catalog: &'a Catalog,
     tool: &str,
     version: &VersionSelector,
+    access: &Access,
 ) -> Result<(&'a Arc<Tool>, &'a Version), Error> {
     let found = catalog
-        .find(tool)
+        .find_for(tool, access)
         .ok_or_else(|| Error::ToolNotFound { tool: tool.to_owned() })?;
     let resolved = found.resolve(version).ok_or_else(|| Error::VersionNotFound {
         tool: found.name.clone(),

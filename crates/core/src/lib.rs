@@ -13,8 +13,8 @@ pub mod validate;
 
 pub use backend::{Backend, BackendCall, BackendFactory, BoxFuture, CallContext, Secret, Signature, ToolFailure};
 pub use catalog::{
-    Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, Output, OutputType, Page,
-    Parameter, Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,
+    Access, Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, Output, OutputType,
+    Page, Parameter, Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,
 };
 pub use engine::{Engine, Error, Invocation, Outcome, Requirement, resolve};
 pub use validate::ParameterError;

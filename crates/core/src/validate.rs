@@ -27,12 +27,36 @@ pub(crate) struct Validators {
 }
 
 /// Compiles a schema for draft 2020-12 with no remote `$ref` resolution (the crate's resolvers
-/// are compiled out; see DEPENDENCIES.md §2).
-pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
+/// are compiled out; see DEPENDENCIES.md §2). Executors use it too, to check a call locally.
+pub fn compile(schema: &Value) -> Result<Validator, String> {
     jsonschema::options()
         .with_draft(Draft::Draft202012)
         .build(schema)
         .map_err(|e| e.to_string())
+}
+
+/// What the per-parameter messages need to know about one input: its name, whether a call must
+/// give it, and what it accepts in words. Core's [`Parameter`] is one; an executor's view of a
+/// foreign server's parameter (any JSON Schema) is another.
+pub trait Expects {
+    /// The name a call writes.
+    fn name(&self) -> &str;
+    /// Whether a call must give it.
+    fn required(&self) -> bool;
+    /// What it accepts, e.g. "an integer from 1 to 16".
+    fn expects(&self) -> String;
+}
+
+impl Expects for Parameter {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn required(&self) -> bool {
+        self.required
+    }
+    fn expects(&self) -> String {
+        describe(&self.kind)
+    }
 }
 
 /// Checks input against the version's parameters; on failure, one error per parameter.
@@ -40,6 +64,19 @@ pub(crate) fn check_input(
     validator: &Validator,
     tool: &str,
     inputs: &[Parameter],
+    input: &Value,
+) -> Result<(), Vec<ParameterError>> {
+    check(validator, tool, inputs, true, input)
+}
+
+/// Checks `input` against a compiled input schema; on failure, one message per parameter, written
+/// from `inputs` so that a model learns what to send. `closed` says whether the schema refuses
+/// parameters it does not list (`additionalProperties: false`); only then is an unknown key an error.
+pub fn check<P: Expects>(
+    validator: &Validator,
+    tool: &str,
+    inputs: &[P],
+    closed: bool,
     input: &Value,
 ) -> Result<(), Vec<ParameterError>> {
     if validator.is_valid(input) {
@@ -54,21 +91,22 @@ pub(crate) fn check_input(
             ),
         }]);
     };
-    Err(explain(validator, tool, inputs, map, input))
+    Err(explain(validator, tool, inputs, closed, map, input))
 }
 
-fn explain(
+fn explain<P: Expects>(
     validator: &Validator,
     tool: &str,
-    inputs: &[Parameter],
+    inputs: &[P],
+    closed: bool,
     map: &Map<String, Value>,
     input: &Value,
 ) -> Vec<ParameterError> {
     // BTreeMap: one message per parameter, in a stable order.
     let mut errors: BTreeMap<String, String> = BTreeMap::new();
-    for key in map.keys() {
-        if !inputs.iter().any(|p| &p.name == key) {
-            let known: Vec<&str> = inputs.iter().map(|p| p.name.as_str()).collect();
+    for key in map.keys().filter(|_| closed) {
+        if !inputs.iter().any(|p| p.name() == key) {
+            let known: Vec<&str> = inputs.iter().map(|p| p.name()).collect();
             let message = if known.is_empty() {
                 format!("`{tool}` takes no parameters; remove `{key}`")
             } else {
@@ -81,11 +119,11 @@ fn explain(
         }
     }
     for p in inputs {
-        match map.get(&p.name) {
-            None if p.required => {
+        match map.get(p.name()) {
+            None if p.required() => {
                 errors.insert(
-                    p.name.clone(),
-                    format!("`{}` is required: {}", p.name, describe(&p.kind)),
+                    p.name().to_owned(),
+                    format!("`{}` is required: {}", p.name(), p.expects()),
                 );
             }
             _ => {}
@@ -102,9 +140,9 @@ fn explain(
         if errors.contains_key(name) {
             continue;
         }
-        if let (Some(p), Some(value)) = (inputs.iter().find(|p| p.name == name), map.get(name)) {
-            let message = format!("`{}` expects {}, but got {}", p.name, describe(&p.kind), preview(value));
-            errors.insert(p.name.clone(), message);
+        if let (Some(p), Some(value)) = (inputs.iter().find(|p| p.name() == name), map.get(name)) {
+            let message = format!("`{}` expects {}, but got {}", p.name(), p.expects(), preview(value));
+            errors.insert(p.name().to_owned(), message);
         }
     }
     if errors.is_empty() {
@@ -150,7 +188,7 @@ pub fn describe(kind: &InputType) -> String {
 }
 
 /// A short rendering of a JSON value for messages: the value itself if short, else its kind.
-fn preview(value: &Value) -> String {
+pub fn preview(value: &Value) -> String {
     const MAX: usize = 60;
     let text = value.to_string();
     if text.chars().count() <= MAX {

@@ -20,6 +20,8 @@ pub struct Config {
     pub idempotency_ttl: Duration,
     /// How long in-flight requests may take to finish once shutdown begins.
     pub shutdown_timeout: Duration,
+    /// Who may call: API keys and JWT issuers; empty means authentication is off.
+    pub auth: std::sync::Arc<crate::auth::Authenticator>,
     /// The server's name: MCP `serverInfo.name`, WoA's MCP `tool_namespace`.
     pub server_name: String,
     /// MCP over streamable HTTP.
@@ -67,6 +69,7 @@ impl Default for Config {
             idempotency_max_entries: 10_000,
             idempotency_ttl: Duration::from_secs(600),
             shutdown_timeout: Duration::from_secs(30),
+            auth: std::sync::Arc::default(),
             server_name: "toolhost".to_owned(),
             mcp: Mcp::default(),
             public_url: None,

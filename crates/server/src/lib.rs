@@ -5,6 +5,7 @@
 //! decodes a request, makes one call into `toolhost-core`, and encodes the answer.
 
 pub mod adapter;
+pub mod auth;
 pub mod calls;
 pub mod config;
 pub mod http;
@@ -77,6 +78,14 @@ pub fn app(state: Arc<State>) -> Router {
     let mounts = Arc::new(http::log::Mounts::new(&state.config));
     Router::new()
         .merge(ops::routes())
+        .route(
+            "/.well-known/oauth-protected-resource",
+            axum::routing::get(auth::protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/{*resource}",
+            axum::routing::get(auth::protected_resource),
+        )
         .merge(adapter::nact::routes(&state.config.nact_prefix))
         .merge(adapter::otc::routes(&state.config.otc_prefix))
         .merge(adapter::woa::routes(&state.config.woa_prefix))
@@ -84,6 +93,7 @@ pub fn app(state: Arc<State>) -> Router {
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), auth::layer))
         .layer(axum::middleware::from_fn_with_state(mounts, http::log::request))
         .layer(CatchPanicLayer::custom(http::problem::panicked))
         .with_state(state)
@@ -121,7 +131,7 @@ pub async fn serve(
 /// stderr: stdout carries only protocol messages.
 pub async fn serve_stdio(state: Arc<State>) -> std::io::Result<()> {
     use rmcp::ServiceExt as _;
-    let running = McpHandler::new(state)
+    let running = McpHandler::local(state)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| std::io::Error::other(format!("MCP over stdio failed to start: {e}")))?;

@@ -1,5 +1,6 @@
 //! `toolhost`: serve a tool catalog over N-ACT (and the other protocols as they land), or check one.
 
+mod auth_config;
 mod reload;
 mod settings;
 
@@ -31,12 +32,30 @@ enum Command {
         /// The catalog directory (*.yaml, *.yml, *.json files).
         dir: PathBuf,
     },
+    /// Print the SHA-256 of an API key, for `[[auth.api_keys]] sha256` (reads the key from stdin
+    /// when not given, so it stays out of shell history).
+    HashKey {
+        /// The key; omit to read it from stdin.
+        key: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { dir } => check(&dir),
+        Command::HashKey { key } => {
+            let key = key.unwrap_or_else(|| {
+                let mut line = String::new();
+                let _ = std::io::stdin().read_line(&mut line);
+                line.trim_end_matches(['\r', '\n']).to_owned()
+            });
+            #[allow(clippy::print_stdout)] // the hash is the command's output
+            {
+                println!("{}", toolhost_server::auth::hash_key(&key));
+            }
+            ExitCode::SUCCESS
+        }
         Command::Serve(args) => match serve(*args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -150,7 +169,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 /// The catalog loader with every backend kind this build knows, for start and for reloads.
 fn make_loader(settings: &settings::Settings) -> Loader {
-    Loader::default().with_default_timeout(settings.call_timeout)
+    Loader::default()
+        .with_default_timeout(settings.call_timeout)
+        .with_tag_scopes(settings.tag_scopes.clone())
 }
 
 fn init_logging(format: LogFormat, level: &str) -> anyhow::Result<()> {

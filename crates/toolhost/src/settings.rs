@@ -93,6 +93,8 @@ pub struct ServeArgs {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    #[serde(default)]
+    auth: crate::auth_config::AuthFile,
     catalog: Option<PathBuf>,
     listen: Option<SocketAddr>,
     body_limit: Option<usize>,
@@ -118,6 +120,7 @@ struct File {
 #[derive(Debug)]
 pub struct Settings {
     pub catalog: Option<PathBuf>,
+    pub tag_scopes: std::collections::BTreeMap<String, Vec<String>>,
     pub config_file: Option<PathBuf>,
     pub reload_interval: Option<Duration>,
     pub stdio: bool,
@@ -171,7 +174,15 @@ impl ServeArgs {
             .map_err(anyhow::Error::msg)?;
         let woa_prefix = prefix("woa_prefix", self.woa_prefix.or(file.woa_prefix), defaults.woa_prefix)?;
         let reload_ms = self.reload_interval_ms.or(file.reload_interval_ms).unwrap_or(2000);
+        let config_dir = self
+            .config
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."))
+            .to_owned();
+        let auth = file.auth.authenticator(&config_dir)?;
         Ok(Settings {
+            tag_scopes: file.auth.tag_scopes.clone(),
             config_file: self.config.clone(),
             reload_interval: (reload_ms > 0).then(|| Duration::from_millis(reload_ms)),
             catalog: self.catalog.or(file_catalog),
@@ -193,6 +204,7 @@ impl ServeArgs {
                     .or(file.idempotency_ttl_secs)
                     .map_or(defaults.idempotency_ttl, Duration::from_secs),
                 server_name: self.server_name.or(file.server_name).unwrap_or(defaults.server_name),
+                auth,
                 mcp,
                 public_url,
                 woa_prefix,

@@ -24,6 +24,9 @@ pub(super) struct ToolkitDef {
     /// Tags added to every tool of the toolkit.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Scopes a caller needs to see and call any tool of the toolkit.
+    #[serde(default)]
+    pub scopes: Vec<String>,
     pub tools: Vec<ToolDef>,
 }
 
@@ -48,6 +51,9 @@ pub(super) struct ToolDef {
     /// What a caller must send beside the input (OTC `requirements`).
     #[serde(default)]
     pub requirements: RequirementsDef,
+    /// Scopes a caller needs to see and call the tool.
+    #[serde(default)]
+    pub scopes: Vec<String>,
     /// How to phrase a backend failure, by the failure's code.
     #[serde(default)]
     pub errors: BTreeMap<String, ErrorPhraseDef>,

@@ -95,6 +95,7 @@ impl Source {
 /// Builds catalogs: knows the backend kinds and checks every rule.
 pub struct Loader {
     backends: HashMap<String, Arc<dyn BackendFactory>>,
+    tag_scopes: BTreeMap<String, Vec<String>>,
     default_timeout: Duration,
 }
 
@@ -118,6 +119,7 @@ impl Loader {
     pub fn empty() -> Self {
         Self {
             backends: HashMap::new(),
+            tag_scopes: BTreeMap::new(),
             default_timeout: DEFAULT_TIMEOUT,
         }
     }
@@ -125,6 +127,12 @@ impl Loader {
     /// Registers (or replaces) the factory for a backend kind.
     pub fn with_backend(mut self, kind: &str, factory: Arc<dyn BackendFactory>) -> Self {
         self.backends.insert(kind.to_owned(), factory);
+        self
+    }
+
+    /// Requires scopes of every tool carrying a tag (server config `tag_scopes`).
+    pub fn with_tag_scopes(mut self, tag_scopes: BTreeMap<String, Vec<String>>) -> Self {
+        self.tag_scopes = tag_scopes;
         self
     }
 
@@ -160,7 +168,14 @@ impl Loader {
                     description.get_or_insert(text);
                 }
                 for def in toolkit.tools {
-                    if let Some(tool) = self.tool(&source.name, &toolkit.name, &toolkit.tags, def, &mut ctx) {
+                    if let Some(tool) = self.tool(
+                        &source.name,
+                        &toolkit.name,
+                        &toolkit.tags,
+                        &toolkit.scopes,
+                        def,
+                        &mut ctx,
+                    ) {
                         tools.push(Arc::new(tool));
                     }
                 }
@@ -178,6 +193,7 @@ impl Loader {
         file: &str,
         toolkit: &str,
         toolkit_tags: &[String],
+        toolkit_scopes: &[String],
         def: ToolDef,
         ctx: &mut Context,
     ) -> Option<Tool> {
@@ -326,6 +342,13 @@ impl Loader {
             ctx.warn(&place, "every version is retired, so the tool is not served".to_owned());
             return None;
         };
+        // Every scope the tool needs: its toolkit's, its own, and those of its tags.
+        let mut scopes: Vec<String> = toolkit_scopes.iter().chain(&def.scopes).cloned().collect();
+        for tag in std::iter::once(toolkit).chain(tags.iter().map(String::as_str)) {
+            scopes.extend(self.tag_scopes.get(tag).into_iter().flatten().cloned());
+        }
+        scopes.sort();
+        scopes.dedup();
         let search_text = format!("{}\n{}", def.name, versions[latest].description).to_lowercase();
         Some(Tool {
             id,
@@ -335,6 +358,7 @@ impl Loader {
             img: def.img,
             tags,
             requirements,
+            scopes,
             errors: def
                 .errors
                 .into_iter()

@@ -10,7 +10,7 @@ mod load;
 mod problem;
 mod schema;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +23,8 @@ use crate::validate::Validators;
 
 pub use load::{Loader, Source};
 pub use problem::{Place, Problem, Severity};
+/// The JSON Schemas (2020-12) built from typed parameters, for executors that check calls locally.
+pub use schema::{input_property, input_schema, output_schema};
 
 /// The default maximum of an `int` input that declares none (N-ACT §6.1: "The default is 65535").
 pub const DEFAULT_INT_MAX: i64 = 65535;
@@ -68,6 +70,8 @@ pub struct Tool {
     pub annotations: Annotations,
     /// What a caller must send beside the input.
     pub requirements: Requirements,
+    /// Scopes a caller must hold to see or call the tool (toolkit's, tool's and its tags').
+    pub scopes: Vec<String>,
     /// How to phrase backend failures, by failure code.
     pub errors: BTreeMap<String, ErrorPhrase>,
     /// Every version in history order; `versions[i].number == i + 1`.
@@ -158,6 +162,27 @@ pub struct ErrorPhrase {
     pub retry_after: Option<Duration>,
     /// Text for the model's prompt.
     pub prompt: Option<String>,
+}
+
+/// What a caller may see and call: everything, or the tools whose scopes it holds. A tool the
+/// caller may not see is, to that caller, a tool that does not exist (STYLE.md habit 4).
+#[derive(Debug, Clone, Default)]
+pub enum Access {
+    /// No access control: every tool.
+    #[default]
+    All,
+    /// The caller holds these scopes.
+    Scopes(Arc<BTreeSet<String>>),
+}
+
+impl Access {
+    /// Whether the caller may see and call `tool`.
+    pub fn allows(&self, tool: &Tool) -> bool {
+        match self {
+            Self::All => true,
+            Self::Scopes(held) => tool.scopes.iter().all(|s| held.contains(s)),
+        }
+    }
 }
 
 /// Which version of a tool a call wants.
@@ -338,6 +363,8 @@ pub struct ListQuery<'a> {
     pub after: Option<&'a str>,
     /// At most this many tools.
     pub limit: usize,
+    /// Only tools this caller may see.
+    pub access: Access,
 }
 
 /// One page of a listing.
@@ -365,6 +392,11 @@ impl Catalog {
         &self.warnings
     }
 
+    /// Finds a tool by name or UUID, if the caller may see it.
+    pub fn find_for(&self, name_or_id: &str, access: &Access) -> Option<&Arc<Tool>> {
+        self.find(name_or_id).filter(|t| access.allows(t))
+    }
+
     /// Finds a tool by name, or by its UUID in any textual form.
     pub fn find(&self, name_or_id: &str) -> Option<&Arc<Tool>> {
         if let Some(&i) = self.by_name.get(name_or_id) {
@@ -385,7 +417,8 @@ impl Catalog {
         };
         let text = query.text.map(str::to_lowercase);
         let matches = |tool: &Tool| {
-            query.tags.iter().all(|tag| tool.tags_with_toolkit().any(|t| t == tag))
+            query.access.allows(tool)
+                && query.tags.iter().all(|tag| tool.tags_with_toolkit().any(|t| t == tag))
                 && text.as_deref().is_none_or(|q| tool.search_text.contains(q))
         };
         let mut tools = Vec::with_capacity(query.limit.min(self.tools.len()));

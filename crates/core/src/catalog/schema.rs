@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 use super::{EnumValue, InputType, Output, OutputType, Parameter};
 
 /// The input object schema: one property per parameter, required ones listed, nothing else.
-pub(super) fn input_schema(inputs: &[Parameter]) -> Value {
+pub fn input_schema(inputs: &[Parameter]) -> Value {
     let properties: Map<String, Value> = inputs.iter().map(|p| (p.name.clone(), input_property(p))).collect();
     let required: Vec<&str> = inputs.iter().filter(|p| p.required).map(|p| p.name.as_str()).collect();
     json!({
@@ -17,7 +17,7 @@ pub(super) fn input_schema(inputs: &[Parameter]) -> Value {
 }
 
 /// The schema of one input parameter, with its description.
-pub(super) fn input_property(p: &Parameter) -> Value {
+pub fn input_property(p: &Parameter) -> Value {
     let mut s = Map::new();
     match &p.kind {
         InputType::String { max_length, pattern } => {
@@ -61,7 +61,7 @@ pub(super) fn input_property(p: &Parameter) -> Value {
 }
 
 /// The output object schema.
-pub(super) fn output_schema(outputs: &[Output]) -> Value {
+pub fn output_schema(outputs: &[Output]) -> Value {
     let properties: Map<String, Value> = outputs.iter().map(|o| (o.name.clone(), output_property(o))).collect();
     let required: Vec<&str> = outputs.iter().filter(|o| o.required).map(|o| o.name.as_str()).collect();
     json!({

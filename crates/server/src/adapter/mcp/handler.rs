@@ -11,21 +11,42 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use toolhost_core::{Invocation, VersionSelector};
+use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
 
 use super::{VERSION_META, convert, error};
 use crate::State;
+use crate::auth::Caller;
 
 /// Serves the engine's catalog over MCP.
 #[derive(Debug, Clone)]
 pub struct Handler {
     state: Arc<State>,
+    /// Over stdio the client is the local process that started us: no HTTP auth applies.
+    local: bool,
 }
 
 impl Handler {
-    /// A handler over the shared server state.
+    /// A handler for MCP over HTTP, where the auth layer has identified the caller.
     pub fn new(state: Arc<State>) -> Self {
-        Self { state }
+        Self { state, local: false }
+    }
+
+    /// A handler for MCP over stdio.
+    pub fn local(state: Arc<State>) -> Self {
+        Self { state, local: true }
+    }
+
+    /// What the caller of this request may see: over HTTP, what the auth layer recorded in the
+    /// request's parts (rmcp passes them along); over stdio, everything.
+    fn access(&self, context: &RequestContext<RoleServer>) -> Access {
+        if self.local {
+            return Access::All;
+        }
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .map_or_else(|| Access::Scopes(Arc::default()), |caller| caller.access.clone())
     }
 }
 
@@ -39,10 +60,20 @@ impl ServerHandler for Handler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let built = self.state.mcp.get(&self.state.engine);
-        Ok(ListToolsResult::with_all_items(built.view.list.as_ref().clone()))
+        let tools = match self.access(&context) {
+            Access::All => built.view.list.as_ref().clone(),
+            access => built
+                .catalog
+                .tools()
+                .iter()
+                .filter(|t| access.allows(t))
+                .filter_map(|t| built.view.get(&t.name).cloned())
+                .collect(),
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<McpTool> {
@@ -74,7 +105,10 @@ impl ServerHandler for Handler {
             tool: request.name.into_owned(),
             version,
             input: request.arguments.unwrap_or_default(),
-            context: Default::default(),
+            context: CallContext {
+                access: self.access(&context),
+                ..CallContext::default()
+            },
         };
         match crate::calls::invoke(&self.state, crate::calls::Protocol::Mcp, invocation).await {
             Ok(outcome) => Ok(convert::success(outcome.output).into()),

@@ -6,12 +6,13 @@ use axum::extract::{Path, RawQuery, State as Extract};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
-use toolhost_core::{Invocation, ListQuery, VersionSelector};
+use toolhost_core::{CallContext, Invocation, ListQuery, VersionSelector};
 use toolhost_wire::nact::{self as wire, Page, Paging};
 
 use super::cursor::{self, Kind};
 use super::{convert, error};
 use crate::State;
+use crate::auth::Caller;
 use crate::http::body::Json;
 use crate::http::cache;
 use crate::http::problem::ProblemResponse;
@@ -29,6 +30,7 @@ type Result<T> = std::result::Result<T, ProblemResponse>;
 /// `GET {root}/tools`: the latest signature of every matching tool, one page at a time.
 pub(super) async fn list(
     Extract(state): Extract<Arc<State>>,
+    caller: Caller,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response> {
@@ -40,6 +42,7 @@ pub(super) async fn list(
         text: params.q.as_deref(),
         after: after.as_deref(),
         limit: params.limit as usize,
+        access: caller.access,
     });
     let items: Vec<&RawValue> = page
         .tools
@@ -56,15 +59,17 @@ pub(super) async fn list(
 /// `GET {root}/tools/{toolID}`: the current signature (N-ACT §6.2).
 pub(super) async fn signature(
     Extract(state): Extract<Arc<State>>,
+    caller: Caller,
     Path(tool): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    signature_response(&state, &tool, &VersionSelector::Latest, &headers)
+    signature_response(&state, &caller, &tool, &VersionSelector::Latest, &headers)
 }
 
 /// `GET {root}/tools/{toolID}/versions`: every served version, newest first (N-ACT §6.3).
 pub(super) async fn versions(
     Extract(state): Extract<Arc<State>>,
+    caller: Caller,
     Path(tool): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -72,7 +77,7 @@ pub(super) async fn versions(
     let params = Params::parse(query.as_deref(), &["pageLimit", "pageCursor"])?;
     let (tool, _) = state
         .engine
-        .resolve(&tool, &VersionSelector::Latest)
+        .resolve(&tool, &VersionSelector::Latest, &caller.access)
         .map_err(error::problem)?;
     let before = match params.cursor(Kind::Versions)? {
         None => u32::MAX,
@@ -106,17 +111,25 @@ pub(super) async fn versions(
 /// `GET {root}/tools/{toolID}/versions/{n}`: one version's signature (N-ACT §6.3).
 pub(super) async fn version(
     Extract(state): Extract<Arc<State>>,
+    caller: Caller,
     Path((tool, version)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response> {
     let selector = VersionSelector::Number(version_number(&version)?);
-    signature_response(&state, &tool, &selector, &headers)
+    signature_response(&state, &caller, &tool, &selector, &headers)
 }
 
 /// One pre-rendered signature, resolved in the same catalog the rendering came from.
-fn signature_response(state: &State, tool: &str, selector: &VersionSelector, headers: &HeaderMap) -> Result<Response> {
+fn signature_response(
+    state: &State,
+    caller: &Caller,
+    tool: &str,
+    selector: &VersionSelector,
+    headers: &HeaderMap,
+) -> Result<Response> {
     let built = state.nact.get(&state.engine);
-    let (tool, version) = toolhost_core::resolve(&built.catalog, tool, selector).map_err(error::problem)?;
+    let (tool, version) =
+        toolhost_core::resolve(&built.catalog, tool, selector, &caller.access).map_err(error::problem)?;
     let body = built
         .view
         .get(&tool.name, version.number)
@@ -128,25 +141,37 @@ fn signature_response(state: &State, tool: &str, selector: &VersionSelector, hea
 /// `POST {root}/tools/{toolID}:invoke`: run the current version (N-ACT §7).
 pub(super) async fn invoke_current(
     Extract(state): Extract<Arc<State>>,
+    caller: Caller,
     Path(tool): Path<String>,
     body: Json<wire::Invocation>,
 ) -> Result<Response> {
     let tool = invoke_target(&tool)?;
-    invoke(&state, tool, VersionSelector::Latest, body.0).await
+    invoke(&state, caller, tool, VersionSelector::Latest, body.0).await
 }
 
 /// `POST {root}/tools/{toolID}/versions/{n}:invoke`: run version `n` (N-ACT §7).
 pub(super) async fn invoke_version(
     Extract(state): Extract<Arc<State>>,
+    caller: Caller,
     Path((tool, version)): Path<(String, String)>,
     body: Json<wire::Invocation>,
 ) -> Result<Response> {
     let version = invoke_target(&version)?;
-    invoke(&state, &tool, VersionSelector::Number(version_number(version)?), body.0).await
+    let version = VersionSelector::Number(version_number(version)?);
+    invoke(&state, caller, &tool, version, body.0).await
 }
 
-async fn invoke(state: &State, tool: &str, version: VersionSelector, body: wire::Invocation) -> Result<Response> {
-    let (tool, _) = state.engine.resolve(tool, &version).map_err(error::problem)?;
+async fn invoke(
+    state: &State,
+    caller: Caller,
+    tool: &str,
+    version: VersionSelector,
+    body: wire::Invocation,
+) -> Result<Response> {
+    let (tool, _) = state
+        .engine
+        .resolve(tool, &version, &caller.access)
+        .map_err(error::problem)?;
     if let Some(name) = &body.name
         && name != &tool.name
     {
@@ -160,7 +185,10 @@ async fn invoke(state: &State, tool: &str, version: VersionSelector, body: wire:
         tool: tool.name.clone(),
         version,
         input,
-        context: Default::default(),
+        context: CallContext {
+            access: caller.access,
+            ..CallContext::default()
+        },
     };
     let outcome = crate::calls::invoke(state, crate::calls::Protocol::Nact, invocation)
         .await

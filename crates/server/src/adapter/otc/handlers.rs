@@ -7,12 +7,13 @@ use axum::body::Bytes;
 use axum::extract::State as Extract;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use toolhost_core::Invocation;
+use toolhost_core::{CallContext, Invocation};
 use toolhost_wire::otc::{CallBody, CallToolRequest, CallToolResult};
 
 use super::convert;
 use super::error::{self, Answer, server_error};
 use crate::State;
+use crate::auth::Caller;
 use crate::http::body::{BodyError, Json, parse};
 use crate::http::cache;
 use crate::idempotency::Refusal;
@@ -25,7 +26,12 @@ pub(super) async fn health() -> Response {
 }
 
 /// `GET {root}/tools`: every served version's definition. A body may carry `$schema`.
-pub(super) async fn list(Extract(state): Extract<Arc<State>>, headers: HeaderMap, body: Bytes) -> Response {
+pub(super) async fn list(
+    Extract(state): Extract<Arc<State>>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     // No body, or a JSON null, means the client did not say which version it speaks.
     let schema = if body.iter().all(u8::is_ascii_whitespace) || body.trim_ascii() == b"null" {
         toolhost_wire::otc::SCHEMA
@@ -45,12 +51,20 @@ pub(super) async fn list(Extract(state): Extract<Arc<State>>, headers: HeaderMap
         }
     };
     let built = state.otc.get(&state.engine);
-    let body = format!(r#"{{"$schema":{},"tools":{}}}"#, quote(schema), built.view.json);
+    let body = format!(
+        r#"{{"$schema":{},"tools":{}}}"#,
+        quote(schema),
+        built.view.json_for(&caller.access)
+    );
     cache::json(&headers, body.into_bytes(), JSON, "private, max-age=60")
 }
 
 /// `POST {root}/tools/call`: run a tool once per `call_id`.
-pub(super) async fn call(Extract(state): Extract<Arc<State>>, body: Result<Json<CallBody>, BodyError>) -> Response {
+pub(super) async fn call(
+    Extract(state): Extract<Arc<State>>,
+    caller: Caller,
+    body: Result<Json<CallBody>, BodyError>,
+) -> Response {
     let default = toolhost_wire::otc::SCHEMA;
     let body = match body {
         Ok(Json(body)) => body,
@@ -91,7 +105,7 @@ pub(super) async fn call(Extract(state): Extract<Arc<State>>, body: Result<Json<
         };
         return refused(error::classify(missing, schema, &request.tool_id));
     };
-    if let Err(e) = toolhost_core::resolve(&catalog, id.name, &id.version) {
+    if let Err(e) = toolhost_core::resolve(&catalog, id.name, &id.version, &caller.access) {
         return refused(error::classify(e, schema, &request.tool_id));
     }
     let call_id = request
@@ -104,7 +118,10 @@ pub(super) async fn call(Extract(state): Extract<Arc<State>>, body: Result<Json<
         tool: tool.name.clone(),
         version: id.version,
         input,
-        context: convert::context(request.context, request.trace_id),
+        context: CallContext {
+            access: caller.access,
+            ..convert::context(request.context, request.trace_id)
+        },
     };
     let run = Box::pin(run(&state, invocation, &call_id, schema, &request.tool_id));
     match state.calls.once(&call_id, fingerprint, run).await {

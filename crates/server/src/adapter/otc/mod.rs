@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::{get, post};
-use toolhost_core::Catalog;
+use toolhost_core::{Access, Catalog, Tool};
 
 use crate::State;
 use crate::view::View;
@@ -34,26 +34,57 @@ pub fn routes(prefix: &str) -> Router<Arc<State>> {
         .route(&format!("{prefix}/call"), post(handlers::call))
 }
 
-/// Every served version's `ToolDefinition`, serialized once per catalog as one JSON array.
+/// Every served version's `ToolDefinition`, serialized once per catalog: the whole array, and
+/// each tool's definitions for callers who may see only some tools.
 #[derive(Debug)]
 pub struct Definitions {
     json: String,
+    by_tool: Vec<(Arc<Tool>, Vec<String>)>,
 }
 
 impl View for Definitions {
     fn build(catalog: &Catalog) -> Self {
-        let definitions: Vec<_> = catalog
+        let by_tool: Vec<(Arc<Tool>, Vec<String>)> = catalog
             .tools()
             .iter()
-            .flat_map(|tool| {
-                tool.versions
+            .map(|tool| {
+                let definitions = tool
+                    .versions
                     .iter()
                     .filter(|v| !v.retired)
-                    .map(|v| convert::definition(tool, v))
+                    .filter_map(|v| serde_json::to_string(&convert::definition(tool, v)).ok())
+                    .collect();
+                (Arc::clone(tool), definitions)
             })
             .collect();
-        Self {
-            json: serde_json::to_string(&definitions).unwrap_or_else(|_| "[]".to_owned()),
+        let json = join(by_tool.iter().flat_map(|(_, d)| d));
+        Self { json, by_tool }
+    }
+}
+
+impl Definitions {
+    /// The `tools` array as `access` sees it.
+    fn json_for(&self, access: &Access) -> std::borrow::Cow<'_, str> {
+        match access {
+            Access::All => std::borrow::Cow::Borrowed(&self.json),
+            access => std::borrow::Cow::Owned(join(
+                self.by_tool
+                    .iter()
+                    .filter(|(t, _)| access.allows(t))
+                    .flat_map(|(_, d)| d),
+            )),
         }
     }
+}
+
+fn join<'a>(items: impl Iterator<Item = &'a String>) -> String {
+    let mut json = String::from("[");
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        json.push_str(item);
+    }
+    json.push(']');
+    json
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 use toolhost_core::validate::kind_of as kind;
-use toolhost_core::{Catalog, Tool, VersionSelector};
+use toolhost_core::{Access, Catalog, Tool, VersionSelector};
 use toolhost_wire::woa::{self as wire, Agent, Envelope, Mcp, Rest, Transports};
 
 use super::Site;
@@ -10,11 +10,17 @@ use super::Site;
 /// The JSON Schema dialect of `inputs` and `outputs` (draft §4.2).
 pub(super) const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
-/// The WoA document of a catalog: one agent per tool, at its latest version (module docs).
-pub(super) fn document(catalog: &Catalog, site: &Site) -> wire::Document {
+/// The WoA document of a catalog as `access` sees it: one agent per tool, at its latest version
+/// (module docs).
+pub(super) fn document(catalog: &Catalog, site: &Site, access: &Access) -> wire::Document {
     wire::Document {
         woa_version: wire::VERSION.to_owned(),
-        agents: catalog.tools().iter().map(|tool| agent(tool)).collect(),
+        agents: catalog
+            .tools()
+            .iter()
+            .filter(|t| access.allows(t))
+            .map(|tool| agent(tool))
+            .collect(),
         transports: Transports {
             rest: Some(Rest {
                 base: site.base.clone(),

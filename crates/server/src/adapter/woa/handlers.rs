@@ -7,11 +7,12 @@ use axum::extract::{Path, State as Extract};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use toolhost_core::{Error, Invocation};
+use toolhost_core::{Access, CallContext, Error, Invocation};
 use toolhost_wire::woa::{self as wire, Envelope};
 
 use super::{Document, convert, error};
 use crate::State;
+use crate::auth::Caller;
 use crate::http::body::Json;
 use crate::http::cache;
 use crate::http::problem::ProblemResponse;
@@ -20,9 +21,19 @@ use crate::http::problem::ProblemResponse;
 const CACHE: &str = "max-age=300";
 
 /// `GET /.well-known/woa.json`: the pre-rendered document, or 304 when the client has it.
-pub(super) async fn document(Extract(state): Extract<Arc<State>>, headers: HeaderMap) -> Response {
+pub(super) async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: HeaderMap) -> Response {
     let built = state.woa.get(&state.engine);
-    let document = &built.view;
+    // Callers limited by scopes get a document of the agents they may call, rendered per request.
+    let restricted = match caller.access {
+        Access::All => None,
+        ref access => Some(Document::render(
+            &built.catalog,
+            &built.view.site,
+            access,
+            built.view.built,
+        )),
+    };
+    let document = restricted.as_ref().unwrap_or(&built.view);
     let mut response = if unchanged(&headers, document) {
         let mut r = Response::new(Body::empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
@@ -57,13 +68,17 @@ fn unchanged(headers: &HeaderMap, document: &Document) -> bool {
 /// `POST {prefix}/agents/{agent_id}/invoke`: run the agent, answer with its output object.
 pub(super) async fn invoke(
     Extract(state): Extract<Arc<State>>,
+    caller: Caller,
     Path(agent): Path<String>,
     Json(envelope): Json<Envelope>,
 ) -> Result<Response, ProblemResponse> {
     let call = convert::call(&agent, envelope).map_err(ProblemResponse::bad_request)?;
     // Agent ids are tool names; the engine would also take a tool's UUID, which the document
     // never lists, so it is as unknown here as any other id.
-    let (tool, _) = state.engine.resolve(&agent, &call.version).map_err(error::problem)?;
+    let (tool, _) = state
+        .engine
+        .resolve(&agent, &call.version, &caller.access)
+        .map_err(error::problem)?;
     if tool.name != agent {
         return Err(error::problem(Error::ToolNotFound { tool: agent }));
     }
@@ -71,7 +86,10 @@ pub(super) async fn invoke(
         tool: tool.name.clone(),
         version: call.version,
         input: call.input,
-        context: Default::default(),
+        context: CallContext {
+            access: caller.access,
+            ..CallContext::default()
+        },
     };
     let outcome = crate::calls::invoke(&state, crate::calls::Protocol::Woa, invocation)
         .await

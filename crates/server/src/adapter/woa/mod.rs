@@ -39,7 +39,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use axum::routing::{get, post};
-use toolhost_core::{Catalog, Engine};
+use toolhost_core::{Access, Catalog, Engine};
 use toolhost_wire::woa as wire;
 
 use crate::view::Cached;
@@ -68,14 +68,22 @@ pub struct Document {
     last_modified: HeaderValue,
     /// The same instant, for `If-Modified-Since`.
     built: SystemTime,
+    /// Where the server is reached, to render documents for callers who see fewer agents.
+    site: Site,
 }
 
 impl Document {
     fn build(catalog: &Catalog, site: &Site) -> Self {
+        Self::render(catalog, site, &Access::All, SystemTime::now())
+    }
+
+    /// The document as `access` sees it. `built` is the catalog's load time, so every caller's
+    /// rendering of one catalog has the same `Last-Modified`.
+    fn render(catalog: &Catalog, site: &Site, access: &Access, built: SystemTime) -> Self {
         // Whole seconds: Last-Modified has no finer resolution, and If-Modified-Since compares
         // against what we sent.
-        let built = httpdate::HttpDate::from(SystemTime::now());
-        let body = serde_json::to_vec(&convert::document(catalog, site)).unwrap_or_default();
+        let built = httpdate::HttpDate::from(built);
+        let body = serde_json::to_vec(&convert::document(catalog, site, access)).unwrap_or_default();
         let etag = crate::http::cache::etag(&body);
         Self {
             etag: HeaderValue::from_str(&etag).unwrap_or_else(|_| HeaderValue::from_static("\"\"")),
@@ -83,6 +91,7 @@ impl Document {
                 .unwrap_or_else(|_| HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT")),
             built: built.into(),
             body: body.into(),
+            site: site.clone(),
         }
     }
 }

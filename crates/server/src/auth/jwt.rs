@@ -1,0 +1,290 @@
+//! Bearer JWTs: HS256 with a shared secret (OTC's scheme), RS256/ES256 with keys from a PEM
+//! file, a JWKS file or a JWKS URL (fetched, cached, and fetched again on an unknown `kid` at a
+//! bounded rate). Algorithms are pinned per issuer: the token's `alg` is only checked against
+//! that list, never trusted. `exp` is required; `iss` and `aud` are checked when configured.
+
+use std::collections::BTreeSet;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use super::Refusal;
+
+/// How long a fetched JWKS is trusted before it is fetched again.
+const JWKS_TTL: Duration = Duration::from_secs(600);
+/// At most one extra fetch per this interval when a token names an unknown `kid`, so forged
+/// tokens cannot make the server hammer the key endpoint.
+const REFETCH_INTERVAL: Duration = Duration::from_secs(30);
+/// Clock skew tolerated on `exp` and `nbf`.
+const LEEWAY_SECS: u64 = 30;
+
+/// One trusted token issuer.
+pub struct Issuer {
+    iss: Option<String>,
+    aud: Option<String>,
+    algorithms: Vec<Algorithm>,
+    keys: Keys,
+}
+
+impl std::fmt::Debug for Issuer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Issuer")
+            .field("iss", &self.iss)
+            .field("aud", &self.aud)
+            .field("algorithms", &self.algorithms)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Keys {
+    /// A shared secret or a public key from a PEM file: one key, whatever the `kid`.
+    Single(DecodingKey),
+    /// A key set from a file, by `kid`.
+    Set(JwkSet),
+    /// A key set from a URL, cached.
+    Remote {
+        url: String,
+        http: reqwest::Client,
+        cache: Mutex<Option<Fetched>>,
+    },
+}
+
+struct Fetched {
+    set: JwkSet,
+    at: Instant,
+}
+
+/// Where an issuer's keys come from (one of them).
+#[derive(Debug, Clone)]
+pub enum KeySource {
+    /// An HS256 shared secret.
+    Secret(Vec<u8>),
+    /// A PEM public key (RSA or EC) in a file.
+    PemFile(std::path::PathBuf),
+    /// A JWKS document in a file.
+    JwksFile(std::path::PathBuf),
+    /// A JWKS document at a URL.
+    JwksUrl(String),
+}
+
+impl Issuer {
+    /// An issuer from its settings; says what is wrong with them.
+    pub fn new(
+        iss: Option<String>,
+        aud: Option<String>,
+        algorithms: &[String],
+        source: KeySource,
+    ) -> Result<Self, String> {
+        let name = iss.clone().unwrap_or_else(|| "(any issuer)".to_owned());
+        if algorithms.is_empty() {
+            return Err(format!(
+                "issuer {name}: list the accepted `algorithms`, e.g. [\"RS256\"]; a token's own `alg` is never trusted"
+            ));
+        }
+        let algorithms: Vec<Algorithm> = algorithms
+            .iter()
+            .map(|a| {
+                Algorithm::from_str(a).map_err(|_| {
+                    format!("issuer {name}: unknown algorithm `{a}`; use HS256, RS256, ES256 and the like")
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let hmac = |a: &Algorithm| matches!(a, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512);
+        let keys =
+            match source {
+                KeySource::Secret(secret) => {
+                    if !algorithms.iter().all(hmac) {
+                        return Err(format!(
+                            "issuer {name}: a shared secret only verifies HS256/HS384/HS512"
+                        ));
+                    }
+                    if secret.len() < 32 {
+                        return Err(format!(
+                            "issuer {name}: the HS256 secret has {} bytes; use at least 32",
+                            secret.len()
+                        ));
+                    }
+                    Keys::Single(DecodingKey::from_secret(&secret))
+                }
+                other => {
+                    if algorithms.iter().any(hmac) {
+                        return Err(format!(
+                            "issuer {name}: HS* algorithms need a shared secret, not public keys; pin RS256/ES256 here"
+                        ));
+                    }
+                    match other {
+                        KeySource::PemFile(path) => {
+                            let pem = std::fs::read(&path)
+                                .map_err(|e| format!("issuer {name}: failed to read {}: {e}", path.display()))?;
+                            let key = DecodingKey::from_rsa_pem(&pem)
+                                .or_else(|_| DecodingKey::from_ec_pem(&pem))
+                                .map_err(|_| {
+                                    format!(
+                                        "issuer {name}: {} is not an RSA or EC public key in PEM",
+                                        path.display()
+                                    )
+                                })?;
+                            Keys::Single(key)
+                        }
+                        KeySource::JwksFile(path) => {
+                            let text = std::fs::read_to_string(&path)
+                                .map_err(|e| format!("issuer {name}: failed to read {}: {e}", path.display()))?;
+                            Keys::Set(serde_json::from_str(&text).map_err(|e| {
+                                format!("issuer {name}: {} is not a JWKS document: {e}", path.display())
+                            })?)
+                        }
+                        KeySource::JwksUrl(url) => {
+                            let http = reqwest::Client::builder()
+                                .timeout(Duration::from_secs(10))
+                                .build()
+                                .map_err(|e| e.to_string())?;
+                            Keys::Remote {
+                                url,
+                                http,
+                                cache: Mutex::new(None),
+                            }
+                        }
+                        KeySource::Secret(_) => unreachable!("handled above"),
+                    }
+                }
+            };
+        Ok(Self {
+            iss,
+            aud,
+            algorithms,
+            keys,
+        })
+    }
+
+    /// The issuer's identifier, if configured.
+    pub fn issuer(&self) -> Option<&str> {
+        self.iss.as_deref()
+    }
+
+    fn validation(&self, alg: Algorithm) -> Validation {
+        let mut v = Validation::new(alg);
+        v.algorithms.clone_from(&self.algorithms);
+        v.leeway = LEEWAY_SECS;
+        v.validate_nbf = true;
+        v.set_required_spec_claims(&["exp"]);
+        match &self.iss {
+            Some(iss) => v.set_issuer(&[iss]),
+            None => v.iss = None,
+        }
+        match &self.aud {
+            Some(aud) => v.set_audience(&[aud]),
+            None => v.validate_aud = false,
+        }
+        v
+    }
+
+    /// The key for a token's `kid`, fetching the JWKS again (rate-limited) if it is unknown.
+    async fn key(&self, kid: Option<&str>) -> Result<DecodingKey, Refusal> {
+        let from_set = |set: &JwkSet| -> Option<DecodingKey> {
+            let jwk = match kid {
+                Some(kid) => set.find(kid)?,
+                None if set.keys.len() == 1 => set.keys.first()?,
+                None => return None,
+            };
+            DecodingKey::from_jwk(jwk).ok()
+        };
+        let unknown = || Refusal::Invalid("the token's key (`kid`) is not one this server trusts".to_owned());
+        match &self.keys {
+            Keys::Single(key) => Ok(key.clone()),
+            Keys::Set(set) => from_set(set).ok_or_else(unknown),
+            Keys::Remote { url, http, cache } => {
+                let mut cache = cache.lock().await;
+                let fresh = cache.as_ref().is_some_and(|f| f.at.elapsed() < JWKS_TTL);
+                if let Some(key) = cache.as_ref().filter(|_| fresh).and_then(|f| from_set(&f.set)) {
+                    return Ok(key);
+                }
+                let may_fetch = cache
+                    .as_ref()
+                    .is_none_or(|f| !fresh || f.at.elapsed() >= REFETCH_INTERVAL);
+                if may_fetch {
+                    match fetch(http, url).await {
+                        Ok(set) => {
+                            *cache = Some(Fetched {
+                                set,
+                                at: Instant::now(),
+                            })
+                        }
+                        Err(e) => tracing::warn!(%url, "failed to fetch the JWKS: {e}"),
+                    }
+                }
+                cache.as_ref().and_then(|f| from_set(&f.set)).ok_or_else(unknown)
+            }
+        }
+    }
+}
+
+async fn fetch(http: &reqwest::Client, url: &str) -> Result<JwkSet, String> {
+    let response = http.get(url).send().await.map_err(|e| e.to_string())?;
+    if !response.status().is_success() {
+        return Err(format!("HTTP {}", response.status()));
+    }
+    response.json::<JwkSet>().await.map_err(|e| e.to_string())
+}
+
+/// Verifies `token` against the issuers it may come from; returns the caller id and scopes.
+pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<(String, BTreeSet<String>), Refusal> {
+    let malformed = || Refusal::Invalid("the bearer token is neither a known API key nor a well-formed JWT".to_owned());
+    let header = jsonwebtoken::decode_header(token).map_err(|_| malformed())?;
+    // The unverified `iss` only picks which issuer's keys to try; the signature decides.
+    let claimed_iss = jsonwebtoken::dangerous::insecure_decode::<Value>(token)
+        .ok()
+        .and_then(|t| t.claims.get("iss").and_then(Value::as_str).map(str::to_owned));
+    let mut last = Refusal::Invalid("the token's issuer is not one this server trusts".to_owned());
+    for issuer in issuers.iter().filter(|i| i.iss.is_none() || i.iss == claimed_iss) {
+        if !issuer.algorithms.contains(&header.alg) {
+            last = Refusal::Invalid(format!("tokens signed with {:?} are not accepted", header.alg));
+            continue;
+        }
+        let key = match issuer.key(header.kid.as_deref()).await {
+            Ok(key) => key,
+            Err(e) => {
+                last = e;
+                continue;
+            }
+        };
+        match jsonwebtoken::decode::<Value>(token, &key, &issuer.validation(header.alg)) {
+            Ok(data) => return Ok(identity(&data.claims)),
+            Err(e) => last = Refusal::Invalid(describe(e.kind()).to_owned()),
+        }
+    }
+    Err(last)
+}
+
+/// What went wrong, in words that help a client and reveal nothing about keys.
+fn describe(kind: &ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::ExpiredSignature => "the token has expired",
+        ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)",
+        ErrorKind::InvalidSignature => "the token's signature is not valid",
+        ErrorKind::InvalidIssuer => "the token's issuer (iss) is not accepted",
+        ErrorKind::InvalidAudience => "the token is not for this server (aud)",
+        ErrorKind::MissingRequiredClaim(_) => "the token has no expiry (exp)",
+        ErrorKind::InvalidAlgorithm => "the token's algorithm is not accepted",
+        _ => "the token is not valid",
+    }
+}
+
+/// The caller id and the scopes granted by `scope` (space-separated) or `scp` (list or string).
+fn identity(claims: &Value) -> (String, BTreeSet<String>) {
+    let text = |k: &str| claims.get(k).and_then(Value::as_str).unwrap_or("");
+    let id = format!("jwt:{}:{}", text("iss"), text("sub"));
+    let mut scopes = BTreeSet::new();
+    for claim in ["scope", "scp"] {
+        match claims.get(claim) {
+            Some(Value::String(s)) => scopes.extend(s.split_whitespace().map(str::to_owned)),
+            Some(Value::Array(items)) => scopes.extend(items.iter().filter_map(Value::as_str).map(str::to_owned)),
+            _ => {}
+        }
+    }
+    (id, scopes)
+}

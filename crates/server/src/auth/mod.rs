@@ -1,0 +1,234 @@
+//! Inbound authentication and per-tool access, for every protocol at once (issue #7).
+//!
+//! The middleware ([`layer`]) reads the caller's credentials — `OTC-API-Key: <key>` or
+//! `Authorization: Bearer <api key or JWT>` — and puts a [`Caller`] in the request's extensions.
+//! Adapters read it for the caller's [`Access`]: a tool the caller may not see is absent from
+//! every listing and, when called, answers exactly as an unknown tool does.
+//!
+//! With no keys and no issuers configured, authentication is off and every caller sees
+//! everything (the local default). Failures are 401 with `WWW-Authenticate`, in each protocol's
+//! error shape; MCP's points at the protected-resource metadata (RFC 9728) as the MCP
+//! authorization spec asks.
+
+mod jwt;
+mod keys;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use axum::extract::{Request, State as Extract};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use toolhost_core::Access;
+
+pub use jwt::{Issuer, KeySource};
+pub use keys::{ApiKey, hash as hash_key};
+
+use crate::State;
+use crate::http::problem::ProblemResponse;
+
+/// Who is calling and what they may see.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// A stable id for limits and logs: `key:<name>`, `jwt:<iss>:<sub>`, or `anonymous`.
+    pub id: String,
+    /// The tools this caller may see and call.
+    pub access: Access,
+}
+
+impl Caller {
+    /// The caller when authentication is off: sees everything.
+    pub fn anonymous() -> Self {
+        Self {
+            id: "anonymous".to_owned(),
+            access: Access::All,
+        }
+    }
+
+    fn with_scopes(id: String, scopes: BTreeSet<String>) -> Self {
+        Self {
+            id,
+            access: Access::Scopes(Arc::new(scopes)),
+        }
+    }
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    /// The caller the auth layer recorded. A route outside that layer would have none; it then
+    /// sees nothing, rather than everything.
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.extensions.get::<Caller>().cloned().unwrap_or_else(|| Caller {
+            id: "unauthenticated".to_owned(),
+            access: Access::Scopes(Arc::default()),
+        }))
+    }
+}
+
+/// Checks credentials against the configured API keys and JWT issuers.
+#[derive(Debug, Default)]
+pub struct Authenticator {
+    keys: Vec<ApiKey>,
+    issuers: Vec<Issuer>,
+}
+
+/// Why a request's credentials were refused; the text goes to the caller, so it names no key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No credentials were sent.
+    Missing,
+    /// The credentials were sent but are not valid.
+    Invalid(String),
+}
+
+impl Authenticator {
+    /// An authenticator for these keys and issuers.
+    pub fn new(keys: Vec<ApiKey>, issuers: Vec<Issuer>) -> Self {
+        Self { keys, issuers }
+    }
+
+    /// Whether any credential is required at all.
+    pub fn enabled(&self) -> bool {
+        !self.keys.is_empty() || !self.issuers.is_empty()
+    }
+
+    /// The issuers' identifiers, for the protected-resource metadata.
+    pub fn issuer_urls(&self) -> Vec<String> {
+        self.issuers
+            .iter()
+            .filter_map(|i| i.issuer().map(str::to_owned))
+            .collect()
+    }
+
+    /// Authenticates a request from its headers.
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
+        if !self.enabled() {
+            return Ok(Caller::anonymous());
+        }
+        let header = |name| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+        let api_key = header("otc-api-key");
+        let bearer = header("authorization").and_then(|v| {
+            let (scheme, token) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        });
+        if let Some(key) = api_key {
+            return keys::find(&self.keys, key)
+                .map(|k| Caller::with_scopes(format!("key:{}", k.name), k.scopes.clone()))
+                .ok_or_else(|| Refusal::Invalid("the API key is not valid".to_owned()));
+        }
+        let Some(token) = bearer else {
+            return Err(Refusal::Missing);
+        };
+        if let Some(k) = keys::find(&self.keys, token) {
+            return Ok(Caller::with_scopes(format!("key:{}", k.name), k.scopes.clone()));
+        }
+        if self.issuers.is_empty() {
+            return Err(Refusal::Invalid("the bearer token is not a valid API key".to_owned()));
+        }
+        jwt::verify(&self.issuers, token)
+            .await
+            .map(|(id, scopes)| Caller::with_scopes(id, scopes))
+    }
+}
+
+/// Paths anyone may read: liveness and readiness, OTC's health check (its spec says no
+/// authentication), and the protected-resource metadata that tells clients how to authenticate.
+fn exempt(state: &State, path: &str) -> bool {
+    path == "/healthz"
+        || path == "/readyz"
+        || path.starts_with("/.well-known/oauth-protected-resource")
+        || path == format!("{}/health", state.config.otc_prefix.trim_end_matches('/'))
+}
+
+/// The authentication middleware: every request leaves it with a [`Caller`] or as a 401.
+pub async fn layer(Extract(state): Extract<Arc<State>>, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_owned();
+    let caller = if exempt(&state, &path) {
+        Ok(Caller::anonymous())
+    } else {
+        state.config.auth.authenticate(request.headers()).await
+    };
+    match caller {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Err(refusal) => {
+            tracing::info!(%path, reason = ?refusal, "authentication refused");
+            unauthorized(&state, &path, &refusal)
+        }
+    }
+}
+
+/// A 401 in the shape of the protocol the path belongs to.
+fn unauthorized(state: &State, path: &str, refusal: &Refusal) -> Response {
+    let (message, error) = match refusal {
+        Refusal::Missing => (
+            "this server requires authentication: send `Authorization: Bearer <token>` or `OTC-API-Key: <key>`"
+                .to_owned(),
+            None,
+        ),
+        Refusal::Invalid(why) => (format!("authentication failed: {why}"), Some("invalid_token")),
+    };
+    let config = &state.config;
+    let mut challenge = "Bearer realm=\"toolhost\"".to_owned();
+    if let Some(error) = error {
+        challenge.push_str(&format!(", error=\"{error}\""));
+    }
+    let in_prefix = |prefix: &str| {
+        let prefix = prefix.trim_end_matches('/');
+        path == prefix || path.starts_with(&format!("{prefix}/"))
+    };
+    let mut response = if in_prefix(&config.mcp.path) {
+        challenge.push_str(&format!(
+            ", resource_metadata=\"{}/.well-known/oauth-protected-resource{}\"",
+            config.public_base(),
+            config.mcp.path.trim_end_matches('/')
+        ));
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
+        (StatusCode::UNAUTHORIZED, body.to_string()).into_response()
+    } else if in_prefix(&config.otc_prefix) {
+        let body = serde_json::json!({"$schema": toolhost_wire::otc::SCHEMA, "message": message});
+        (StatusCode::UNAUTHORIZED, body.to_string()).into_response()
+    } else {
+        return with_challenge(
+            ProblemResponse::new(StatusCode::UNAUTHORIZED, "unauthorized", message).into_response(),
+            &challenge,
+        );
+    };
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    with_challenge(response, &challenge)
+}
+
+fn with_challenge(mut response: Response, challenge: &str) -> Response {
+    if let Ok(value) = HeaderValue::from_str(challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// The OAuth 2.0 protected-resource metadata (RFC 9728) of the MCP endpoint, which the MCP
+/// authorization spec asks servers to publish.
+pub async fn protected_resource(Extract(state): Extract<Arc<State>>) -> Response {
+    let config = &state.config;
+    let mut scopes: BTreeSet<String> = BTreeSet::new();
+    for tool in state.engine.catalog().tools() {
+        scopes.extend(tool.scopes.iter().cloned());
+    }
+    let body = serde_json::json!({
+        "resource": format!("{}{}", config.public_base(), config.mcp.path),
+        "authorization_servers": state.config.auth.issuer_urls(),
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": scopes,
+        "resource_name": config.server_name,
+    });
+    let mut response = body.to_string().into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}

@@ -1,0 +1,471 @@
+//! Authentication and per-tool access (issue #7): API keys, JWTs (HS256 secret, RS256 from a
+//! JWKS URL, ES256 from a JWKS file), and tools hidden by scope in all four protocols.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+use toolhost_core::Engine;
+use toolhost_core::catalog::{Loader, Source};
+use toolhost_server::auth::{ApiKey, Authenticator, Issuer, KeySource, hash_key};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/auth");
+const SECRET: &str = "an-hs256-secret-of-at-least-32-bytes!!";
+const CATALOG: &str = r#"
+toolkits:
+  - name: Demo
+    tools:
+      - name: public_echo
+        description: Echo for everyone.
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: text, description: Any text. }]
+            outputs: [{ name: text, type: string, description: The same text. }]
+            backend: { kind: native, function: testing.echo }
+      - name: admin_echo
+        description: Echo for admins only.
+        scopes: [admin]
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: text, description: Any text. }]
+            outputs: [{ name: text, type: string, description: The same text. }]
+            backend: { kind: native, function: testing.echo }
+"#;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(FIXTURES).join(name)
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// A tiny JWKS endpoint on loopback that counts how often it is fetched.
+async fn jwks_server(hits: Arc<AtomicUsize>) -> String {
+    let jwks = std::fs::read_to_string(fixture("jwks.json")).unwrap();
+    let app = axum::Router::new().route(
+        "/jwks.json",
+        axum::routing::get(move || {
+            hits.fetch_add(1, Ordering::SeqCst);
+            let jwks = jwks.clone();
+            async move { ([("content-type", "application/json")], jwks) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/jwks.json")
+}
+
+struct Fixture {
+    base: String,
+    http: reqwest::Client,
+    jwks_hits: Arc<AtomicUsize>,
+}
+
+async fn start() -> Fixture {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let jwks_url = jwks_server(Arc::clone(&hits)).await;
+    let keys = vec![
+        ApiKey::new("ops", &hash_key("key-with-admin"), vec!["admin".into()]).unwrap(),
+        ApiKey::new("ci", &hash_key("key-without-scopes"), vec![]).unwrap(),
+    ];
+    let issuers = vec![
+        Issuer::new(
+            Some("https://hs.example".into()),
+            Some("toolhost".into()),
+            &["HS256".into()],
+            KeySource::Secret(SECRET.into()),
+        )
+        .unwrap(),
+        Issuer::new(
+            Some("https://rs.example".into()),
+            Some("toolhost".into()),
+            &["RS256".into()],
+            KeySource::JwksUrl(jwks_url),
+        )
+        .unwrap(),
+        Issuer::new(
+            Some("https://es.example".into()),
+            None,
+            &["ES256".into()],
+            KeySource::JwksFile(fixture("jwks.json")),
+        )
+        .unwrap(),
+    ];
+    let catalog = Loader::default()
+        .load(&[Source {
+            name: "auth.yaml".into(),
+            text: CATALOG.into(),
+        }])
+        .unwrap();
+    let config = toolhost_server::Config {
+        auth: Arc::new(Authenticator::new(keys, issuers)),
+        ..Default::default()
+    };
+    let state = toolhost_server::State::new(Arc::new(Engine::new(catalog)), config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(toolhost_server::serve(listener, state, std::future::pending()));
+    Fixture {
+        base,
+        http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        jwks_hits: hits,
+    }
+}
+
+fn claims(iss: &str, extra: Value) -> Value {
+    let mut c = json!({"iss": iss, "sub": "alice", "aud": "toolhost", "exp": now() + 600, "scope": "admin"});
+    if let (Value::Object(c), Value::Object(extra)) = (&mut c, extra) {
+        c.extend(extra);
+    }
+    c
+}
+
+fn hs256(claims: &Value, secret: &str) -> String {
+    jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        claims,
+        &EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .unwrap()
+}
+
+fn signed(alg: Algorithm, kid: Option<&str>, pem: &str, claims: &Value) -> String {
+    let mut header = Header::new(alg);
+    header.kid = kid.map(str::to_owned);
+    let pem = std::fs::read(fixture(pem)).unwrap();
+    let key = match alg {
+        Algorithm::ES256 => EncodingKey::from_ec_pem(&pem).unwrap(),
+        _ => EncodingKey::from_rsa_pem(&pem).unwrap(),
+    };
+    jsonwebtoken::encode(&header, claims, &key).unwrap()
+}
+
+impl Fixture {
+    async fn list(&self, auth: Option<&str>) -> (u16, Value, reqwest::header::HeaderMap) {
+        let mut request = self.http.get(format!("{}/nact/tools", self.base));
+        if let Some(token) = auth {
+            request = request.bearer_auth(token);
+        }
+        let reply = request.send().await.unwrap();
+        let (status, headers) = (reply.status().as_u16(), reply.headers().clone());
+        (status, reply.json().await.unwrap_or(Value::Null), headers)
+    }
+
+    async fn status(&self, token: &str) -> u16 {
+        self.list(Some(token)).await.0
+    }
+}
+
+fn names(listing: &Value) -> Vec<&str> {
+    listing["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn api_keys_by_header_and_bearer() {
+    let f = start().await;
+    let reply = f
+        .http
+        .get(format!("{}/nact/tools", f.base))
+        .header("OTC-API-Key", "key-with-admin")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    assert_eq!(f.status("key-with-admin").await, 200);
+    let (status, body, headers) = f.list(Some("wrong-key")).await;
+    assert_eq!(status, 401);
+    assert!(headers["www-authenticate"].to_str().unwrap().contains("invalid_token"));
+    assert_eq!(body["status"], 401, "a problem document: {body}");
+    let (status, _, headers) = f.list(None).await;
+    assert_eq!(status, 401);
+    assert!(headers["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
+}
+
+#[tokio::test]
+async fn hs256_tokens_are_checked_in_full() {
+    let f = start().await;
+    let iss = "https://hs.example";
+    assert_eq!(f.status(&hs256(&claims(iss, json!({})), SECRET)).await, 200, "valid");
+    let cases = [
+        ("expired", hs256(&claims(iss, json!({"exp": now() - 3600})), SECRET)),
+        (
+            "not yet valid",
+            hs256(&claims(iss, json!({"nbf": now() + 3600})), SECRET),
+        ),
+        (
+            "wrong signature",
+            hs256(&claims(iss, json!({})), "another-secret-of-at-least-32-bytes!!"),
+        ),
+        (
+            "wrong audience",
+            hs256(&claims(iss, json!({"aud": "someone-else"})), SECRET),
+        ),
+        (
+            "unknown issuer",
+            hs256(&claims("https://evil.example", json!({})), SECRET),
+        ),
+        ("malformed", "not.a.jwt".to_owned()),
+    ];
+    for (what, token) in cases {
+        assert_eq!(f.status(&token).await, 401, "{what}");
+    }
+    let mut no_exp = claims(iss, json!({}));
+    no_exp.as_object_mut().unwrap().remove("exp");
+    assert_eq!(f.status(&hs256(&no_exp, SECRET)).await, 401, "exp is required");
+}
+
+#[tokio::test]
+async fn the_tokens_alg_is_never_trusted() {
+    let f = start().await;
+    // alg none: a header and claims with an empty signature.
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let none = format!(
+        "{}.{}.",
+        b64.encode(r#"{"alg":"none","typ":"JWT"}"#),
+        b64.encode(claims("https://rs.example", json!({})).to_string())
+    );
+    assert_eq!(f.status(&none).await, 401, "alg none");
+    // HS256 signed with the RSA public key, sent to an issuer pinned to RS256.
+    let public = std::fs::read_to_string(fixture("rsa-public.pem")).unwrap();
+    let confused = hs256(&claims("https://rs.example", json!({})), &public);
+    assert_eq!(f.status(&confused).await, 401, "HS256 with the public key as secret");
+}
+
+#[tokio::test]
+async fn rs256_from_a_jwks_url_and_es256_from_a_file() {
+    let f = start().await;
+    let rs = signed(
+        Algorithm::RS256,
+        Some("test-rsa"),
+        "rsa-private.pem",
+        &claims("https://rs.example", json!({})),
+    );
+    assert_eq!(f.status(&rs).await, 200);
+    let es = signed(
+        Algorithm::ES256,
+        Some("test-ec"),
+        "ec-private.pem",
+        &claims("https://es.example", json!({})),
+    );
+    assert_eq!(f.status(&es).await, 200);
+    let forged = signed(
+        Algorithm::RS256,
+        Some("test-rsa"),
+        "other-rsa-private.pem",
+        &claims("https://rs.example", json!({})),
+    );
+    assert_eq!(f.status(&forged).await, 401, "signed by an untrusted key");
+    // Unknown kids refetch the JWKS at a bounded rate, not once per request.
+    let before = f.jwks_hits.load(Ordering::SeqCst);
+    for i in 0..10 {
+        let unknown = signed(
+            Algorithm::RS256,
+            Some(&format!("nope-{i}")),
+            "rsa-private.pem",
+            &claims("https://rs.example", json!({})),
+        );
+        assert_eq!(f.status(&unknown).await, 401);
+    }
+    let refetches = f.jwks_hits.load(Ordering::SeqCst) - before;
+    assert!(refetches <= 1, "{refetches} JWKS fetches for 10 unknown kids");
+}
+
+/// The four protocols' listings, as one caller sees them.
+async fn listings(f: &Fixture, key: &str) -> [Vec<String>; 4] {
+    let get = |path: &str| {
+        f.http
+            .get(format!("{}{path}", f.base))
+            .header("OTC-API-Key", key)
+            .send()
+    };
+    let nact: Value = get("/nact/tools").await.unwrap().json().await.unwrap();
+    let otc: Value = get("/otc/tools").await.unwrap().json().await.unwrap();
+    let woa: Value = get("/.well-known/woa.json").await.unwrap().json().await.unwrap();
+    let mcp = mcp(f, key, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    let collect = |items: &Value, field: &str| -> Vec<String> {
+        items
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t[field].as_str().map(str::to_owned))
+            .collect()
+    };
+    [
+        collect(&nact["items"], "name"),
+        collect(&otc["tools"], "name"),
+        collect(&woa["agents"], "id"),
+        collect(&mcp["result"]["tools"], "name"),
+    ]
+}
+
+/// One JSON-RPC request to the MCP endpoint (stateless, protocol 2025-06-18).
+async fn mcp(f: &Fixture, key: &str, request: Value) -> Value {
+    let reply = f
+        .http
+        .post(format!("{}/mcp", f.base))
+        .header("OTC-API-Key", key)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&request)
+        .send()
+        .await
+        .unwrap();
+    let text = reply.text().await.unwrap();
+    // JSON, or an SSE stream whose data line carries the JSON.
+    let json = text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text);
+    serde_json::from_str(json).unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn a_forbidden_tool_is_absent_everywhere_and_unknown_when_called() {
+    let f = start().await;
+    let admin = listings(&f, "key-with-admin").await;
+    assert!(admin[0].contains(&"admin_echo".to_owned()), "{admin:?}");
+    assert!(admin[1].contains(&"Demo_admin_echo".to_owned()), "{admin:?}");
+    assert!(admin[2].contains(&"admin_echo".to_owned()), "{admin:?}");
+    assert!(admin[3].contains(&"admin_echo".to_owned()), "{admin:?}");
+    let plain = listings(&f, "key-without-scopes").await;
+    for listing in &plain {
+        assert!(
+            !listing.iter().any(|n| n.contains("admin_echo")),
+            "hidden in every listing: {plain:?}"
+        );
+        assert!(listing.iter().any(|n| n.contains("public_echo")), "{plain:?}");
+    }
+
+    // Calling it answers exactly as for a tool that does not exist.
+    let key = "key-without-scopes";
+    let post = |path: String, body: Value| {
+        f.http
+            .post(format!("{}{path}", f.base))
+            .header("OTC-API-Key", key)
+            .json(&body)
+            .send()
+    };
+    let nact_body = json!({"input_parameters": [{"name": "text", "value": "x"}]});
+    let forbidden = post("/nact/tools/admin_echo:invoke".into(), nact_body.clone())
+        .await
+        .unwrap();
+    let missing = post("/nact/tools/ghost_echo:invoke".into(), nact_body).await.unwrap();
+    assert_eq!(
+        (forbidden.status(), missing.status()),
+        (reqwest::StatusCode::NOT_FOUND, reqwest::StatusCode::NOT_FOUND)
+    );
+    let (forbidden, missing): (Value, Value) = (forbidden.json().await.unwrap(), missing.json().await.unwrap());
+    assert_eq!(forbidden["type"], missing["type"]);
+    assert_eq!(
+        forbidden["detail"]
+            .as_str()
+            .unwrap()
+            .replace("admin_echo", "ghost_echo"),
+        missing["detail"]
+    );
+
+    let otc = |tool: &str| json!({"request": {"tool_id": format!("Demo.{tool}"), "input": {"text": "x"}}});
+    let forbidden = post("/otc/tools/call".into(), otc("admin_echo")).await.unwrap();
+    let missing = post("/otc/tools/call".into(), otc("ghost_echo")).await.unwrap();
+    assert_eq!((forbidden.status().as_u16(), missing.status().as_u16()), (400, 400));
+    let (forbidden, missing): (Value, Value) = (forbidden.json().await.unwrap(), missing.json().await.unwrap());
+    assert_eq!(
+        forbidden["message"]
+            .as_str()
+            .unwrap()
+            .replace("admin_echo", "ghost_echo"),
+        missing["message"]
+    );
+
+    let woa = json!({"input": {"text": "x"}});
+    let forbidden = post("/woa/agents/admin_echo/invoke".into(), woa.clone()).await.unwrap();
+    let missing = post("/woa/agents/ghost_echo/invoke".into(), woa).await.unwrap();
+    assert_eq!((forbidden.status().as_u16(), missing.status().as_u16()), (404, 404));
+
+    let call = |tool: &str| json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": {"text": "x"}}});
+    let forbidden = mcp(&f, key, call("admin_echo")).await;
+    let missing = mcp(&f, key, call("ghost_echo")).await;
+    assert_eq!(
+        forbidden["error"]["code"], missing["error"]["code"],
+        "{forbidden} vs {missing}"
+    );
+    assert!(forbidden["error"].is_object(), "{forbidden}");
+    let allowed = mcp(&f, "key-with-admin", call("admin_echo")).await;
+    assert_eq!(allowed["result"]["structuredContent"]["text"], "x", "{allowed}");
+}
+
+#[tokio::test]
+async fn open_paths_and_401_shapes() {
+    let f = start().await;
+    for path in [
+        "/healthz",
+        "/readyz",
+        "/otc/health",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let status = f.http.get(format!("{}{path}", f.base)).send().await.unwrap().status();
+        assert_eq!(status, 200, "{path} needs no credentials");
+    }
+    let metadata: Value = f
+        .http
+        .get(format!("{}/.well-known/oauth-protected-resource/mcp", f.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(metadata["resource"].as_str().unwrap().ends_with("/mcp"));
+    assert!(
+        metadata["authorization_servers"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("https://rs.example"))
+    );
+    assert!(
+        metadata["scopes_supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("admin"))
+    );
+    assert_eq!(
+        f.http.get(format!("{}/metrics", f.base)).send().await.unwrap().status(),
+        401,
+        "metrics need credentials"
+    );
+
+    let reply = f
+        .http
+        .post(format!("{}/mcp", f.base))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 401);
+    let challenge = reply.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    assert!(
+        challenge.contains("resource_metadata=") && challenge.contains("/.well-known/oauth-protected-resource/mcp"),
+        "{challenge}"
+    );
+    let reply = f
+        .http
+        .post(format!("{}/otc/tools/call", f.base))
+        .json(&json!({"request": {"tool_id": "Demo.public_echo"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 401);
+    let body: Value = reply.json().await.unwrap();
+    assert!(
+        body["message"].as_str().unwrap().contains("requires authentication"),
+        "{body}"
+    );
+    assert_eq!(body["$schema"], "otc://1.0");
+}
