@@ -23,3 +23,37 @@ if [ "$(cat "$peer/.npm-installed" 2>/dev/null)" != "$npm_want" ]; then
   (cd "$peer" && npm install --no-save --no-audit --no-fund --loglevel=error $npm_want)
   echo "$npm_want" > "$peer/.npm-installed"
 fi
+
+# LangChain's tool server (OTC-style) for the client tests, in a venv of its own: 0.2.3 imports
+# `streamablehttp_client`, which mcp 2.x removed, so it needs mcp 1.x beside it (and
+# `websockets`, which its MCP loader imports), while the venv above keeps mcp 2.x.
+langchain_want="langchain-tool-server==0.2.3 mcp==1.30.0 websockets==17.4 uvicorn==0.54.0"
+if [ "$(cat "$peer/.langchain-installed" 2>/dev/null)" != "$langchain_want" ]; then
+  echo "installing LangChain's tool server into $peer/venv-langchain: $langchain_want"
+  python3 -m venv "$peer/venv-langchain"
+  # shellcheck disable=SC2086
+  "$peer/venv-langchain/bin/pip" install --quiet --disable-pip-version-check $langchain_want
+  echo "$langchain_want" > "$peer/.langchain-installed"
+fi
+
+# Upstreams for the `http` backend's peer tests (toolhost-sculpt, tests/it/peer): httpbin under
+# gunicorn, in a venv of its own (its Flask and Werkzeug pins stay away from schemathesis), and
+# json-server in a folder of its own (a real REST upstream for multi-step flows).
+httpbin_want="httpbin==0.10.4 gunicorn==27.0.1"
+if [ "$(cat "$peer/.httpbin-installed" 2>/dev/null)" != "$httpbin_want" ]; then
+  echo "installing httpbin into $peer/venv-httpbin: $httpbin_want"
+  python3 -m venv "$peer/venv-httpbin"
+  # shellcheck disable=SC2086
+  "$peer/venv-httpbin/bin/pip" install --quiet --disable-pip-version-check $httpbin_want
+  echo "$httpbin_want" > "$peer/.httpbin-installed"
+fi
+json_server_want="json-server@0.17.4"
+if [ "$(cat "$peer/.json-server-installed" 2>/dev/null)" != "$json_server_want" ]; then
+  echo "installing $json_server_want into $peer/json-server"
+  mkdir -p "$peer/json-server"
+  # A package.json of its own, or npm would take $peer (which has node_modules) as the project
+  # and prune the peers installed there.
+  echo '{"name": "toolhost-peer-json-server", "private": true}' > "$peer/json-server/package.json"
+  (cd "$peer/json-server" && npm install --no-save --no-audit --no-fund --loglevel=error "$json_server_want")
+  echo "$json_server_want" > "$peer/.json-server-installed"
+fi

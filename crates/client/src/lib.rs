@@ -1,9 +1,45 @@
-//! toolhost-client: the executor side — discover tools on a server and call them.
+//! toolhost-client: the executor side of tool protocols.
 //!
-//! This first piece speaks N-ACT: it lists every signature (following `paging.next` to the end,
-//! with a bound) and invokes a tool, current or pinned. Discovery across protocols, local
-//! validation, retries, the SSRF guard and lockfiles build on it (issue #8).
+//! - **Discovery** ([`Client::discover`]) from a URL, detecting N-ACT, OTC, WoA or MCP (or an MCP
+//!   server run as a child process over stdio), into one model: [`Server`] and [`Tool`].
+//! - **Validation before sending** ([`Tool::check`]): a model's proposed call checked locally,
+//!   every problem listed per parameter in words the model can act on.
+//! - **Invocation** ([`Client::call`]) through the tool's own protocol, with PROTOCOLS.md §7's
+//!   retries ([`Retry`]), per-call timeouts and the tool's text for the model ([`ToolFailure`]).
+//! - **SSRF guard** ([`guard`]), on by default, refusing before connecting.
+//! - **Caching** of catalogs on disk with `ETag`/`Cache-Control` ([`Options::cache_dir`]).
+//! - **Pinning** ([`lock`]) and **export** for LLMs ([`export`]).
+//!
+//! Names, descriptions and outputs from servers are untrusted ([`text`]). This crate never
+//! depends on toolhost-server: an executor does not compile a server.
 
+mod cache;
+mod client;
+mod discover;
+mod error;
+pub mod export;
+pub mod guard;
+mod http;
+pub mod lock;
+mod mcp;
+mod model;
 pub mod nact;
+mod otc;
+mod retry;
+mod schema;
+pub mod text;
+mod validate;
+mod woa;
 
+pub use cache::default_dir as default_cache_dir;
+pub use client::{Client, Options};
+pub use discover::Limits;
+pub use error::{Error, ToolFailure};
+pub use export::{Exported, Format, NameMap};
+pub use guard::{Lookup, Policy};
+pub use lock::{Finding, Lockfile};
+pub use model::{Kind, Output, Parameter, Protocol, Server, Source, Tool};
 pub use nact::NactClient;
+pub use retry::Retry;
+pub use schema::describe as describe_schema;
+pub use toolhost_core::ParameterError;

@@ -1,14 +1,342 @@
-//! An N-ACT client (draft-rosenberg-aiproto-nact-00 §6–7).
+//! N-ACT (draft-rosenberg-aiproto-nact-00 §6–7): discovery and invocation.
+//!
+//! Discovery follows `paging.next` to the end (bounded) and maps each signature exactly onto
+//! core's typed parameters, so local validation speaks as toolhost's own. A call is pinned to
+//! the version number whose signature was discovered (N-ACT §7), so the model's call always
+//! meets the signature it was shown. [`NactClient`] is a lower-level client over any reqwest
+//! client, without guard, cache or retries.
 
 use serde_json::{Map, Value};
-use toolhost_wire::nact::{Invocation, InvocationResult, NamedValue, Page, Signature};
+use toolhost_core::{EnumValue, InputType, catalog::DEFAULT_INT_MAX};
+use toolhost_wire::nact::{AllowedValue, InputParameter, Invocation, InvocationResult, NamedValue, Page, Signature};
 use toolhost_wire::problem::Problem;
+use url::Url;
+
+use crate::discover::{Ctx, Found};
+use crate::error::{self, ToolFailure};
+use crate::http::{Freshness, Reply};
+use crate::model::{Address, Kind, Output, Parameter, Protocol, Source, Tool};
+use crate::text;
 
 /// The most pages a listing follows before giving up, so a server that never ends its
 /// listing cannot keep a client busy forever.
 pub const MAX_PAGES: usize = 1000;
 
-/// Why a client call failed.
+/// `{root}/{path}`, with `root`'s own path kept.
+pub(crate) fn join(root: &Url, path: &str) -> Result<Url, error::Error> {
+    let text = format!("{}/{path}", root.as_str().trim_end_matches('/'));
+    Url::parse(&text).map_err(|e| error::Error::Setup(format!("failed to build the URL {text}: {e}")))
+}
+
+/// Whether a JSON body is an N-ACT listing page.
+pub(crate) fn is_page(body: &Value) -> bool {
+    body.get("items").is_some_and(Value::is_array) && body.get("paging").is_some_and(Value::is_object)
+}
+
+/// Every tool at `root`, starting from an already fetched first page when there is one.
+pub(crate) async fn discover(ctx: &Ctx<'_>, root: &Url, first: Option<Value>) -> Result<Found, error::Error> {
+    let endpoint = Source::Url(root.clone());
+    let tools_url = join(root, "tools")?;
+    let mut found = Found::default();
+    let mut page = match first {
+        Some(body) => body,
+        None => json(ctx.http.get(&tools_url, ctx.freshness).await?, Protocol::Nact)?,
+    };
+    let mut seen_cursors = std::collections::HashSet::new();
+    for _ in 0..ctx.limits.max_pages {
+        if !is_page(&page) {
+            return Err(protocol_error(&tools_url, "a listing page needs `items` and `paging`"));
+        }
+        for item in page["items"].as_array().into_iter().flatten() {
+            if found.tools.len() >= ctx.limits.max_tools {
+                found
+                    .skipped
+                    .push(format!("stopped after {} tools (the limit)", ctx.limits.max_tools));
+                return Ok(found);
+            }
+            match tool(root, &endpoint, item.clone()) {
+                Ok(t) => found.tools.push(t),
+                Err(why) => found.skipped.push(why),
+            }
+        }
+        let Some(next) = page["paging"]["next"].as_str().map(str::to_owned) else {
+            return Ok(found);
+        };
+        if !seen_cursors.insert(next.clone()) {
+            return Err(protocol_error(&tools_url, "the listing returned the same cursor twice"));
+        }
+        let mut url = tools_url.clone();
+        url.query_pairs_mut().append_pair("pageCursor", &next);
+        page = json(ctx.http.get(&url, ctx.freshness).await?, Protocol::Nact)?;
+    }
+    Err(protocol_error(
+        &tools_url,
+        &format!("the listing did not end within {} pages", ctx.limits.max_pages),
+    ))
+}
+
+/// The signature of version `number` as the server sends it; `None` when it is not served.
+pub(crate) async fn signature(ctx: &Ctx<'_>, root: &Url, id: &str, number: u32) -> Result<Option<Value>, error::Error> {
+    let url = join(root, &format!("tools/{}/versions/{number}", urlencode(id)))?;
+    let reply = ctx.http.get(&url, Freshness::Revalidate).await?;
+    if reply.status == 404 {
+        return Ok(None);
+    }
+    json(reply, Protocol::Nact).map(Some)
+}
+
+/// A signature as received → a tool; `Err` says why it was skipped.
+pub(crate) fn tool(root: &Url, endpoint: &Source, raw: Value) -> Result<Tool, String> {
+    let s: Signature =
+        serde_json::from_value(raw.clone()).map_err(|e| format!("skipped a signature that is not N-ACT ({e})"))?;
+    if !text::is_plain_name(&s.name) {
+        return Err(format!(
+            "skipped a tool whose name is not plain text: `{}`",
+            text::one_line(&s.name, 80)
+        ));
+    }
+    let mut inputs = Vec::with_capacity(s.input_parameters.len());
+    for p in &s.input_parameters {
+        if !text::is_plain_name(&p.name) {
+            return Err(format!("skipped `{}`: a parameter name is not plain text", s.name));
+        }
+        inputs.push(parameter(p));
+    }
+    let input_schema = input_schema(&inputs);
+    let core_outputs: Vec<toolhost_core::Output> = s
+        .output_parameters
+        .iter()
+        .map(|o| toolhost_core::Output {
+            id: o.id.clone(),
+            name: o.name.clone(),
+            description: o.description.clone(),
+            required: o.required,
+            kind: output_type(&o.kind, o.allowed_values.as_deref()),
+        })
+        .collect();
+    Ok(Tool {
+        name: s.name.clone(),
+        title: None,
+        description: text::clean(&s.description, text::MAX_DESCRIPTION),
+        version: s.semver.clone(),
+        version_number: Some(s.version),
+        versions: s.semver.iter().cloned().collect(),
+        inputs,
+        input_schema,
+        outputs: s
+            .output_parameters
+            .iter()
+            .map(|o| Output {
+                name: o.name.clone(),
+                description: text::clean(&o.description, text::MAX_DESCRIPTION),
+                kind: o.kind.clone(),
+                required: o.required,
+            })
+            .collect(),
+        output_schema: Some(toolhost_core::catalog::output_schema(&core_outputs)),
+        protocol: Protocol::Nact,
+        endpoint: endpoint.clone(),
+        definition: raw,
+        history: Vec::new(),
+        address: Address::Nact {
+            root: root.clone(),
+            id: s.tool_id,
+            number: s.version,
+        },
+    })
+}
+
+/// An N-ACT input parameter as core's typed parameter (PROTOCOLS.md §3); an unknown type keeps
+/// a schema that accepts anything, so a newer server's types do not block calls.
+fn parameter(p: &InputParameter) -> Parameter {
+    let number = |v: &Option<Value>| v.as_ref().and_then(Value::as_f64);
+    let kind = match p.kind.as_str() {
+        "string" => Some(InputType::String {
+            max_length: p.max_length,
+            pattern: p.pattern.clone(),
+        }),
+        "int" => Some(InputType::Int {
+            min: p.min.as_ref().and_then(Value::as_i64),
+            max: p.max.as_ref().and_then(Value::as_i64).unwrap_or(DEFAULT_INT_MAX),
+        }),
+        "number" => Some(InputType::Number {
+            min: number(&p.min),
+            max: number(&p.max),
+        }),
+        "boolean" => Some(InputType::Boolean),
+        "enum" => Some(InputType::Enum {
+            values: enum_values(p.allowed_values.as_deref().unwrap_or_default()),
+        }),
+        _ => None,
+    };
+    let description = text::clean(&p.description, text::MAX_DESCRIPTION);
+    match kind {
+        Some(kind) => {
+            let core = toolhost_core::Parameter {
+                id: p.id.clone(),
+                name: p.name.clone(),
+                description: description.clone(),
+                required: p.required,
+                kind: kind.clone(),
+                header: None,
+            };
+            Parameter {
+                name: p.name.clone(),
+                description,
+                required: p.required,
+                schema: toolhost_core::catalog::input_property(&core),
+                kind: Kind::Typed(kind),
+            }
+        }
+        None => Parameter {
+            name: p.name.clone(),
+            description: description.clone(),
+            required: p.required,
+            kind: Kind::Schema,
+            schema: serde_json::json!({ "description": description, "x-nact-type": p.kind }),
+        },
+    }
+}
+
+fn enum_values(values: &[AllowedValue]) -> Vec<EnumValue> {
+    values
+        .iter()
+        .map(|v| EnumValue {
+            name: v.name.clone(),
+            description: v.description.clone(),
+        })
+        .collect()
+}
+
+fn output_type(kind: &str, values: Option<&[AllowedValue]>) -> toolhost_core::OutputType {
+    use toolhost_core::OutputType as T;
+    match kind {
+        "string" => T::String,
+        "int" => T::Int,
+        "number" => T::Number,
+        "boolean" => T::Boolean,
+        "enum" => T::Enum {
+            values: enum_values(values.unwrap_or_default()),
+        },
+        _ => T::Json,
+    }
+}
+
+/// The input object schema: exactly core's for typed parameters (the same function builds
+/// the server's), so what passes here passes there.
+fn input_schema(inputs: &[Parameter]) -> Value {
+    let properties: Map<String, Value> = inputs.iter().map(|p| (p.name.clone(), p.schema.clone())).collect();
+    let required: Vec<&str> = inputs.iter().filter(|p| p.required).map(|p| p.name.as_str()).collect();
+    serde_json::json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// One call of version `number` (N-ACT §7): the outputs as an object keyed by name.
+pub(crate) async fn invoke(
+    ctx: &Ctx<'_>,
+    tool: &Tool,
+    root: &Url,
+    id: &str,
+    number: u32,
+    input: &Map<String, Value>,
+) -> Result<Value, error::Error> {
+    let url = join(root, &format!("tools/{}/versions/{number}:invoke", urlencode(id)))?;
+    let body = Invocation {
+        name: None,
+        input_parameters: input
+            .iter()
+            .map(|(name, value)| NamedValue {
+                name: name.clone(),
+                value: value.clone(),
+            })
+            .collect(),
+    };
+    let body = serde_json::to_value(&body).map_err(|e| error::Error::Setup(e.to_string()))?;
+    let reply = ctx.http.post_json(&url, &body, ctx.timeout).await?;
+    if !(200..300).contains(&reply.status) {
+        return Err(problem_error(&reply, &tool.name));
+    }
+    let result: InvocationResult = serde_json::from_slice(&reply.body)
+        .map_err(|e| protocol_error(&url, &format!("the invocation result is not N-ACT ({e})")))?;
+    Ok(Value::Object(
+        result
+            .output_parameters
+            .into_iter()
+            .map(|p| (p.name, p.value))
+            .collect(),
+    ))
+}
+
+/// A non-2xx answer with (or without) a problem document, as N-ACT and WoA send them
+/// (PROTOCOLS.md §3): 422 lists parameters; 502–504 are the tool failing; others are HTTP errors.
+pub(crate) fn problem_error(reply: &Reply, tool: &str) -> error::Error {
+    let problem = serde_json::from_slice::<Problem>(&reply.body).ok();
+    let clean = |s: &str| text::clean(s, 2000);
+    match problem {
+        Some(p) if reply.status == 422 && p.errors.as_ref().is_some_and(|e| !e.is_empty()) => {
+            error::Error::InvalidArguments {
+                tool: tool.to_owned(),
+                problems: p
+                    .errors
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(parameter, message)| toolhost_core::ParameterError {
+                        parameter: text::one_line(&parameter, text::MAX_NAME),
+                        message: clean(&message),
+                    })
+                    .collect(),
+            }
+        }
+        Some(p) if (502..=504).contains(&reply.status) => error::Error::Tool(Box::new(ToolFailure {
+            tool: tool.to_owned(),
+            message: clean(&p.detail),
+            prompt: p.prompt.as_deref().map(clean),
+            developer_message: None,
+            retryable: p.retryable,
+            retry_after: reply.retry_after(),
+        })),
+        Some(p) => error::Error::Status {
+            url: reply.url.to_string(),
+            status: reply.status,
+            detail: clean(&p.detail),
+            retry_after: reply.retry_after(),
+            retryable: Some(p.retryable),
+        },
+        None => error::Error::Status {
+            url: reply.url.to_string(),
+            status: reply.status,
+            detail: reply.snippet(),
+            retry_after: reply.retry_after(),
+            retryable: None,
+        },
+    }
+}
+
+/// A 2xx JSON body, or the error the answer is.
+pub(crate) fn json(reply: Reply, protocol: Protocol) -> Result<Value, error::Error> {
+    if !(200..300).contains(&reply.status) {
+        return Err(problem_error(&reply, ""));
+    }
+    reply.json().map_err(|detail| error::Error::Protocol {
+        url: reply.url.to_string(),
+        protocol,
+        detail,
+    })
+}
+
+fn protocol_error(url: &Url, detail: &str) -> error::Error {
+    error::Error::Protocol {
+        url: url.to_string(),
+        protocol: Protocol::Nact,
+        detail: detail.to_owned(),
+    }
+}
+
+/// Why a [`NactClient`] call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The request did not complete (connection, timeout, body).
@@ -22,7 +350,9 @@ pub enum Error {
     Protocol(String),
 }
 
-/// A client for one N-ACT server, addressed by its `{platform-root}` (e.g. `http://host/nact`).
+/// A low-level client for one N-ACT server, addressed by its `{platform-root}` (e.g.
+/// `http://host/nact`), over any reqwest client: no SSRF guard, cache or retries (use
+/// [`crate::Client`] for those).
 #[derive(Debug, Clone)]
 pub struct NactClient {
     http: reqwest::Client,
@@ -108,7 +438,7 @@ async fn decode<T: serde::de::DeserializeOwned>(response: reqwest::Response) -> 
 }
 
 /// Percent-encodes a path segment (tool names are plain, but UUIDs or user input may not be).
-fn urlencode(segment: &str) -> String {
+pub(crate) fn urlencode(segment: &str) -> String {
     segment
         .bytes()
         .map(|b| match b {
@@ -120,9 +450,55 @@ fn urlencode(segment: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use serde_json::json;
+
     #[test]
     fn encodes_path_segments() {
-        assert_eq!(super::urlencode("a b/../?#é"), "a%20b%2F..%2F%3F%23%C3%A9");
-        assert_eq!(super::urlencode("lookup_weather"), "lookup_weather");
+        assert_eq!(urlencode("a b/../?#é"), "a%20b%2F..%2F%3F%23%C3%A9");
+        assert_eq!(urlencode("lookup_weather"), "lookup_weather");
+    }
+
+    #[test]
+    fn joins_under_the_root_path() {
+        let root = Url::parse("http://h/nact/").unwrap();
+        assert_eq!(join(&root, "tools").unwrap().as_str(), "http://h/nact/tools");
+    }
+
+    #[test]
+    fn signatures_map_onto_typed_parameters() {
+        let root = Url::parse("http://h/nact").unwrap();
+        let raw = json!({
+            "toolId": "0479a45d-ad0a-49d4-94db-75edf00d2ca4", "name": "lookup_weather",
+            "description": "Weather.\u{1b}[2J", "version": 2, "currentVersion": 2, "semver": "1.1.0",
+            "tags": ["Weather"],
+            "input_parameters": [
+                {"id": "city", "name": "city", "type": "string", "description": "A city.", "max-length": 20},
+                {"id": "days", "name": "days", "type": "int", "description": "Days.", "required": false, "min": 1, "max": 16},
+                {"id": "units", "name": "units", "type": "enum", "description": "Units.", "allowed-values": [{"name": "METRIC", "description": "C."}]}
+            ],
+            "output_parameters": [{"id": "t", "name": "t", "type": "int", "description": "Temp."}]
+        });
+        let t = tool(&root, &Source::Url(root.clone()), raw).unwrap();
+        assert_eq!(t.description, "Weather.[2J");
+        assert_eq!(t.version.as_deref(), Some("1.1.0"));
+        assert_eq!(t.version_number, Some(2));
+        assert_eq!(t.input_schema["properties"]["days"]["maximum"], 16);
+        assert_eq!(t.input_schema["required"], json!(["city", "units"]));
+        let errors = t
+            .check(&json!({"city": "Boston", "days": 40, "units": "KELVIN", "x": 1}))
+            .unwrap_err();
+        let text: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}: {}", e.parameter, e.message))
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "days: `days` expects an integer from 1 to 16, but got 40",
+                "units: `units` expects one of METRIC, but got \"KELVIN\"",
+                "x: `lookup_weather` has no parameter `x`; its parameters are: city, days, units",
+            ]
+        );
     }
 }

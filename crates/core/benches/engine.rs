@@ -1,12 +1,14 @@
-//! `Engine::invoke` on a native tool with five typed inputs, and loading a 10,000-tool catalog.
+//! Input validation alone, `Engine::invoke` on a native tool with five typed inputs, and loading a
+//! 10,000-tool catalog.
 //!
-//! Targets (issue #2): invoke under 5 µs; a 10,000-tool catalog loads in under 1 s.
+//! Targets (issue #2): invoke under 5 µs; a 10,000-tool catalog loads in under 1 s. `bench/run.sh`
+//! runs these in quick mode beside its load tests (issue #9).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Map, Value, json};
 use toolhost_core::catalog::Loader;
 use toolhost_core::testing::generated_catalog;
-use toolhost_core::{CallContext, Engine, Invocation, VersionSelector};
+use toolhost_core::{CallContext, Engine, Invocation, VersionSelector, validate};
 
 fn input(value: Value) -> Map<String, Value> {
     match value {
@@ -48,6 +50,26 @@ fn invoke(c: &mut Criterion) {
     });
 }
 
+/// The check `Engine::invoke` makes before a backend runs: one `is_valid` on the compiled schema
+/// when the input is good; per-parameter messages only when it is not.
+fn validation(c: &mut Criterion) {
+    let catalog = Loader::default()
+        .load(&[generated_catalog(10, 1)])
+        .expect("generated catalog loads");
+    let tool = catalog.find("tool_00003").expect("generated tool");
+    let version = tool.latest();
+    let validator = validate::compile(&version.input_schema).expect("schema compiles");
+    let valid = json!({"city": "Omaha", "days": 3, "threshold": 0.5, "metric": true, "detail": "FULL"});
+    let invalid = json!({"city": 7, "days": 40, "threshold": "x", "detail": "HUGE", "extra": 1});
+    assert!(validate::check(&validator, &tool.name, &version.inputs, true, &valid).is_ok());
+    c.bench_function("validate/input_5_valid", |b| {
+        b.iter(|| validate::check(&validator, &tool.name, &version.inputs, true, &valid).is_ok())
+    });
+    c.bench_function("validate/input_5_invalid", |b| {
+        b.iter(|| validate::check(&validator, &tool.name, &version.inputs, true, &invalid).map_err(|e| e.len()))
+    });
+}
+
 fn load(c: &mut Criterion) {
     let source = generated_catalog(10_000, 50);
     let loader = Loader::default();
@@ -59,5 +81,5 @@ fn load(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, invoke, load);
+criterion_group!(benches, validation, invoke, load);
 criterion_main!(benches);

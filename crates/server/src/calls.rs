@@ -39,6 +39,19 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
         invocation.context.request_id.get_or_insert(ids.request_id);
         invocation.context.traceparent.get_or_insert(ids.traceparent);
     }
+    // A tool at its concurrency cap fails fast and retryably rather than queueing.
+    let Some(_permit) = state.tool_slots.try_acquire(&invocation.tool) else {
+        metrics::counter!("toolhost_tool_calls_rejected_total").increment(1);
+        let failure = toolhost_core::ToolFailure::temporary(
+            "the tool is running as many calls as it is allowed to; try again shortly",
+            Some(std::time::Duration::from_secs(1)),
+        )
+        .with_code("busy");
+        return Err(Error::Failed {
+            tool: invocation.tool,
+            failure: Box::new(failure),
+        });
+    };
     let gauge = metrics::gauge!("toolhost_tool_calls_in_flight");
     gauge.increment(1.0);
     let started = Instant::now();

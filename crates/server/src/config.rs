@@ -18,6 +18,10 @@ pub struct Config {
     pub idempotency_max_entries: usize,
     /// How long an OTC `call_id` result is remembered.
     pub idempotency_ttl: Duration,
+    /// Whether the server itself serves https (then the default public URL is https too).
+    pub https: bool,
+    /// Concurrency, deadline and rate limits.
+    pub limits: crate::limits::Limits,
     /// How long in-flight requests may take to finish once shutdown begins.
     pub shutdown_timeout: Duration,
     /// Who may call: API keys and JWT issuers; empty means authentication is off.
@@ -69,6 +73,8 @@ impl Default for Config {
             idempotency_max_entries: 10_000,
             idempotency_ttl: Duration::from_secs(600),
             shutdown_timeout: Duration::from_secs(30),
+            https: false,
+            limits: crate::limits::Limits::default(),
             auth: std::sync::Arc::default(),
             server_name: "toolhost".to_owned(),
             mcp: Mcp::default(),
@@ -92,7 +98,8 @@ impl Config {
                 SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
             });
         }
-        format!("http://{listen}")
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{listen}")
     }
 }
 

@@ -10,11 +10,14 @@ pub mod calls;
 pub mod config;
 pub mod http;
 pub mod idempotency;
+pub mod limits;
 pub mod ops;
+pub mod tls;
 pub mod view;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -39,6 +42,10 @@ pub struct State {
     calls: Arc<dyn idempotency::Store>,
     /// What the last catalog reload did.
     reloads: ops::Reloads,
+    /// Calls running per tool.
+    tool_slots: limits::ToolSlots,
+    /// Per-caller request rates.
+    rate: limits::RateLimiter,
 }
 
 impl State {
@@ -59,6 +66,8 @@ impl State {
         let woa = adapter::woa::view(&engine, &config);
         ops::metrics();
         let reloads = ops::Reloads::new(&engine.catalog());
+        let tool_slots = limits::ToolSlots::new(config.limits.max_calls_per_tool);
+        let rate = limits::RateLimiter::new(config.limits.rate_per_second, config.limits.rate_burst);
         Arc::new(Self {
             engine,
             config,
@@ -68,6 +77,8 @@ impl State {
             woa,
             calls,
             reloads,
+            tool_slots,
+            rate,
         })
     }
 }
@@ -76,6 +87,14 @@ impl State {
 pub fn app(state: Arc<State>) -> Router {
     let body_limit = state.config.body_limit;
     let mounts = Arc::new(http::log::Mounts::new(&state.config));
+    // "Off" is the largest value each layer takes, so the stack has one type either way.
+    let limits = &state.config.limits;
+    let max_in_flight = if limits.max_in_flight > 0 {
+        limits.max_in_flight
+    } else {
+        tokio::sync::Semaphore::MAX_PERMITS
+    };
+    let request_timeout = limits.request_timeout.unwrap_or(Duration::from_secs(365 * 24 * 3600));
     Router::new()
         .merge(ops::routes())
         .route(
@@ -93,7 +112,18 @@ pub fn app(state: Arc<State>) -> Router {
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), limits::rate))
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), auth::layer))
+        // Global limits: shed load beyond `max_in_flight` (503 at once, no queue) and cut
+        // requests at the deadline (504); each is a no-op when not configured.
+        .layer(
+            tower::ServiceBuilder::new()
+                .layer(axum::error_handling::HandleErrorLayer::new(limits::rejected))
+                .load_shed()
+                // Global: every route's copy of this layer shares one semaphore.
+                .layer(tower::limit::GlobalConcurrencyLimitLayer::new(max_in_flight))
+                .timeout(request_timeout),
+        )
         .layer(axum::middleware::from_fn_with_state(mounts, http::log::request))
         .layer(CatchPanicLayer::custom(http::problem::panicked))
         .with_state(state)
@@ -112,7 +142,8 @@ pub async fn serve(
         shutdown.await;
         let _ = stopping.send(true);
     };
-    let server = axum::serve(listener, app(state)).with_graceful_shutdown(signal);
+    let app = app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(signal);
     // Graceful shutdown waits for in-flight requests, but not forever.
     let give_up = async move {
         let _ = stopped.wait_for(|s| *s).await;

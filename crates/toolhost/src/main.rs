@@ -1,6 +1,7 @@
 //! `toolhost`: serve a tool catalog over N-ACT (and the other protocols as they land), or check one.
 
 mod auth_config;
+mod client;
 mod reload;
 mod settings;
 
@@ -38,11 +39,14 @@ enum Command {
         /// The key; omit to read it from stdin.
         key: Option<String>,
     },
+    #[command(flatten)]
+    Client(client::Command),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Client(command) => client::run(command),
         Command::Check { dir } => check(&dir),
         Command::HashKey { key } => {
             let key = key.unwrap_or_else(|| {
@@ -67,7 +71,15 @@ fn main() -> ExitCode {
 }
 
 fn check(dir: &std::path::Path) -> ExitCode {
-    match load(Some(dir), &Loader::default()) {
+    // `check` has no server config, so `{{secret.NAME}}` is not checked against `[secrets]`.
+    let loader = match toolhost_sculpt::Factory::for_checking() {
+        Ok(sculpt) => Loader::default().with_backend(toolhost_sculpt::KIND, Arc::new(sculpt)),
+        Err(e) => {
+            eprintln!("toolhost: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match load(Some(dir), &loader) {
         Ok(catalog) => {
             for warning in catalog.warnings() {
                 eprintln!("{warning}");
@@ -107,7 +119,7 @@ fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<Catalog, Vec<P
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut settings = args.resolve()?;
     init_logging(settings.log_format, &settings.log_level)?;
-    let loader = Arc::new(make_loader(&settings));
+    let loader = Arc::new(make_loader(&settings)?);
     let catalog = match load(settings.catalog.as_deref(), &loader) {
         Ok(catalog) => catalog,
         Err(problems) => {
@@ -143,9 +155,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // The bound address (the port, when 0 was asked for) is what the WoA document advertises
         // unless a public URL is configured.
         settings.server.listen = address;
+        settings.server.https = settings.tls.is_some();
+        let scheme = if settings.server.https { "https" } else { "http" };
         tracing::info!(
             %address,
-            "listening; N-ACT at http://{address}{}/tools, OTC at http://{address}{}/tools, MCP at http://{address}{}",
+            "listening; N-ACT at {scheme}://{address}{}/tools, OTC at {scheme}://{address}{}/tools, MCP at {scheme}://{address}{}",
             settings.server.nact_prefix,
             settings.server.otc_prefix,
             settings.server.mcp.path
@@ -159,19 +173,23 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             };
             tokio::spawn(reload::run(watch, Arc::clone(&loader), Arc::clone(&state)));
         }
-        toolhost_server::serve(listener, state, shutdown_signal())
-            .await
-            .context("server failed")?;
+        match settings.tls {
+            Some(files) => toolhost_server::tls::serve(listener, state, files, settings.reload_interval, shutdown_signal()).await,
+            None => toolhost_server::serve(listener, state, shutdown_signal()).await,
+        }
+        .context("server failed")?;
         tracing::info!("stopped");
         Ok(())
     })
 }
 
 /// The catalog loader with every backend kind this build knows, for start and for reloads.
-fn make_loader(settings: &settings::Settings) -> Loader {
-    Loader::default()
+fn make_loader(settings: &settings::Settings) -> anyhow::Result<Loader> {
+    let sculpt = toolhost_sculpt::Factory::new(settings.secrets.clone())?;
+    Ok(Loader::default()
+        .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
         .with_default_timeout(settings.call_timeout)
-        .with_tag_scopes(settings.tag_scopes.clone())
+        .with_tag_scopes(settings.tag_scopes.clone()))
 }
 
 fn init_logging(format: LogFormat, level: &str) -> anyhow::Result<()> {

@@ -81,6 +81,27 @@ pub struct ServeArgs {
     /// How long in-flight requests may take to finish after SIGTERM or Ctrl-C, in seconds [default: 30].
     #[arg(long, env = "TOOLHOST_SHUTDOWN_TIMEOUT_SECS")]
     shutdown_timeout_secs: Option<u64>,
+    /// Requests handled at once; beyond it requests get 503 at once [default: 0 = no limit].
+    #[arg(long, env = "TOOLHOST_MAX_IN_FLIGHT")]
+    max_in_flight: Option<usize>,
+    /// Calls of any one tool running at once; beyond it calls fail fast, retryably [default: 0 = no limit].
+    #[arg(long, env = "TOOLHOST_MAX_CALLS_PER_TOOL")]
+    max_calls_per_tool: Option<usize>,
+    /// The longest a request may take, in milliseconds; then 504 [default: 0 = no deadline].
+    #[arg(long, env = "TOOLHOST_REQUEST_TIMEOUT_MS")]
+    request_timeout_ms: Option<u64>,
+    /// Requests per second per caller (API key, token subject, or client IP) [default: 0 = no limit].
+    #[arg(long, env = "TOOLHOST_RATE_LIMIT_PER_SECOND")]
+    rate_limit_per_second: Option<f64>,
+    /// Requests a caller may send at once before the rate applies [default: 20].
+    #[arg(long, env = "TOOLHOST_RATE_LIMIT_BURST")]
+    rate_limit_burst: Option<u32>,
+    /// Serve https with this PEM certificate chain (with --tls-key); reloaded when it changes.
+    #[arg(long, env = "TOOLHOST_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "TOOLHOST_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Log format [default: text].
     #[arg(long, env = "TOOLHOST_LOG_FORMAT", value_enum)]
     log_format: Option<LogFormat>,
@@ -95,6 +116,9 @@ pub struct ServeArgs {
 struct File {
     #[serde(default)]
     auth: crate::auth_config::AuthFile,
+    /// Secrets of sculpted (`http`) tools: `NAME = { env = "VAR" }` or `{ file = "path" }`.
+    #[serde(default)]
+    secrets: std::collections::BTreeMap<String, toolhost_sculpt::SecretSource>,
     catalog: Option<PathBuf>,
     listen: Option<SocketAddr>,
     body_limit: Option<usize>,
@@ -112,6 +136,13 @@ struct File {
     woa_prefix: Option<String>,
     reload_interval_ms: Option<u64>,
     shutdown_timeout_secs: Option<u64>,
+    max_in_flight: Option<usize>,
+    max_calls_per_tool: Option<usize>,
+    request_timeout_ms: Option<u64>,
+    rate_limit_per_second: Option<f64>,
+    rate_limit_burst: Option<u32>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
     log_format: Option<LogFormat>,
     log: Option<String>,
 }
@@ -120,7 +151,10 @@ struct File {
 #[derive(Debug)]
 pub struct Settings {
     pub catalog: Option<PathBuf>,
+    pub tls: Option<toolhost_server::tls::TlsFiles>,
     pub tag_scopes: std::collections::BTreeMap<String, Vec<String>>,
+    /// The `[secrets]` of the config file, read at start (values never logged).
+    pub secrets: std::collections::HashMap<String, toolhost_core::Secret>,
     pub config_file: Option<PathBuf>,
     pub reload_interval: Option<Duration>,
     pub stdio: bool,
@@ -181,8 +215,26 @@ impl ServeArgs {
             .unwrap_or(Path::new("."))
             .to_owned();
         let auth = file.auth.authenticator(&config_dir)?;
+        let relative = |p: PathBuf| {
+            if p.is_relative() && self.config.is_some() {
+                config_dir.join(p)
+            } else {
+                p
+            }
+        };
+        let tls = match (
+            self.tls_cert.or(file.tls_cert.map(relative)),
+            self.tls_key.or(file.tls_key.map(relative)),
+        ) {
+            (Some(cert), Some(key)) => Some(toolhost_server::tls::TlsFiles { cert, key }),
+            (None, None) => None,
+            _ => anyhow::bail!("tls_cert and tls_key go together: give both to serve https, or neither"),
+        };
+        let secrets = toolhost_sculpt::secrets::resolve(&file.secrets, &config_dir)?;
         Ok(Settings {
+            tls,
             tag_scopes: file.auth.tag_scopes.clone(),
+            secrets,
             config_file: self.config.clone(),
             reload_interval: (reload_ms > 0).then(|| Duration::from_millis(reload_ms)),
             catalog: self.catalog.or(file_catalog),
@@ -205,6 +257,18 @@ impl ServeArgs {
                     .map_or(defaults.idempotency_ttl, Duration::from_secs),
                 server_name: self.server_name.or(file.server_name).unwrap_or(defaults.server_name),
                 auth,
+                https: false,
+                limits: toolhost_server::limits::Limits {
+                    max_in_flight: self.max_in_flight.or(file.max_in_flight).unwrap_or(0),
+                    max_calls_per_tool: self.max_calls_per_tool.or(file.max_calls_per_tool).unwrap_or(0),
+                    request_timeout: self
+                        .request_timeout_ms
+                        .or(file.request_timeout_ms)
+                        .filter(|ms| *ms > 0)
+                        .map(Duration::from_millis),
+                    rate_per_second: self.rate_limit_per_second.or(file.rate_limit_per_second).unwrap_or(0.0),
+                    rate_burst: self.rate_limit_burst.or(file.rate_limit_burst).unwrap_or(20),
+                },
                 mcp,
                 public_url,
                 woa_prefix,

@@ -160,15 +160,6 @@ impl Fixture {
     }
 }
 
-fn names(listing: &Value) -> Vec<&str> {
-    listing["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["name"].as_str())
-        .collect()
-}
-
 #[tokio::test]
 async fn api_keys_by_header_and_bearer() {
     let f = start().await;

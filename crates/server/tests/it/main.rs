@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
 mod auth;
+mod limits;
 mod nact_bad_input;
 mod nact_bad_request;
 mod nact_failures;

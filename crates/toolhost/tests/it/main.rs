@@ -3,7 +3,13 @@
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
 mod check;
+mod client_cli;
+mod client_peers;
+mod client_protocols;
+mod client_support;
 mod ops;
+mod sculpt;
 mod serve;
 mod support;
+mod tls;
 mod woa;

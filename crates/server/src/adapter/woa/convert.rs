@@ -147,7 +147,7 @@ mod tests {
     #[test]
     fn one_agent_per_tool_at_its_latest_version() {
         let catalog = catalog();
-        let document = document(&catalog, &site());
+        let document = document(&catalog, &site(), &Access::All);
         assert_eq!(document.woa_version, "1");
         assert_eq!(document.agents.len(), catalog.tools().len());
         let convert = document.agents.iter().find(|a| a.id == "convert_length").unwrap();

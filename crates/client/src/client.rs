@@ -1,0 +1,220 @@
+//! [`Client`]: discover servers, check calls locally, call tools through their own protocol.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::cache::Cache;
+use crate::discover::{self, Ctx, Found, Limits};
+use crate::error::Error;
+use crate::guard::{Guard, Lookup, Policy, SystemLookup};
+use crate::http::{Freshness, Http};
+use crate::mcp::Session;
+use crate::model::{Address, Protocol, Server, Source, Tool};
+use crate::retry::Retry;
+use crate::{nact, otc, woa};
+
+/// How a [`Client`] connects, caches, waits and retries.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Which addresses may be reached (the SSRF guard); only public ones by default.
+    pub policy: Policy,
+    /// The resolver the guard vets; the system's when `None`. Tests pass a stub.
+    pub lookup: Option<Arc<dyn Lookup>>,
+    /// Where catalog responses are cached between runs; no cache when `None`.
+    pub cache_dir: Option<PathBuf>,
+    /// The limit on each request, each MCP step and each call attempt.
+    pub timeout: Duration,
+    /// How calls are retried.
+    pub retry: Retry,
+    /// Bounds on what one discovery reads.
+    pub limits: Limits,
+    /// The largest HTTP body read, in bytes.
+    pub max_body: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            policy: Policy::strict(),
+            lookup: None,
+            cache_dir: None,
+            timeout: Duration::from_secs(30),
+            retry: Retry::default(),
+            limits: Limits::default(),
+            max_body: 16 * 1024 * 1024,
+        }
+    }
+}
+
+/// An executor's client for tool servers of any of the four protocols.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), toolhost_client::Error> {
+/// use toolhost_client::{Client, Options, Source};
+/// let client = Client::new(Options::default())?;
+/// let server = client.discover(&Source::parse("https://tools.example.com/nact").map_err(toolhost_client::Error::Setup)?).await?;
+/// let tool = server.tool("add_numbers").expect("listed");
+/// let proposed = serde_json::json!({"a": 1, "b": 2});
+/// if let Err(problems) = tool.check(&proposed) {
+///     // Ask the model again with `problems`, without a round trip to the server.
+/// }
+/// let result = client.call(tool, proposed).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Client {
+    http: Http,
+    options: Options,
+    sessions: tokio::sync::Mutex<HashMap<Source, Arc<Session>>>,
+}
+
+impl Client {
+    /// A client with `options`.
+    pub fn new(options: Options) -> Result<Self, Error> {
+        let lookup = options.lookup.clone().unwrap_or_else(|| Arc::new(SystemLookup));
+        let guard = Guard::new(options.policy.clone(), lookup);
+        let cache = options.cache_dir.clone().map(Cache::new);
+        let http = Http::new(guard, cache, options.timeout, options.max_body)?;
+        Ok(Self {
+            http,
+            options,
+            sessions: tokio::sync::Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Discovers the tools at `source`, detecting its protocol (see [`crate::discover`]).
+    pub async fn discover(&self, source: &Source) -> Result<Server, Error> {
+        discover::discover(self, source, None, Freshness::Cached).await
+    }
+
+    /// Discovers the tools at `source` over `protocol` (probing when `None`).
+    pub async fn discover_as(&self, source: &Source, protocol: Option<Protocol>) -> Result<Server, Error> {
+        discover::discover(self, source, protocol, Freshness::Cached).await
+    }
+
+    /// Like [`Client::discover_as`], but always asks the server (conditionally, when a response
+    /// is cached), so a change on the server is seen at once.
+    pub async fn rediscover(&self, source: &Source, protocol: Option<Protocol>) -> Result<Server, Error> {
+        discover::discover(self, source, protocol, Freshness::Revalidate).await
+    }
+
+    /// Calls `tool` with `arguments` through the protocol it came from.
+    ///
+    /// The arguments are checked locally first ([`Tool::check`]); an invalid call is
+    /// [`Error::InvalidArguments`] and nothing is sent. Failures are retried as
+    /// [`Options::retry`] says (PROTOCOLS.md §7), each attempt within [`Options::timeout`].
+    /// A tool's own failure is [`Error::Tool`], with the text the tool offers the model.
+    pub async fn call(&self, tool: &Tool, arguments: Value) -> Result<Value, Error> {
+        let input = tool.checked(arguments)?;
+        let ctx = self.ctx(Freshness::Cached);
+        let retry = self.options.retry;
+        let timeout = self.options.timeout;
+        let within = |result: Result<Result<Value, Error>, tokio::time::error::Elapsed>| {
+            result.unwrap_or_else(|_| {
+                Err(Error::Timeout {
+                    tool: tool.name.clone(),
+                    timeout,
+                })
+            })
+        };
+        match &tool.address {
+            Address::Nact { root, id, number } => {
+                retry
+                    .run(|_, _| async {
+                        within(tokio::time::timeout(timeout, nact::invoke(&ctx, tool, root, id, *number, &input)).await)
+                    })
+                    .await
+            }
+            Address::Otc { base, tool_id, schema } => {
+                // `call_id` is OTC's idempotency key: a retry after a 5xx keeps it (the tool
+                // may have run; the server answers with the stored result), a retry after the
+                // tool failed needs a new one, or the server would replay the failure.
+                let call_id = std::sync::Mutex::new(uuid::Uuid::new_v4().to_string());
+                retry
+                    .run(|_, previous| {
+                        let id = match (previous, call_id.lock()) {
+                            (Some(Error::Tool(_)), Ok(mut id)) => {
+                                *id = uuid::Uuid::new_v4().to_string();
+                                id.clone()
+                            }
+                            (_, Ok(id)) => id.clone(),
+                            (_, Err(poisoned)) => poisoned.into_inner().clone(),
+                        };
+                        let target = (base, tool_id.as_str(), schema.as_str());
+                        let ctx = &ctx;
+                        let input = &input;
+                        async move {
+                            within(tokio::time::timeout(timeout, otc::invoke(ctx, tool, target, &id, input)).await)
+                        }
+                    })
+                    .await
+            }
+            Address::Woa { invoke, agent } => {
+                retry
+                    .run(|_, _| async {
+                        within(
+                            tokio::time::timeout(timeout, woa::invoke(&ctx, tool, invoke.as_ref(), agent, &input))
+                                .await,
+                        )
+                    })
+                    .await
+            }
+            Address::Mcp { pin } => {
+                let session = self.session(&tool.endpoint).await?;
+                session.call(tool, pin.as_ref(), &input, timeout).await
+            }
+        }
+    }
+
+    /// The definition of `tool` at N-ACT version `number`, as the server sends it now; `None`
+    /// when that version is not served. Only N-ACT can fetch an older version's signature.
+    pub(crate) async fn nact_signature(&self, tool: &Tool, number: u32) -> Result<Option<Value>, Error> {
+        match &tool.address {
+            Address::Nact { root, id, .. } => nact::signature(&self.ctx(Freshness::Revalidate), root, id, number).await,
+            _ => Ok(None),
+        }
+    }
+
+    /// Ends every open MCP session (stdio servers are told to stop). Dropping the client ends
+    /// them too, less politely.
+    pub async fn close(&self) {
+        let sessions: Vec<Arc<Session>> = self.sessions.lock().await.drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            session.close().await;
+        }
+    }
+
+    pub(crate) fn ctx(&self, freshness: Freshness) -> Ctx<'_> {
+        Ctx {
+            http: &self.http,
+            limits: self.options.limits,
+            freshness,
+            timeout: self.options.timeout,
+        }
+    }
+
+    /// The tools of the MCP server at `source`, opening a session if none is open.
+    pub(crate) async fn mcp_tools(&self, source: &Source) -> Result<Found, Error> {
+        let session = self.session(source).await?;
+        session.tools(source, self.options.limits, self.options.timeout).await
+    }
+
+    async fn session(&self, source: &Source) -> Result<Arc<Session>, Error> {
+        let mut sessions = self.sessions.lock().await;
+        if let Some(session) = sessions.get(source) {
+            return Ok(Arc::clone(session));
+        }
+        let session = Arc::new(Session::open(&self.http, source, self.options.timeout).await?);
+        sessions.insert(source.clone(), Arc::clone(&session));
+        Ok(session)
+    }
+}

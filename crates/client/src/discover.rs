@@ -1,0 +1,159 @@
+//! Discovery: which protocol a server speaks, and its tools in the one model.
+//!
+//! Given a URL and no protocol, the client tries, in order (PROTOCOLS.md §7):
+//!
+//! 1. a URL ending in `/.well-known/woa.json` is a WoA document;
+//! 2. `GET {url}/tools`: an N-ACT page (`items` + `paging`) or an OTC listing (`$schema` +
+//!    `tools`, or a bare array of definitions as LangChain's tool server sends);
+//! 3. MCP streamable HTTP at `{url}` (an `initialize` through rmcp);
+//! 4. at a server's root only, `GET /.well-known/woa.json`.
+//!
+//! The first that answers in its protocol's shape wins; if none does, the error lists how each
+//! failed. A refusal by the SSRF guard stops at once: every probe would be refused alike.
+
+use std::time::Duration;
+
+use url::Url;
+
+use crate::client::Client;
+use crate::error::Error;
+use crate::http::{Freshness, Http};
+use crate::model::{Protocol, Server, Source, Tool};
+use crate::{nact, otc, woa};
+
+/// Bounds on what one discovery reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Listing pages followed at most (N-ACT, MCP).
+    pub max_pages: usize,
+    /// Tools kept at most per server.
+    pub max_tools: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_pages: nact::MAX_PAGES,
+            max_tools: 10_000,
+        }
+    }
+}
+
+/// What a protocol module needs for one operation.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub http: &'a Http,
+    pub limits: Limits,
+    pub freshness: Freshness,
+    pub timeout: Duration,
+}
+
+/// Tools found, and definitions skipped with the reason.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub tools: Vec<Tool>,
+    pub skipped: Vec<String>,
+}
+
+/// Discovers `source`, over `protocol` when given, else by probing.
+pub(crate) async fn discover(
+    client: &Client,
+    source: &Source,
+    protocol: Option<Protocol>,
+    freshness: Freshness,
+) -> Result<Server, Error> {
+    let ctx = client.ctx(freshness);
+    let url = match source {
+        Source::Command { .. } => {
+            if let Some(p) = protocol.filter(|p| *p != Protocol::Mcp) {
+                return Err(Error::Setup(format!(
+                    "a `stdio:` command speaks MCP, not {p}; leave out --protocol or use --protocol mcp"
+                )));
+            }
+            let found = client.mcp_tools(source).await?;
+            return Ok(server(source, Protocol::Mcp, source.clone(), found));
+        }
+        Source::Url(url) => url,
+    };
+    match protocol {
+        Some(Protocol::Nact) => Ok(server(
+            source,
+            Protocol::Nact,
+            source.clone(),
+            nact::discover(&ctx, url, None).await?,
+        )),
+        Some(Protocol::Otc) => Ok(server(
+            source,
+            Protocol::Otc,
+            source.clone(),
+            otc::discover(&ctx, url, None).await?,
+        )),
+        Some(Protocol::Woa) => {
+            let document = woa::document_url(url)?;
+            let found = woa::discover(&ctx, &document).await?;
+            Ok(server(source, Protocol::Woa, Source::Url(document), found))
+        }
+        Some(Protocol::Mcp) => Ok(server(
+            source,
+            Protocol::Mcp,
+            source.clone(),
+            client.mcp_tools(source).await?,
+        )),
+        None => probe(client, &ctx, source, url).await,
+    }
+}
+
+async fn probe(client: &Client, ctx: &Ctx<'_>, source: &Source, url: &Url) -> Result<Server, Error> {
+    if url.path().ends_with(toolhost_wire::woa::WELL_KNOWN_PATH) {
+        let found = woa::discover(ctx, url).await?;
+        return Ok(server(source, Protocol::Woa, source.clone(), found));
+    }
+    let mut tried = Vec::new();
+    let listing = nact::join(url, "tools")?;
+    match ctx.http.get(&listing, ctx.freshness).await {
+        Err(e @ Error::Refused { .. }) => return Err(e),
+        Err(e) => tried.push(format!("N-ACT/OTC at {listing}: {e}")),
+        Ok(reply) if reply.status == 200 => match reply.json() {
+            Ok(body) if nact::is_page(&body) => {
+                let found = nact::discover(ctx, url, Some(body)).await?;
+                return Ok(server(source, Protocol::Nact, source.clone(), found));
+            }
+            Ok(body) if otc::is_listing(&body) => {
+                let found = otc::discover(ctx, url, Some(body)).await?;
+                return Ok(server(source, Protocol::Otc, source.clone(), found));
+            }
+            Ok(_) => tried.push(format!(
+                "N-ACT/OTC at {listing}: JSON that is neither a page nor a listing"
+            )),
+            Err(e) => tried.push(format!("N-ACT/OTC at {listing}: {e}")),
+        },
+        Ok(reply) => tried.push(format!("N-ACT/OTC at {listing}: HTTP {}", reply.status)),
+    }
+    match client.mcp_tools(source).await {
+        Ok(found) => return Ok(server(source, Protocol::Mcp, source.clone(), found)),
+        Err(e @ Error::Refused { .. }) => return Err(e),
+        Err(e) => tried.push(format!("MCP at {url}: {e}")),
+    }
+    if matches!(url.path(), "" | "/") {
+        let document = woa::document_url(url)?;
+        match woa::discover(ctx, &document).await {
+            Ok(found) => return Ok(server(source, Protocol::Woa, Source::Url(document), found)),
+            Err(e) => tried.push(format!("WoA at {document}: {e}")),
+        }
+    }
+    Err(Error::NotFound {
+        url: url.to_string(),
+        tried: tried.join("; "),
+    })
+}
+
+fn server(source: &Source, protocol: Protocol, endpoint: Source, mut found: Found) -> Server {
+    found.tools.sort_by(|a, b| a.name.cmp(&b.name));
+    Server {
+        source: source.clone(),
+        protocol,
+        endpoint,
+        tools: found.tools,
+        skipped: found.skipped,
+    }
+}

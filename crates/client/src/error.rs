@@ -1,0 +1,218 @@
+//! Why a client operation failed, with what to do about it.
+
+use std::fmt;
+use std::time::Duration;
+
+use toolhost_core::ParameterError;
+
+use crate::model::Protocol;
+
+/// Why discovering, checking or calling a tool failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The SSRF guard refused the address before connecting.
+    #[error("refused to connect to {url}: {reason}{}", if *.private {
+        "; to reach it on purpose pass --allow-private (loopback and private ranges) or --allow-net CIDR"
+    } else {
+        "; to reach it on purpose pass --allow-net CIDR"
+    })]
+    Refused {
+        /// The URL.
+        url: String,
+        /// Which rule refused it.
+        reason: String,
+        /// Whether `--allow-private` would open it.
+        private: bool,
+    },
+    /// The request did not complete: connection, TLS, timeout or a body too large.
+    #[error("failed to reach {url}: {message}")]
+    Transport {
+        /// The URL.
+        url: String,
+        /// What went wrong.
+        message: String,
+        /// Whether nothing reached the server (a connection that never opened), so a retry is safe.
+        connect: bool,
+    },
+    /// The server answered with an HTTP error that is not a tool failure.
+    #[error("{url} answered HTTP {status}: {detail}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The server's explanation, cleaned.
+        detail: String,
+        /// `Retry-After`, when the server sent one.
+        retry_after: Option<Duration>,
+        /// The server's own word on retrying (problem `retryable`), when it gave one.
+        retryable: Option<bool>,
+    },
+    /// The server answered, but not in the protocol's shape.
+    #[error("{url} did not answer like {protocol}: {detail}")]
+    Protocol {
+        /// The URL or command.
+        url: String,
+        /// The protocol expected.
+        protocol: Protocol,
+        /// What was wrong.
+        detail: String,
+    },
+    /// No protocol answered at the address.
+    #[error(
+        "no tool protocol answered at {url} (tried {tried}); give the protocol's own address, e.g. http://host/nact, http://host/otc or http://host/mcp, or name it with --protocol"
+    )]
+    NotFound {
+        /// The address.
+        url: String,
+        /// What was tried, and how each failed.
+        tried: String,
+    },
+    /// The server has no tool of that name.
+    #[error("{server} has no tool `{name}`; its tools are: {known}")]
+    UnknownTool {
+        /// The server.
+        server: String,
+        /// The name asked for (cleaned).
+        name: String,
+        /// The names it has.
+        known: String,
+    },
+    /// The arguments do not match the tool's signature; nothing was sent (or the server said so).
+    #[error("{}", invalid(.tool, .problems))]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// One problem per parameter.
+        problems: Vec<ParameterError>,
+    },
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Tool(Box<ToolFailure>),
+    /// The call did not finish in time.
+    #[error("`{tool}` did not answer within {} ms; raise --timeout-ms if it is slow", .timeout.as_millis())]
+    Timeout {
+        /// The tool or operation.
+        tool: String,
+        /// The limit.
+        timeout: Duration,
+    },
+    /// An MCP session failed (start, handshake or transport).
+    #[error("MCP at {server}: {message}")]
+    Mcp {
+        /// The server.
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A lockfile or mapping file could not be read or written.
+    #[error("{path}: {message}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The client could not be built (e.g. a TLS backend missing).
+    #[error("failed to set up the HTTP client: {0}")]
+    Setup(String),
+}
+
+impl Error {
+    /// Whether the same request may succeed if sent again (PROTOCOLS.md §7): a 5xx (unless the
+    /// server said it is not retryable), a tool failure the tool marks retryable, or a
+    /// connection that never opened. Never a 4xx, never invalid arguments.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Status { status, retryable, .. } => *status >= 500 && retryable.unwrap_or(true),
+            Self::Tool(failure) => failure.retryable,
+            Self::Transport { connect, .. } => *connect,
+            Self::Refused { .. }
+            | Self::Protocol { .. }
+            | Self::NotFound { .. }
+            | Self::UnknownTool { .. }
+            | Self::InvalidArguments { .. }
+            | Self::Timeout { .. }
+            | Self::Mcp { .. }
+            | Self::File { .. }
+            | Self::Setup(_) => false,
+        }
+    }
+
+    /// How long the server asked to wait before retrying.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Status { retry_after, .. } => *retry_after,
+            Self::Tool(failure) => failure.retry_after,
+            _ => None,
+        }
+    }
+
+    /// The text to show a model after a failed call, so it can try again: the per-parameter
+    /// problems, or the tool's message and prompt. `None` for failures a model cannot fix.
+    pub fn prompt_for_model(&self) -> Option<String> {
+        match self {
+            Self::InvalidArguments { .. } => Some(self.to_string()),
+            Self::Tool(failure) => Some(match &failure.prompt {
+                Some(prompt) => format!("{}\n{prompt}", failure.message),
+                None => failure.message.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A tool that ran and failed, with the text the server offers the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFailure {
+    /// The tool.
+    pub tool: String,
+    /// What went wrong, for the user and the model (cleaned).
+    pub message: String,
+    /// Text for the model's next attempt: OTC `additional_prompt_content`, problem `prompt`.
+    pub prompt: Option<String>,
+    /// Detail for developers (OTC `developer_message`), when given.
+    pub developer_message: Option<String>,
+    /// Whether the tool says a retry may succeed.
+    pub retryable: bool,
+    /// How long the tool asked to wait first.
+    pub retry_after: Option<Duration>,
+}
+
+impl fmt::Display for ToolFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tool `{}` failed: {}", self.tool, self.message)?;
+        if let Some(prompt) = &self.prompt {
+            write!(f, " ({prompt})")?;
+        }
+        Ok(())
+    }
+}
+
+fn invalid(tool: &str, problems: &[ParameterError]) -> String {
+    Invalid { tool, problems }.to_string()
+}
+
+/// The message of invalid arguments: one line per parameter, in words a model can act on.
+struct Invalid<'a> {
+    tool: &'a str,
+    problems: &'a [ParameterError],
+}
+
+impl fmt::Display for Invalid<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the arguments for `{}` do not match its signature; fix them and call it again:",
+            self.tool
+        )?;
+        for p in self.problems {
+            if p.parameter.is_empty() {
+                write!(f, "\n- {}", p.message)?;
+            } else {
+                write!(f, "\n- {}: {}", p.parameter, p.message)?;
+            }
+        }
+        Ok(())
+    }
+}

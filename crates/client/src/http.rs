@@ -1,0 +1,270 @@
+//! HTTP for every protocol: one guarded reqwest client, bounded bodies, the catalog cache.
+
+use std::time::{Duration, SystemTime};
+
+use http::header::{ACCEPT, CACHE_CONTROL, HeaderMap, RETRY_AFTER};
+use http_cache_semantics::{AfterResponse, BeforeRequest, CacheOptions, CachePolicy};
+use serde_json::Value;
+use url::Url;
+
+use crate::cache::{Cache, Entry};
+use crate::error::Error;
+use crate::guard::Guard;
+use crate::text;
+
+/// Whether a catalog `GET` may be answered from the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Freshness {
+    /// A fresh cached response is used without a request; a stale one is revalidated.
+    Cached,
+    /// Always ask the server, conditionally when something is cached (for `verify`).
+    Revalidate,
+}
+
+/// An HTTP answer with its body read (within the limit).
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub url: Url,
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// The body as JSON.
+    pub fn json(&self) -> Result<Value, String> {
+        serde_json::from_slice(&self.body).map_err(|e| format!("the body is not JSON ({e})"))
+    }
+
+    /// The body as a short, cleaned line of text, for error messages.
+    pub fn snippet(&self) -> String {
+        let text = String::from_utf8_lossy(&self.body);
+        if text.trim().is_empty() {
+            return "(no body)".to_owned();
+        }
+        text::one_line(&text, 300)
+    }
+
+    /// `Retry-After` as a delay: seconds, or an HTTP date.
+    pub fn retry_after(&self) -> Option<Duration> {
+        let value = self.headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+        if let Ok(seconds) = value.parse::<u64>() {
+            return Some(Duration::from_secs(seconds));
+        }
+        let at = httpdate::parse_http_date(value).ok()?;
+        Some(at.duration_since(SystemTime::now()).unwrap_or_default())
+    }
+}
+
+/// The HTTP side of a client.
+#[derive(Debug, Clone)]
+pub(crate) struct Http {
+    client: reqwest::Client,
+    guard: Guard,
+    cache: Option<Cache>,
+    max_body: usize,
+}
+
+impl Http {
+    /// A client that connects only where `guard` allows, with no proxy from the environment
+    /// (a proxy would connect on our behalf, past the guard).
+    pub fn new(guard: Guard, cache: Option<Cache>, timeout: Duration, max_body: usize) -> Result<Self, Error> {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .dns_resolver(std::sync::Arc::new(guard.clone()))
+            .redirect(guard.redirect_policy())
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .timeout(timeout)
+            .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| Error::Setup(chain(&e)))?;
+        Ok(Self {
+            client,
+            guard,
+            cache,
+            max_body,
+        })
+    }
+
+    /// The reqwest client, for rmcp's streamable HTTP transport (same guard, same limits).
+    pub fn reqwest(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// The guard.
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    /// `GET url` for a catalog, through the cache.
+    pub async fn get(&self, url: &Url, freshness: Freshness) -> Result<Reply, Error> {
+        self.guard.check_url(url).await?;
+        let mut builder = http::Request::get(url.as_str()).header(ACCEPT, "application/json");
+        if freshness == Freshness::Revalidate {
+            builder = builder.header(CACHE_CONTROL, "no-cache");
+        }
+        let (request, ()) = builder
+            .body(())
+            .map_err(|e| Error::Setup(format!("failed to build a request for {url}: {e}")))?
+            .into_parts();
+        let cached = match &self.cache {
+            Some(cache) => cache.load(url.as_str()).await,
+            None => None,
+        };
+        let mut headers = request.headers.clone();
+        headers.remove(CACHE_CONTROL);
+        if let Some(entry) = &cached {
+            match entry.policy.before_request(&request, SystemTime::now()) {
+                BeforeRequest::Fresh(parts) => {
+                    tracing::debug!(%url, "catalog answered from the cache");
+                    return Ok(Reply {
+                        url: url.clone(),
+                        status: parts.status.as_u16(),
+                        headers: parts.headers,
+                        body: entry.body.clone().into_bytes(),
+                    });
+                }
+                BeforeRequest::Stale {
+                    request: revalidate, ..
+                } => {
+                    headers = revalidate.headers;
+                    headers.remove(CACHE_CONTROL);
+                }
+            }
+        }
+        let reply = self.send(self.client.get(url.clone()).headers(headers), url).await?;
+        let (response, ()) = {
+            let mut builder = http::Response::builder().status(reply.status);
+            if let Some(h) = builder.headers_mut() {
+                *h = reply.headers.clone();
+            }
+            builder
+                .body(())
+                .map_err(|e| Error::Setup(format!("failed to read the answer of {url}: {e}")))?
+                .into_parts()
+        };
+        let now = SystemTime::now();
+        if reply.status == 304
+            && let Some(entry) = cached
+            && let AfterResponse::NotModified(policy, parts) = entry.policy.after_response(&request, &response, now)
+        {
+            tracing::debug!(%url, "catalog not modified");
+            let refreshed = Entry { policy, ..entry };
+            if let Some(cache) = &self.cache {
+                cache.store(&refreshed).await;
+            }
+            return Ok(Reply {
+                url: url.clone(),
+                status: parts.status.as_u16(),
+                headers: parts.headers,
+                body: refreshed.body.into_bytes(),
+            });
+        }
+        if reply.status == 200
+            && let Some(cache) = &self.cache
+        {
+            let options = CacheOptions {
+                shared: false,
+                ..CacheOptions::default()
+            };
+            let policy = CachePolicy::new_options(&request, &response, now, options);
+            if policy.is_storable()
+                && let Ok(body) = String::from_utf8(reply.body.clone())
+            {
+                cache
+                    .store(&Entry {
+                        url: url.to_string(),
+                        policy,
+                        body,
+                    })
+                    .await;
+            }
+        }
+        Ok(reply)
+    }
+
+    /// `POST url` with a JSON body; `timeout` bounds the whole exchange.
+    pub async fn post_json(&self, url: &Url, body: &Value, timeout: Duration) -> Result<Reply, Error> {
+        self.guard.check_url(url).await?;
+        let request = self
+            .client
+            .post(url.clone())
+            .header(ACCEPT, "application/json, application/problem+json")
+            .json(body)
+            .timeout(timeout);
+        self.send(request, url).await
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder, url: &Url) -> Result<Reply, Error> {
+        let transport = |e: reqwest::Error| transport_error(url, &e);
+        let mut response = request.send().await.map_err(transport)?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let final_url = response.url().clone();
+        if response.content_length().is_some_and(|n| n > self.max_body as u64) {
+            return Err(too_large(url, self.max_body));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+            if body.len() + chunk.len() > self.max_body {
+                return Err(too_large(url, self.max_body));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Reply {
+            url: final_url,
+            status,
+            headers,
+            body,
+        })
+    }
+}
+
+fn too_large(url: &Url, max: usize) -> Error {
+    Error::Transport {
+        url: url.to_string(),
+        message: format!("the answer is larger than {max} bytes; refusing to read it"),
+        connect: false,
+    }
+}
+
+/// A reqwest error as ours: a refusal by the guard's resolver or redirect policy is a
+/// [`Error::Refused`], whatever layer reported it.
+pub(crate) fn transport_error(url: &Url, e: &reqwest::Error) -> Error {
+    let message = chain(e);
+    if let Some(at) = message.find("refused by the SSRF guard: ") {
+        let reason = message[at + "refused by the SSRF guard: ".len()..].to_owned();
+        return Error::Refused {
+            url: url.to_string(),
+            reason,
+            private: true,
+        };
+    }
+    if let Some(at) = message.find("refused a redirect") {
+        return Error::Refused {
+            url: url.to_string(),
+            reason: message[at..].to_owned(),
+            private: true,
+        };
+    }
+    Error::Transport {
+        url: url.to_string(),
+        message,
+        connect: e.is_connect(),
+    }
+}
+
+/// An error and its sources, joined: reqwest's top-level message alone rarely says why.
+pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text
+}

@@ -1,0 +1,283 @@
+//! MCP through the official Rust SDK (rmcp): streamable HTTP or a child process over stdio.
+//!
+//! A session is opened once per server and kept by the [`crate::Client`] for later calls
+//! (stdio servers are processes; starting one per call would be slow and lose their state).
+//! HTTP sessions use the client's guarded reqwest client, so the SSRF guard, redirect checks and
+//! no-proxy rule hold for MCP too. MCP lists only current tools and has no retry signal, so
+//! calls are not retried; toolhost's `_meta` `toolhost/version` pins the listed version.
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, JsonObject, MetaObject, PaginatedRequestParams, RequestMetaObject};
+use rmcp::service::{Peer, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
+use rmcp::{RoleClient, ServiceExt as _};
+use serde_json::{Map, Value};
+use tokio::io::AsyncReadExt as _;
+
+use crate::discover::{Found, Limits};
+use crate::error::{Error, ToolFailure};
+use crate::http::{Http, chain};
+use crate::model::{Address, Protocol, Source, Tool};
+use crate::{schema, text};
+
+/// toolhost's `_meta` key for a tool's semantic version (PROTOCOLS.md §6).
+pub const VERSION_META: &str = "toolhost/version";
+
+/// How much of a stdio server's stderr is kept for error messages.
+const STDERR_TAIL: usize = 2000;
+
+/// An open MCP session.
+pub(crate) struct Session {
+    label: String,
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
+    stderr: Option<Arc<Mutex<String>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("server", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Opens a session with `source` within `timeout`.
+    pub async fn open(http: &Http, source: &Source, timeout: Duration) -> Result<Self, Error> {
+        let label = source.to_string();
+        let failed = |message: String| Error::Mcp {
+            server: label.clone(),
+            message,
+        };
+        let (service, stderr) = match source {
+            Source::Url(url) => {
+                http.guard().check_url(url).await?;
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let transport = StreamableHttpClientTransport::with_client(http.reqwest().clone(), config);
+                let service = tokio::time::timeout(timeout, ().serve(transport))
+                    .await
+                    .map_err(|_| failed(format!("no answer to `initialize` within {} ms", timeout.as_millis())))?
+                    .map_err(|e| failed(chain(&e)))?;
+                (service, None)
+            }
+            Source::Command { program, args } => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(args);
+                let (process, child_stderr) = TokioChildProcess::builder(command)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| failed(format!("failed to start `{program}`: {e}")))?;
+                let tail = child_stderr.map(keep_tail);
+                let started = tokio::time::timeout(timeout, ().serve(process)).await;
+                let with_stderr = |message: String| match &tail {
+                    Some(tail) => {
+                        let text = tail.lock().map(|t| t.clone()).unwrap_or_default();
+                        if text.trim().is_empty() {
+                            failed(message)
+                        } else {
+                            failed(format!(
+                                "{message}; its stderr ends: {}",
+                                text::one_line(&text, STDERR_TAIL)
+                            ))
+                        }
+                    }
+                    None => failed(message),
+                };
+                let service = started
+                    .map_err(|_| with_stderr(format!("no answer to `initialize` within {} ms", timeout.as_millis())))?
+                    .map_err(|e| with_stderr(chain(&e)))?;
+                (service, tail)
+            }
+        };
+        Ok(Self {
+            label,
+            peer: service.peer().clone(),
+            service: tokio::sync::Mutex::new(Some(service)),
+            stderr,
+        })
+    }
+
+    /// Every tool, following `nextCursor` (bounded).
+    pub async fn tools(&self, source: &Source, limits: Limits, timeout: Duration) -> Result<Found, Error> {
+        let mut found = Found::default();
+        let mut cursor: Option<String> = None;
+        for _ in 0..limits.max_pages {
+            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+            let page = tokio::time::timeout(timeout, self.peer.list_tools(Some(params)))
+                .await
+                .map_err(|_| self.error(format!("no answer to `tools/list` within {} ms", timeout.as_millis())))?
+                .map_err(|e| self.error(chain(&e)))?;
+            for listed in page.tools {
+                if found.tools.len() >= limits.max_tools {
+                    found
+                        .skipped
+                        .push(format!("stopped after {} tools (the limit)", limits.max_tools));
+                    return Ok(found);
+                }
+                match tool(source, listed) {
+                    Ok(t) => found.tools.push(t),
+                    Err(why) => found.skipped.push(why),
+                }
+            }
+            match page.next_cursor {
+                Some(next) if Some(&next) == cursor.as_ref() => {
+                    return Err(self.error("the listing returned the same cursor twice".to_owned()));
+                }
+                Some(next) => cursor = Some(next),
+                None => return Ok(found),
+            }
+        }
+        Err(self.error(format!("the listing did not end within {} pages", limits.max_pages)))
+    }
+
+    /// One `tools/call`: `structuredContent` when the tool gives it, else its text.
+    pub async fn call(
+        &self,
+        tool: &Tool,
+        pin: Option<&Value>,
+        input: &Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<Value, Error> {
+        let mut params = CallToolRequestParams::new(tool.name.clone()).with_arguments(input.clone());
+        if let Some(Value::Object(meta)) = pin {
+            params.meta = Some(RequestMetaObject(MetaObject(meta.clone())));
+        }
+        let result = tokio::time::timeout(timeout, self.peer.call_tool(params))
+            .await
+            .map_err(|_| Error::Timeout {
+                tool: tool.name.clone(),
+                timeout,
+            })?
+            .map_err(|e| self.error(chain(&e)))?;
+        let texts: Vec<String> = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect();
+        if result.is_error == Some(true) {
+            let message = texts.join("\n");
+            return Err(Error::Tool(Box::new(ToolFailure {
+                tool: tool.name.clone(),
+                message: if message.trim().is_empty() {
+                    "the tool failed without saying why".to_owned()
+                } else {
+                    text::clean(&message, 4000)
+                },
+                prompt: None,
+                developer_message: None,
+                retryable: false,
+                retry_after: None,
+            })));
+        }
+        if let Some(structured) = result.structured_content {
+            return Ok(structured);
+        }
+        if texts.len() == result.content.len() {
+            return Ok(Value::String(texts.join("\n")));
+        }
+        serde_json::to_value(&result.content).map_err(|e| self.error(e.to_string()))
+    }
+
+    /// Ends the session: the HTTP session is deleted, the child process told to stop.
+    pub async fn close(&self) {
+        if let Some(mut service) = self.service.lock().await.take() {
+            let _ = service.close_with_timeout(Duration::from_secs(2)).await;
+        }
+    }
+
+    fn error(&self, message: String) -> Error {
+        let tail = self
+            .stderr
+            .as_ref()
+            .and_then(|t| t.lock().ok().map(|t| t.clone()))
+            .filter(|t| !t.trim().is_empty());
+        Error::Mcp {
+            server: self.label.clone(),
+            message: match tail {
+                Some(tail) => format!("{message}; its stderr ends: {}", text::one_line(&tail, STDERR_TAIL)),
+                None => message,
+            },
+        }
+    }
+}
+
+/// Reads a child's stderr in the background, keeping the last [`STDERR_TAIL`] bytes: enough to
+/// say why a server failed to start, without echoing its logs to our terminal.
+fn keep_tail(mut stderr: tokio::process::ChildStderr) -> Arc<Mutex<String>> {
+    let tail = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&tail);
+    tokio::spawn(async move {
+        let mut buffer = [0u8; 1024];
+        while let Ok(n) = stderr.read(&mut buffer).await {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut text) = sink.lock() {
+                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+                if text.len() > STDERR_TAIL * 2 {
+                    let cut = text.len() - STDERR_TAIL;
+                    let cut = (cut..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(cut);
+                    text.replace_range(..cut, "");
+                }
+            }
+        }
+    });
+    tail
+}
+
+/// A listed tool → our tool; `Err` says why it was skipped.
+fn tool(source: &Source, listed: rmcp::model::Tool) -> Result<Tool, String> {
+    let definition = serde_json::to_value(&listed).map_err(|e| format!("skipped an unreadable tool ({e})"))?;
+    let name = listed.name.to_string();
+    if !text::is_plain_name(&name) {
+        return Err(format!(
+            "skipped a tool whose name is not plain text: `{}`",
+            text::one_line(&name, 80)
+        ));
+    }
+    let input_schema = Value::Object(JsonObject::clone(&listed.input_schema));
+    let inputs = schema::parameters(&input_schema);
+    if let Some(bad) = inputs.iter().find(|p| !text::is_plain_name(&p.name)) {
+        return Err(format!(
+            "skipped `{name}`: the parameter `{}` is not plain text",
+            text::one_line(&bad.name, 80)
+        ));
+    }
+    let output_schema = listed
+        .output_schema
+        .as_ref()
+        .map(|s| Value::Object(JsonObject::clone(s)));
+    let version = listed
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(VERSION_META))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let pin = version.as_ref().map(|v| serde_json::json!({ VERSION_META: v }));
+    Ok(Tool {
+        title: listed
+            .title
+            .as_deref()
+            .or_else(|| listed.annotations.as_ref().and_then(|a| a.title.as_deref()))
+            .map(|t| text::one_line(t, 200)),
+        description: text::clean(listed.description.as_deref().unwrap_or_default(), text::MAX_DESCRIPTION),
+        versions: version.iter().cloned().collect(),
+        version,
+        version_number: None,
+        outputs: output_schema.as_ref().map(schema::outputs).unwrap_or_default(),
+        inputs,
+        input_schema,
+        output_schema,
+        protocol: Protocol::Mcp,
+        endpoint: source.clone(),
+        address: Address::Mcp { pin },
+        name,
+        definition,
+        history: Vec::new(),
+    })
+}

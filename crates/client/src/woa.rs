@@ -1,0 +1,181 @@
+//! Web of Agents (draft-gaikwad-woa-00, PROTOCOLS.md §5): discovery and REST invocation.
+//!
+//! The document names the invocation URL (`transports.rest.base` + `invoke_path`), so the URL a
+//! call goes to comes from the server: it is checked by the SSRF guard like any other (§8.3 of
+//! the draft treats the document as untrusted input).
+
+use serde_json::{Map, Value, json};
+use toolhost_wire::woa::{self as wire, Agent, Document};
+use url::Url;
+
+use crate::discover::{Ctx, Found};
+use crate::error::Error;
+use crate::model::{Address, Protocol, Source, Tool};
+use crate::nact::{problem_error, urlencode};
+use crate::{schema, text};
+
+/// The document URL for a server URL: the URL itself when it already names the document,
+/// else `/.well-known/woa.json` at its origin (RFC 8615).
+pub(crate) fn document_url(url: &Url) -> Result<Url, Error> {
+    if url.path().ends_with(wire::WELL_KNOWN_PATH) {
+        return Ok(url.clone());
+    }
+    url.join(wire::WELL_KNOWN_PATH)
+        .map_err(|e| Error::Setup(format!("failed to build the WoA document URL from {url}: {e}")))
+}
+
+/// Every agent in the document at `url`, one tool each.
+pub(crate) async fn discover(ctx: &Ctx<'_>, url: &Url) -> Result<Found, Error> {
+    let body = crate::nact::json(ctx.http.get(url, ctx.freshness).await?, Protocol::Woa)?;
+    let protocol_error = |detail: String| Error::Protocol {
+        url: url.to_string(),
+        protocol: Protocol::Woa,
+        detail,
+    };
+    let agents = body
+        .get("agents")
+        .and_then(Value::as_array)
+        .ok_or_else(|| protocol_error("the document has no `agents` array".to_owned()))?;
+    let transports: wire::Transports = serde_json::from_value(body.get("transports").cloned().unwrap_or(json!({})))
+        .map_err(|e| protocol_error(format!("`transports` is not as the draft's §4.3 says ({e})")))?;
+    if body.get("woa_version").and_then(Value::as_str) != Some(wire::VERSION) {
+        tracing::warn!(%url, "the WoA document does not say woa_version \"1\"; reading it anyway");
+    }
+    let endpoint = Source::Url(url.clone());
+    let mut found = Found::default();
+    for raw in agents.iter().take(ctx.limits.max_tools) {
+        match tool(&transports, &endpoint, raw.clone()) {
+            Ok(t) => found.tools.push(t),
+            Err(why) => found.skipped.push(why),
+        }
+    }
+    if agents.len() > ctx.limits.max_tools {
+        found
+            .skipped
+            .push(format!("stopped after {} agents (the limit)", ctx.limits.max_tools));
+    }
+    // Keep `Document` the reference shape: a document it cannot read is reported, not trusted.
+    if let Err(e) = serde_json::from_value::<Document>(body.clone()) {
+        tracing::debug!(%url, error = %e, "the WoA document deviates from the draft");
+    }
+    Ok(found)
+}
+
+/// One agent → a tool; `Err` says why it was skipped.
+fn tool(transports: &wire::Transports, endpoint: &Source, raw: Value) -> Result<Tool, String> {
+    let agent: Agent =
+        serde_json::from_value(raw.clone()).map_err(|e| format!("skipped an agent that is not WoA ({e})"))?;
+    if !text::is_plain_name(&agent.id) {
+        return Err(format!(
+            "skipped an agent whose id is not plain text: `{}`",
+            text::one_line(&agent.id, 80)
+        ));
+    }
+    let inputs = schema::parameters(&agent.inputs);
+    if let Some(bad) = inputs.iter().find(|p| !text::is_plain_name(&p.name)) {
+        return Err(format!(
+            "skipped `{}`: the input `{}` is not plain text",
+            agent.id,
+            text::one_line(&bad.name, 80)
+        ));
+    }
+    let invoke = match (&transports.rest, agent.transports.iter().any(|t| t == wire::REST)) {
+        (Some(rest), true) => {
+            let path = rest
+                .invoke_path
+                .replace(wire::AGENT_ID_PLACEHOLDER, &urlencode(&agent.id));
+            Url::parse(&format!("{}{path}", rest.base.trim_end_matches('/'))).ok()
+        }
+        _ => None,
+    };
+    Ok(Tool {
+        title: (agent.name != agent.id).then(|| text::one_line(&agent.name, 200)),
+        description: text::clean(&agent.description, text::MAX_DESCRIPTION),
+        versions: agent.version.iter().cloned().collect(),
+        version: agent.version.clone(),
+        version_number: None,
+        inputs,
+        outputs: schema::outputs(&agent.outputs),
+        input_schema: agent.inputs.clone(),
+        output_schema: Some(agent.outputs.clone()),
+        protocol: Protocol::Woa,
+        endpoint: endpoint.clone(),
+        address: Address::Woa {
+            invoke,
+            agent: agent.id.clone(),
+        },
+        name: agent.id,
+        definition: raw,
+        history: Vec::new(),
+    })
+}
+
+/// One call through the REST transport (draft §5): the response body, the output itself.
+pub(crate) async fn invoke(
+    ctx: &Ctx<'_>,
+    tool: &Tool,
+    invoke: Option<&Url>,
+    agent: &str,
+    input: &Map<String, Value>,
+) -> Result<Value, Error> {
+    let Some(url) = invoke else {
+        return Err(Error::Protocol {
+            url: tool.endpoint.to_string(),
+            protocol: Protocol::Woa,
+            detail: format!("agent `{agent}` offers no REST transport; reach it over its MCP server instead"),
+        });
+    };
+    let envelope = json!({"agent": agent, "input": input});
+    let reply = ctx.http.post_json(url, &envelope, ctx.timeout).await?;
+    if !(200..300).contains(&reply.status) {
+        return Err(problem_error(&reply, &tool.name));
+    }
+    reply.json().map_err(|detail| Error::Protocol {
+        url: url.to_string(),
+        protocol: Protocol::Woa,
+        detail,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_document_lives_at_the_origin() {
+        let url = Url::parse("http://h:1/some/path").unwrap();
+        assert_eq!(document_url(&url).unwrap().as_str(), "http://h:1/.well-known/woa.json");
+        let direct = Url::parse("http://h/.well-known/woa.json").unwrap();
+        assert_eq!(document_url(&direct).unwrap(), direct);
+    }
+
+    #[test]
+    fn agents_become_tools_with_their_invoke_url() {
+        let transports: wire::Transports = serde_json::from_value(json!({
+            "rest": {"base": "https://api.example.com/", "invoke_path": "/agents/{agent_id}/invoke"}
+        }))
+        .unwrap();
+        let endpoint = Source::Url(Url::parse("https://api.example.com/.well-known/woa.json").unwrap());
+        let t = tool(
+            &transports,
+            &endpoint,
+            json!({
+                "id": "summarizer", "name": "Document Summarizer", "description": "Summarizes.",
+                "version": "1.0.0",
+                "inputs": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+                "outputs": {"type": "object", "properties": {"summary": {"type": "string"}}},
+                "transports": ["rest"]
+            }),
+        )
+        .unwrap();
+        let Address::Woa { invoke, .. } = &t.address else {
+            panic!()
+        };
+        assert_eq!(
+            invoke.as_ref().unwrap().as_str(),
+            "https://api.example.com/agents/summarizer/invoke"
+        );
+        assert_eq!(t.title.as_deref(), Some("Document Summarizer"));
+        assert_eq!(t.outputs[0].name, "summary");
+    }
+}

@@ -1,0 +1,215 @@
+//! The SSRF guard (PROTOCOLS.md §7): literals in every odd form, a stub resolver, redirects.
+//! Every refusal must happen before a connection: a loopback listener records whether anything
+//! connected, and no address outside loopback is ever dialled.
+
+use std::time::Duration;
+
+use axum::response::Redirect;
+use axum::routing::get;
+use serde_json::json;
+use toolhost_client::{Client, Error, Options, Policy, Source};
+
+use crate::support::{Stub, client, options, page, serve, signature};
+
+/// A listener on 127.0.0.1 that nobody should connect to; `untouched` checks that.
+struct Trap {
+    listener: std::net::TcpListener,
+    port: u16,
+}
+
+impl Trap {
+    fn new() -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        Self { listener, port }
+    }
+
+    fn untouched(&self) -> bool {
+        matches!(self.listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+}
+
+async fn refused(client: &Client, url: &str) -> String {
+    let source = Source::parse(url).unwrap();
+    match client.discover(&source).await {
+        Err(e @ Error::Refused { .. }) => e.to_string(),
+        other => panic!("{url} must be refused, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn loopback_literals_in_every_form_are_refused_before_connecting() {
+    let trap = Trap::new();
+    let client = Client::new(Options::default()).unwrap();
+    let p = trap.port;
+    for url in [
+        format!("http://127.0.0.1:{p}/nact"),
+        format!("http://127.1:{p}/nact"),
+        format!("http://0x7f.0.0.1:{p}/nact"),
+        format!("http://2130706433:{p}/nact"),
+        format!("http://0177.0.0.1:{p}/nact"),
+        format!("http://[::1]:{p}/nact"),
+        format!("http://[::ffff:127.0.0.1]:{p}/nact"),
+        format!("http://[::ffff:7f00:1]:{p}/nact"),
+        format!("http://0.0.0.0:{p}/nact"),
+        format!("http://0:{p}/nact"),
+    ] {
+        let message = refused(&client, &url).await;
+        assert!(message.contains("--allow-private"), "{message}");
+    }
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fd00:ec2::254]/",
+        "http://10.0.0.1/",
+        "http://192.168.1.1:8080/",
+        "http://100.100.100.200/",
+        "http://[fe80::1]/",
+    ] {
+        refused(&client, url).await;
+    }
+    assert!(trap.untouched(), "nothing may connect before the guard says yes");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(trap.untouched());
+}
+
+#[tokio::test]
+async fn host_names_are_vetted_by_what_they_resolve_to() {
+    let trap = Trap::new();
+    let stub = Stub::new(&[
+        ("internal.test", &["10.0.0.1"]),
+        ("metadata.test", &["169.254.169.254"]),
+        ("loop.test", &["127.0.0.1", "::1"]),
+        ("mapped.test", &["::ffff:192.168.0.1"]),
+    ]);
+    let client = Client::new(Options {
+        lookup: Some(stub.clone()),
+        ..Options::default()
+    })
+    .unwrap();
+    let p = trap.port;
+    for host in ["internal.test", "metadata.test", "loop.test", "mapped.test"] {
+        let message = refused(&client, &format!("http://{host}:{p}/nact")).await;
+        assert!(message.contains("resolves only to denied addresses"), "{message}");
+    }
+    let message = refused(&client, "http://metadata.test/").await;
+    assert!(message.contains("link-local"), "{message}");
+    assert!(stub.asked.lock().unwrap().contains(&"internal.test".to_owned()));
+    assert!(trap.untouched());
+}
+
+#[tokio::test]
+async fn only_vetted_addresses_are_dialled() {
+    // `mixed.test` resolves to an allowed loopback address and a denied private one; the guard
+    // hands reqwest only the first, so the call reaches the stub and nothing else is tried.
+    let app = axum::Router::new().route(
+        "/nact/tools",
+        get(|| async { axum::Json(page(vec![signature("echo", "Echo.")])) }),
+    );
+    let base = serve(app).await;
+    let port = base.rsplit(':').next().unwrap();
+    let stub = Stub::new(&[("mixed.test", &["10.9.9.9", "127.0.0.1"])]);
+    let client = client(stub);
+    let server = client
+        .discover(&Source::parse(&format!("http://mixed.test:{port}/nact")).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(server.tools[0].name, "echo");
+}
+
+#[tokio::test]
+async fn allow_lists_open_exactly_what_they_name() {
+    let app = axum::Router::new().route("/nact/tools", get(|| async { axum::Json(page(vec![])) }));
+    let base = serve(app).await;
+    let source = Source::parse(&format!("{base}/nact")).unwrap();
+    let private = Client::new(Options {
+        policy: Policy::strict().allow_private(),
+        ..Options::default()
+    })
+    .unwrap();
+    assert!(private.discover(&source).await.unwrap().tools.is_empty());
+    let elsewhere = Client::new(Options {
+        policy: Policy::strict().allow("127.0.0.2/32".parse().unwrap()),
+        ..Options::default()
+    })
+    .unwrap();
+    assert!(matches!(elsewhere.discover(&source).await, Err(Error::Refused { .. })));
+}
+
+#[tokio::test]
+async fn redirects_are_checked_hop_by_hop() {
+    let trap = Trap::new();
+    let p = trap.port;
+    let app = axum::Router::new()
+        .route(
+            "/to-literal/tools",
+            get(move || async move { Redirect::temporary(&format!("http://127.0.0.2:{p}/nact/tools")) }),
+        )
+        .route(
+            "/to-mapped/tools",
+            get(move || async move { Redirect::temporary(&format!("http://[::ffff:10.0.0.1]:{p}/nact/tools")) }),
+        )
+        .route(
+            "/to-name/tools",
+            get(move || async move { Redirect::temporary(&format!("http://internal.test:{p}/nact/tools")) }),
+        )
+        .route(
+            "/to-file/tools",
+            get(|| async { Redirect::temporary("file:///etc/passwd") }),
+        )
+        .route("/fine/tools", get(|| async { Redirect::temporary("/nact/tools") }))
+        .route(
+            "/nact/tools",
+            get(|| async { axum::Json(page(vec![signature("echo", "Echo.")])) }),
+        );
+    let base = serve(app).await;
+    let client = client(Stub::new(&[("internal.test", &["10.0.0.1"])]));
+    for path in ["to-literal", "to-mapped", "to-name"] {
+        let message = refused(&client, &format!("{base}/{path}")).await;
+        assert!(message.contains("refused"), "{path}: {message}");
+    }
+    // reqwest does not follow a redirect to another scheme at all; the answer stays a 307.
+    let file = client
+        .discover(&Source::parse(&format!("{base}/to-file")).unwrap())
+        .await;
+    assert!(file.is_err());
+    assert!(trap.untouched());
+    let server = client
+        .discover_as(
+            &Source::parse(&format!("{base}/fine")).unwrap(),
+            Some(toolhost_client::Protocol::Nact),
+        )
+        .await
+        .unwrap();
+    assert_eq!(server.tools.len(), 1, "a redirect within the allowed range is followed");
+}
+
+#[tokio::test]
+async fn woa_invoke_urls_from_the_document_are_guarded_too() {
+    // The document points its REST base at a metadata address; the call is refused.
+    let app = axum::Router::new().route(
+        "/.well-known/woa.json",
+        get(|| async {
+            axum::Json(json!({
+                "woa_version": "1",
+                "agents": [{"id": "grab", "name": "grab", "description": "d.",
+                            "inputs": {"type": "object", "properties": {}}, "outputs": {"type": "object"},
+                            "transports": ["rest"]}],
+                "transports": {"rest": {"base": "http://169.254.169.254", "invoke_path": "/agents/{agent_id}/invoke"}}
+            }))
+        }),
+    );
+    let base = serve(app).await;
+    let client = client(Stub::new(&[]));
+    let server = client.discover(&Source::parse(&base).unwrap()).await.unwrap();
+    assert_eq!(server.protocol, toolhost_client::Protocol::Woa);
+    let err = client.call(&server.tools[0], json!({})).await.unwrap_err();
+    assert!(matches!(err, Error::Refused { .. }), "{err}");
+}
+
+#[test]
+fn options_in_tests_allow_only_loopback() {
+    let o = options(Stub::new(&[]));
+    assert!(o.policy.check("127.0.0.1".parse().unwrap()).is_ok());
+    assert!(o.policy.check("10.0.0.1".parse().unwrap()).is_err());
+}

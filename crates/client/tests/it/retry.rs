@@ -1,0 +1,235 @@
+//! Retries (PROTOCOLS.md §7): 5xx and OTC `can_retry` are retried with backoff, honouring
+//! `Retry-After` / `retry_after_ms`; 4xx, 422 and failures a server marks final never are.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use toolhost_client::{Client, Error, Protocol, Source};
+
+use crate::support::{Stub, client, page, serve, signature};
+
+fn problem(status: u16, retryable: bool, detail: &str) -> Response {
+    let body = json!({"type": "about:blank", "title": "t", "status": status, "detail": detail, "retryable": retryable, "prompt": "Try again later."});
+    (
+        StatusCode::from_u16(status).unwrap(),
+        [(header::CONTENT_TYPE, "application/problem+json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// An N-ACT server whose one tool answers `fail(n)` for attempt `n` until it returns `None`.
+async fn nact(fail: fn(usize) -> Option<Response>) -> (String, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let app = axum::Router::new()
+        .route(
+            "/nact/tools",
+            get(|| async { Json(page(vec![signature("flaky", "Flaky.")])) }),
+        )
+        .route(
+            "/nact/tools/{*rest}",
+            post(move || {
+                let counter = Arc::clone(&counter);
+                async move {
+                    let n = counter.fetch_add(1, Ordering::SeqCst);
+                    fail(n).unwrap_or_else(|| {
+                        Json(json!({"output_parameters": [{"name": "n", "value": 7}]})).into_response()
+                    })
+                }
+            }),
+        );
+    (serve(app).await, calls)
+}
+
+async fn call(base: &str, protocol: Protocol, tool: &str, input: Value) -> (Result<Value, Error>, Client) {
+    let client = client(Stub::new(&[]));
+    let server = client
+        .discover_as(&Source::parse(base).unwrap(), Some(protocol))
+        .await
+        .unwrap();
+    let tool = server.tool(tool).unwrap().clone();
+    (client.call(&tool, input).await, client)
+}
+
+#[tokio::test]
+async fn a_server_that_fails_twice_then_succeeds() {
+    let (base, calls) = nact(|n| (n < 2).then(|| problem(503, true, "busy"))).await;
+    let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
+    assert_eq!(result.unwrap(), json!({"n": 7}));
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn attempts_are_bounded() {
+    let (base, calls) = nact(|_| Some((StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response())).await;
+    let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, Error::Status { status: 500, .. }), "{err}");
+    assert_eq!(calls.load(Ordering::SeqCst), 3, "three attempts, then the error");
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured() {
+    let (base, calls) = nact(|n| {
+        (n == 0).then(|| {
+            let mut response = problem(503, true, "busy");
+            response.headers_mut().insert(header::RETRY_AFTER, "1".parse().unwrap());
+            response
+        })
+    })
+    .await;
+    let started = Instant::now();
+    let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
+    assert!(result.is_ok());
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "waited {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn client_errors_and_final_failures_are_not_retried() {
+    for fail in [
+        (|_| Some(problem(400, false, "bad"))) as fn(usize) -> Option<Response>,
+        |_| Some(problem(404, false, "gone")),
+        |_| Some(problem(502, false, "the tool failed for good")),
+        |_| {
+            let body = json!({"type": "about:blank", "title": "t", "status": 422, "detail": "d", "retryable": false,
+                              "errors": {"n": "`n` expects an integer from 1 to 10"}});
+            Some((StatusCode::UNPROCESSABLE_ENTITY, body.to_string()).into_response())
+        },
+    ] {
+        let (base, calls) = nact(fail).await;
+        let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
+        assert!(result.is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "{:?}", result);
+    }
+}
+
+#[tokio::test]
+async fn tool_failures_carry_the_prompt() {
+    let (base, _) = nact(|_| Some(problem(502, false, "no such city"))).await;
+    let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
+    let Err(Error::Tool(failure)) = result else {
+        panic!("{result:?}")
+    };
+    assert_eq!(failure.message, "no such city");
+    assert_eq!(failure.prompt.as_deref(), Some("Try again later."));
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_refused_locally() {
+    let (base, calls) = nact(|_| None).await;
+    let (result, _) = call(
+        &format!("{base}/nact"),
+        Protocol::Nact,
+        "flaky",
+        json!({"n": 40, "m": 1}),
+    )
+    .await;
+    let err = result.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("`n` expects an integer from 1 to 10, but got 40"),
+        "{text}"
+    );
+    assert!(text.contains("has no parameter `m`"), "{text}");
+    assert!(err.prompt_for_model().is_some());
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "nothing was sent");
+}
+
+/// An OTC server whose one tool fails with `can_retry` until the third call; it records the
+/// `call_id`s it saw.
+#[tokio::test]
+async fn otc_can_retry_with_retry_after_ms_and_a_fresh_call_id() {
+    let ids: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&ids);
+    let app = axum::Router::new()
+        .route(
+            "/otc/tools",
+            get(|| async {
+                Json(json!({"$schema": "otc://1.0", "tools": [{
+                    "id": "Test.flaky@1.0.0", "name": "Test_flaky", "description": "Flaky.", "version": "1.0.0",
+                    "input_schema": {"parameters": {"type": "object", "properties": {}}},
+                    "output_schema": {"type": "integer"}
+                }]}))
+            }),
+        )
+        .route(
+            "/otc/tools/call",
+            post(move |_headers: HeaderMap, Json(body): Json<Value>| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    let mut ids = seen.lock().unwrap();
+                    ids.push(body["request"]["call_id"].as_str().unwrap_or_default().to_owned());
+                    let result = if ids.len() < 3 {
+                        json!({"call_id": "x", "duration": 1, "success": false, "error": {
+                            "message": "busy", "can_retry": true, "retry_after_ms": 200}})
+                    } else {
+                        json!({"call_id": "x", "duration": 1, "success": true, "value": 15})
+                    };
+                    Json(json!({"$schema": "otc://1.0", "result": result}))
+                }
+            }),
+        );
+    let base = serve(app).await;
+    let started = Instant::now();
+    let (result, _) = call(&format!("{base}/otc"), Protocol::Otc, "Test_flaky", json!({})).await;
+    assert_eq!(result.unwrap(), json!(15));
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        started.elapsed()
+    );
+    let ids = ids.lock().unwrap();
+    assert_eq!(ids.len(), 3);
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2],
+        "a retry after a tool failure needs a new call_id: {ids:?}"
+    );
+}
+
+#[tokio::test]
+async fn otc_5xx_retries_keep_the_call_id() {
+    let ids: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&ids);
+    let app = axum::Router::new()
+        .route(
+            "/tools",
+            get(|| async {
+                Json(json!([{"id": "add", "name": "add", "description": "Add.",
+                             "input_schema": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+                             "output_schema": {"type": "integer"}}]))
+            }),
+        )
+        .route(
+            "/tools/call",
+            post(move |Json(body): Json<Value>| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    let mut ids = seen.lock().unwrap();
+                    ids.push(body["request"]["call_id"].as_str().unwrap_or_default().to_owned());
+                    if ids.len() < 2 {
+                        (StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error").into_response()
+                    } else {
+                        Json(json!({"execution_id": "e", "success": true, "value": 2})).into_response()
+                    }
+                }
+            }),
+        );
+    let base = serve(app).await;
+    let (result, _) = call(&base, Protocol::Otc, "add", json!({"x": 1})).await;
+    assert_eq!(result.unwrap(), json!(2));
+    let ids = ids.lock().unwrap();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(ids[0], ids[1], "the same call after a 5xx keeps its idempotency key");
+}

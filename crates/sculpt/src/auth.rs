@@ -1,0 +1,315 @@
+//! Outbound authentication: bearer tokens, basic auth, API keys in a header or the query, and
+//! OAuth 2.0 client credentials (RFC 6749 §4.4) with the token cached and refreshed before it
+//! expires.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::Url;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use toolhost_core::{Secret, ToolFailure};
+
+use crate::failure::{self, Scrubber};
+use crate::reference::Scope;
+use crate::template::Template;
+
+/// Cached tokens per distinct client credentials kept at most; past it the cache starts over.
+const MAX_CACHED_TOKENS: usize = 1024;
+/// Lifetime assumed when the token endpoint gives no `expires_in`.
+const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
+
+/// One way to authenticate a step's request.
+#[derive(Debug)]
+pub(crate) enum Auth {
+    Bearer(Template),
+    Basic { username: Template, password: Template },
+    Header { name: HeaderName, value: Template },
+    Query { name: String, value: Template },
+    OAuth2(OAuth2),
+}
+
+/// What applying auth adds to a request.
+#[derive(Debug, Default)]
+pub(crate) struct Applied {
+    /// Query parameters to append.
+    pub query: Vec<(String, String)>,
+    /// The access token used, when OAuth 2.0 supplied one (to invalidate it on a 401).
+    pub token: Option<Secret>,
+}
+
+impl Auth {
+    /// Every template, for load-time dependency and secret checks.
+    pub fn templates(&self) -> Vec<&Template> {
+        match self {
+            Self::Bearer(t) | Self::Header { value: t, .. } | Self::Query { value: t, .. } => vec![t],
+            Self::Basic { username, password } => vec![username, password],
+            Self::OAuth2(o) => vec![&o.client_id, &o.client_secret],
+        }
+    }
+
+    /// Adds credentials to `headers` (or returns query parameters), remembering every secret
+    /// sent in `scrubber`.
+    pub async fn apply(
+        &self,
+        client: &reqwest::Client,
+        scope: &Scope<'_>,
+        headers: &mut HeaderMap,
+        scrubber: &mut Scrubber,
+        deadline: Instant,
+    ) -> Result<Applied, ToolFailure> {
+        let mut applied = Applied::default();
+        let text = |t: &Template| {
+            t.text(scope, |s, out| out.push_str(s)).ok_or_else(|| {
+                ToolFailure::permanent("the upstream credentials are not available for this call")
+                    .with_code(failure::AUTH)
+                    .with_developer_message(format!("an auth value refers to `{}`, which has no value", t.shape()))
+            })
+        };
+        match self {
+            Self::Bearer(token) => {
+                let token = text(token)?;
+                scrubber.add(&token);
+                headers.insert(AUTHORIZATION, sensitive(&format!("Bearer {token}"))?);
+            }
+            Self::Basic { username, password } => {
+                let (user, password) = (text(username)?, text(password)?);
+                let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+                scrubber.add(&password);
+                scrubber.add(&encoded);
+                headers.insert(AUTHORIZATION, sensitive(&format!("Basic {encoded}"))?);
+            }
+            Self::Header { name, value } => {
+                let value = text(value)?;
+                scrubber.add(&value);
+                headers.insert(name.clone(), sensitive(&value)?);
+            }
+            Self::Query { name, value } => {
+                let value = text(value)?;
+                scrubber.add(&value);
+                applied.query.push((name.clone(), value));
+            }
+            Self::OAuth2(oauth) => {
+                let token = oauth.token(client, scope, scrubber, deadline).await?;
+                scrubber.add(token.expose());
+                headers.insert(AUTHORIZATION, sensitive(&format!("Bearer {}", token.expose()))?);
+                applied.token = Some(token);
+            }
+        }
+        Ok(applied)
+    }
+
+    /// Forgets `token` after the upstream refused it, so the next request fetches a new one.
+    pub fn invalidate(&self, token: &Secret) {
+        if let Self::OAuth2(oauth) = self {
+            oauth.invalidate(token);
+        }
+    }
+}
+
+/// A header value marked sensitive, so that http's `Debug` never shows it.
+fn sensitive(text: &str) -> Result<HeaderValue, ToolFailure> {
+    let mut value = HeaderValue::from_str(text).map_err(|_| {
+        ToolFailure::permanent("the upstream credentials cannot be sent in a header")
+            .with_code(failure::AUTH)
+            .with_developer_message("a credential has characters not allowed in an HTTP header")
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// OAuth 2.0 client credentials and its token cache.
+#[derive(Debug)]
+pub(crate) struct OAuth2 {
+    pub token_url: Url,
+    pub client_id: Template,
+    pub client_secret: Template,
+    pub scopes: Vec<String>,
+    pub params: Vec<(String, String)>,
+    /// RFC 6749 §2.3.1: HTTP Basic (the default) or form fields.
+    pub basic: bool,
+    /// Per distinct (client id, client secret): the caller's `context.secrets` may differ per
+    /// call, and one caller's token must never serve another.
+    cache: Mutex<HashMap<Credentials, Arc<tokio::sync::Mutex<Option<Token>>>>>,
+}
+
+/// A client id and secret as a cache key; `Debug` never shows them.
+#[derive(PartialEq, Eq, Hash)]
+struct Credentials(String, String);
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credentials(<redacted>)")
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    value: Secret,
+    refresh_at: Instant,
+}
+
+impl OAuth2 {
+    pub fn new(
+        token_url: Url,
+        client_id: Template,
+        client_secret: Template,
+        scopes: Vec<String>,
+        params: Vec<(String, String)>,
+        basic: bool,
+    ) -> Self {
+        Self {
+            token_url,
+            client_id,
+            client_secret,
+            scopes,
+            params,
+            basic,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn slot(&self, key: Credentials) -> Arc<tokio::sync::Mutex<Option<Token>>> {
+        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cache.len() >= MAX_CACHED_TOKENS && !cache.contains_key(&key) {
+            cache.clear();
+        }
+        Arc::clone(cache.entry(key).or_default())
+    }
+
+    fn invalidate(&self, token: &Secret) {
+        let slots: Vec<_> = {
+            let cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            cache.values().cloned().collect()
+        };
+        for slot in slots {
+            if let Ok(mut held) = slot.try_lock()
+                && held.as_ref().is_some_and(|t| &t.value == token)
+            {
+                *held = None;
+            }
+        }
+    }
+
+    /// A valid token: the cached one, or a new one (one request at a time per credentials,
+    /// however many calls wait for it).
+    async fn token(
+        &self,
+        client: &reqwest::Client,
+        scope: &Scope<'_>,
+        scrubber: &mut Scrubber,
+        deadline: Instant,
+    ) -> Result<Secret, ToolFailure> {
+        let missing = || {
+            ToolFailure::permanent("the upstream credentials are not available for this call")
+                .with_code(failure::AUTH)
+                .with_developer_message("the OAuth 2.0 client id or secret has no value")
+        };
+        let id = self
+            .client_id
+            .text(scope, |s, out| out.push_str(s))
+            .ok_or_else(missing)?;
+        let secret = self
+            .client_secret
+            .text(scope, |s, out| out.push_str(s))
+            .ok_or_else(missing)?;
+        scrubber.add(&secret);
+        let slot = self.slot(Credentials(id.clone(), secret.clone()));
+        let mut held = slot.lock().await;
+        if let Some(token) = held.as_ref().filter(|t| Instant::now() < t.refresh_at) {
+            return Ok(token.value.clone());
+        }
+        let token = self.fetch(client, &id, &secret, scrubber, deadline).await?;
+        *held = Some(token.clone());
+        Ok(token.value)
+    }
+
+    async fn fetch(
+        &self,
+        client: &reqwest::Client,
+        id: &str,
+        secret: &str,
+        scrubber: &mut Scrubber,
+        deadline: Instant,
+    ) -> Result<Token, ToolFailure> {
+        let mut form: Vec<(&str, &str)> = vec![("grant_type", "client_credentials")];
+        let scopes = self.scopes.join(" ");
+        if !scopes.is_empty() {
+            form.push(("scope", &scopes));
+        }
+        form.extend(self.params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let mut request = client
+            .post(self.token_url.clone())
+            .header(reqwest::header::ACCEPT, "application/json");
+        if self.basic {
+            // RFC 6749 §2.3.1: form-encode id and secret, then Basic.
+            let encode = |s: &str| utf8_percent_encode(s, NON_ALPHANUMERIC).to_string();
+            let credentials =
+                base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", encode(id), encode(secret)));
+            scrubber.add(&credentials);
+            request = request.header(AUTHORIZATION, sensitive(&format!("Basic {credentials}"))?);
+        } else {
+            form.push(("client_id", id));
+            form.push(("client_secret", secret));
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let fail = |retryable: bool, detail: String| {
+            let message = "the upstream service did not accept the server's credentials";
+            let failure = if retryable {
+                ToolFailure::temporary(
+                    "the upstream sign-in failed; try again later",
+                    Some(failure::DEFAULT_RETRY_AFTER),
+                )
+            } else {
+                ToolFailure::permanent(message)
+            };
+            scrubber.failure(failure.with_code(failure::AUTH).with_developer_message(detail))
+        };
+        let sent = tokio::time::timeout(remaining, async {
+            let response = request.form(&form).send().await?;
+            let status = response.status();
+            let body = response.bytes().await?;
+            Ok::<_, reqwest::Error>((status, body))
+        })
+        .await;
+        let (status, body) = match sent {
+            Err(_) => return Err(fail(true, "the OAuth 2.0 token request timed out".to_owned())),
+            Ok(Err(e)) => {
+                return Err(fail(
+                    true,
+                    format!("the OAuth 2.0 token request failed: {}", e.without_url()),
+                ));
+            }
+            Ok(Ok(answer)) => answer,
+        };
+        let text = String::from_utf8_lossy(&body);
+        if !status.is_success() {
+            let detail = format!(
+                "the OAuth 2.0 token endpoint answered {status}: {}",
+                failure::excerpt(&text, 300)
+            );
+            return Err(fail(status.is_server_error() || status.as_u16() == 429, detail));
+        }
+        let parsed: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let Some(access_token) = parsed.get("access_token").and_then(serde_json::Value::as_str) else {
+            return Err(fail(
+                false,
+                "the OAuth 2.0 token endpoint answered without an `access_token`".to_owned(),
+            ));
+        };
+        let lifetime = parsed
+            .get("expires_in")
+            .and_then(serde_json::Value::as_f64)
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map_or(DEFAULT_LIFETIME, Duration::from_secs_f64);
+        // Refresh a tenth of the lifetime early (at most a minute), so a token never expires
+        // while a request carrying it is on its way.
+        let early = (lifetime / 10).min(Duration::from_secs(60));
+        Ok(Token {
+            value: Secret::new(access_token),
+            refresh_at: Instant::now() + lifetime - early,
+        })
+    }
+}

@@ -1,0 +1,700 @@
+//! Load time: the parsed `backend:` block becomes a [`Recipe`]. Every reference, template, URL,
+//! header and jq program is checked and compiled here, and each problem names its step and
+//! field ("step `geocode`, `query.name`: refers to input `cty`, but the inputs are: city"); the
+//! loader adds file, tool and version.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::{Method, Url};
+use serde_json::Value;
+use toolhost_core::{Secret, Signature};
+
+use crate::auth::{Auth, OAuth2};
+use crate::config::{AuthDef, BackendDef, StepDef};
+use crate::failure::{Key, Phrase, Phrases};
+use crate::jq;
+use crate::reference::{self, Names, Reference, StepField};
+use crate::template::{Template, ValueTemplate};
+
+/// Retries allowed at most, so a catalog cannot turn one call into a flood.
+const MAX_RETRIES: u32 = 10;
+/// Retries of idempotent steps when the catalog says nothing.
+const DEFAULT_RETRIES: u32 = 2;
+/// Names a step may not have, since references start with them.
+const RESERVED: &[&str] = &["input", "secret", "steps"];
+
+/// A compiled `http` backend: its steps and how outputs are made.
+#[derive(Debug)]
+pub(crate) struct Recipe {
+    pub steps: Vec<Step>,
+    pub outputs: Outputs,
+    pub max_response_bytes: u64,
+}
+
+/// One compiled step.
+#[derive(Debug)]
+pub(crate) struct Step {
+    pub name: String,
+    pub method: Method,
+    /// Scheme, authority and path prefix, without a trailing `/`.
+    pub base: String,
+    pub path: Template,
+    pub query: Vec<(String, ValueTemplate)>,
+    pub headers: Vec<(HeaderName, Template)>,
+    pub body: Option<BodyTemplate>,
+    pub when: Option<jq::Program>,
+    /// Steps that must finish first (indexes of earlier steps).
+    pub deps: Vec<usize>,
+    /// Everything this step depends on, directly or not: what its `when` sees.
+    pub visible: Vec<usize>,
+    pub idempotent: bool,
+    pub retries: u32,
+    pub timeout: Option<Duration>,
+    pub auth: Option<Arc<Auth>>,
+    pub errors: Phrases,
+    pub accept: Vec<u16>,
+    /// Fields the answer must have, as written and parsed.
+    pub expect: Vec<(String, StepField)>,
+    /// `GET /v1/search`: the request as written, holes shown as `{…}`, for messages and logs.
+    pub shape: String,
+}
+
+/// A request body template.
+#[derive(Debug)]
+pub(crate) enum BodyTemplate {
+    Json(ValueTemplate),
+    Form(Vec<(String, ValueTemplate)>),
+}
+
+/// How the output object is made.
+#[derive(Debug)]
+pub(crate) enum Outputs {
+    /// No `outputs:`: the last step's body (an object), trimmed by the engine to the outputs.
+    LastBody,
+    /// One rule per mapped output; jq rules index `programs`, which run together.
+    Map {
+        rules: Vec<OutputRule>,
+        programs: Vec<jq::Program>,
+    },
+}
+
+/// Where one output's value comes from.
+#[derive(Debug)]
+pub(crate) struct OutputRule {
+    pub name: String,
+    pub required: bool,
+    pub source: OutputSource,
+}
+
+/// An output's source.
+#[derive(Debug)]
+pub(crate) enum OutputSource {
+    /// A path (`geocode.body.results[0].name`) or a text template, with a default.
+    Template { template: Template, default: Option<Value> },
+    /// The jq program at this index of `Outputs::Map::programs`.
+    Jq(usize),
+    /// A constant.
+    Constant(Value),
+}
+
+/// The server's secrets, as the factory knows them.
+#[derive(Debug)]
+pub(crate) struct SecretNames<'a> {
+    pub server: &'a HashMap<String, Secret>,
+    pub check: bool,
+}
+
+/// Builds the recipe, or returns every problem found.
+pub(crate) fn recipe(
+    def: BackendDef,
+    signature: &Signature<'_>,
+    secrets: &SecretNames<'_>,
+) -> Result<Recipe, Vec<String>> {
+    let secret_names = reference::SecretNames {
+        server: secrets.server,
+        call: &signature.requirements.secrets,
+        check: secrets.check,
+    };
+    let mut b = Builder {
+        signature,
+        secrets: &secret_names,
+        problems: Vec::new(),
+    };
+    if def.steps.is_empty() {
+        b.problem("`steps`", "there are no steps; add at least one request".to_owned());
+    }
+    let max_response_bytes = def.max_response_bytes.unwrap_or(crate::DEFAULT_MAX_RESPONSE_BYTES);
+    if max_response_bytes == 0 {
+        b.problem("`max_response_bytes`", "must be a positive number of bytes".to_owned());
+    }
+    if def.timeout_ms == Some(0) {
+        b.problem("`timeout_ms`", "a timeout of 0 ms lets no request finish".to_owned());
+    }
+    let base_url = def.base_url.as_deref().and_then(|u| b.base_url("`base_url`", u));
+    let backend_auth = def.auth.as_ref().and_then(|a| b.auth("`auth`", a, &[])).map(Arc::new);
+    let mut names: Vec<String> = Vec::new();
+    // Indexed like `def.steps`; `None` for a step with problems, so indexes stay aligned.
+    let mut steps: Vec<Option<Step>> = Vec::new();
+    for step in &def.steps {
+        let ok = b.step_name(&step.name, &names);
+        let shared = Shared {
+            base_url: base_url.as_deref(),
+            headers: &def.headers,
+            auth: backend_auth.as_ref(),
+            timeout_ms: def.timeout_ms,
+            retries: def.retries,
+        };
+        let built = b.step(step, &names, &steps, &shared);
+        steps.push(built.filter(|_| ok));
+        names.push(step.name.clone());
+    }
+    let outputs = b.outputs(def.outputs.as_ref(), &names);
+    let steps: Option<Vec<Step>> = steps.into_iter().collect();
+    let (Some(steps), true) = (steps, b.problems.is_empty()) else {
+        if b.problems.is_empty() {
+            b.problems.push("the steps have errors".to_owned());
+        }
+        return Err(b.problems);
+    };
+    Ok(Recipe {
+        steps,
+        outputs: outputs.ok_or_else(|| vec!["the outputs have errors".to_owned()])?,
+        max_response_bytes,
+    })
+}
+
+/// Backend-level settings every step inherits.
+struct Shared<'a> {
+    base_url: Option<&'a str>,
+    headers: &'a std::collections::BTreeMap<String, String>,
+    auth: Option<&'a Arc<Auth>>,
+    timeout_ms: Option<u64>,
+    retries: Option<u32>,
+}
+
+struct Builder<'a> {
+    signature: &'a Signature<'a>,
+    secrets: &'a reference::SecretNames<'a>,
+    problems: Vec<String>,
+}
+
+impl<'a> Builder<'a> {
+    fn problem(&mut self, place: &str, message: String) {
+        self.problems.push(format!("{place}: {message}"));
+    }
+
+    /// What templates at a place may refer to.
+    fn names<'n>(&self, steps: &'n [String], secrets: bool) -> Names<'n>
+    where
+        'a: 'n,
+    {
+        Names {
+            inputs: self.signature.inputs,
+            steps,
+            secrets: secrets.then_some(self.secrets),
+        }
+    }
+
+    fn template(&mut self, place: &str, text: &str, names: &Names<'_>) -> Option<Template> {
+        Template::parse(text, names).map_err(|e| self.problem(place, e)).ok()
+    }
+
+    fn step_name(&mut self, name: &str, earlier: &[String]) -> bool {
+        let place = format!("step `{name}`");
+        let identifier = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !identifier {
+            self.problem(
+                &place,
+                "a step name is a letter followed by letters, digits or underscores".to_owned(),
+            );
+            return false;
+        }
+        if RESERVED.contains(&name) {
+            self.problem(
+                &place,
+                "`input`, `secret` and `steps` cannot name a step, since references start with them".to_owned(),
+            );
+            return false;
+        }
+        if earlier.iter().any(|n| n == name) {
+            self.problem(&place, "two steps have this name; each step needs its own".to_owned());
+            return false;
+        }
+        true
+    }
+
+    fn base_url(&mut self, place: &str, text: &str) -> Option<String> {
+        let checked = Url::parse(text).map_err(|e| format!("`{text}` is not a URL ({e})")).and_then(|url| {
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(format!("`{text}` must be an http:// or https:// URL"));
+            }
+            if !cfg!(feature = "tls") && url.scheme() == "https" {
+                return Err("this build has no TLS (feature `tls` of toolhost-sculpt), so https upstreams cannot be reached".to_owned());
+            }
+            if url.host().is_none() || url.query().is_some() || url.fragment().is_some() {
+                return Err(format!("`{text}` must be scheme, host, port and an optional path, with no query or fragment"));
+            }
+            if !url.username().is_empty() || url.password().is_some() {
+                return Err("credentials do not belong in the URL; use `auth` with a secret".to_owned());
+            }
+            Ok(url.as_str().trim_end_matches('/').to_owned())
+        });
+        checked.map_err(|e| self.problem(place, e)).ok()
+    }
+
+    fn step(&mut self, def: &StepDef, earlier: &[String], built: &[Option<Step>], shared: &Shared<'_>) -> Option<Step> {
+        let before = self.problems.len();
+        let at = |field: &str| format!("step `{}`, `{field}`", def.name);
+        let names = self.names(earlier, true);
+        let public = self.names(earlier, false);
+
+        let method_text = def.method.as_deref().unwrap_or("GET").to_ascii_uppercase();
+        let method = match method_text.as_str() {
+            "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS" => {
+                Method::from_bytes(method_text.as_bytes()).ok()
+            }
+            other => {
+                self.problem(
+                    &at("method"),
+                    format!("`{other}` is not one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"),
+                );
+                None
+            }
+        };
+        let base = match def.base_url.as_deref() {
+            Some(url) => self.base_url(&at("base_url"), url),
+            None => {
+                if shared.base_url.is_none() {
+                    self.problem(
+                        &at("base_url"),
+                        "no `base_url`, here or on the backend; say where the upstream is".to_owned(),
+                    );
+                }
+                shared.base_url.map(str::to_owned)
+            }
+        };
+        let path = self.path(&at("path"), def.path.as_deref().unwrap_or(""), &names);
+
+        let mut query = Vec::new();
+        for (key, value) in &def.query {
+            let place = at(&format!("query.{key}"));
+            let scalar = |v: &Value| !matches!(v, Value::Object(_) | Value::Array(_));
+            let shaped = match value {
+                Value::Array(items) => items.iter().all(scalar),
+                other => scalar(other),
+            };
+            if key.is_empty() || !shaped {
+                self.problem(
+                    &place,
+                    "a query value is text, a number, a boolean, or a list of those".to_owned(),
+                );
+                continue;
+            }
+            match ValueTemplate::parse(value, &names) {
+                Ok(t) => query.push((key.clone(), t)),
+                Err(e) => self.problem(&place, e),
+            }
+        }
+
+        let mut headers: Vec<(HeaderName, Template)> = Vec::new();
+        let merged = shared
+            .headers
+            .iter()
+            .filter(|(k, _)| !def.headers.keys().any(|s| s.eq_ignore_ascii_case(k)));
+        for (key, value) in merged.chain(&def.headers) {
+            let place = at(&format!("headers.{key}"));
+            let Ok(name) = HeaderName::from_bytes(key.as_bytes()) else {
+                self.problem(&place, format!("`{key}` is not a valid header name"));
+                continue;
+            };
+            let Some(template) = self.template(&place, value, &names) else {
+                continue;
+            };
+            if template.references().next().is_none() && HeaderValue::from_str(value).is_err() {
+                self.problem(&place, "the value has characters not allowed in a header".to_owned());
+                continue;
+            }
+            headers.push((name, template));
+        }
+
+        let body = match (&def.body, &def.form) {
+            (Some(_), Some(_)) => {
+                self.problem(
+                    &at("body"),
+                    "a step sends either `body` (JSON) or `form`, not both".to_owned(),
+                );
+                None
+            }
+            (Some(body), None) => ValueTemplate::parse(body, &names)
+                .map_err(|e| self.problem(&at("body"), e))
+                .ok()
+                .map(BodyTemplate::Json),
+            (None, Some(form)) => {
+                let mut fields = Vec::new();
+                for (key, value) in form {
+                    match ValueTemplate::parse(value, &names) {
+                        Ok(t) if !matches!(value, Value::Object(_) | Value::Array(_)) => fields.push((key.clone(), t)),
+                        Ok(_) => self.problem(
+                            &at(&format!("form.{key}")),
+                            "a form value is text, a number or a boolean".to_owned(),
+                        ),
+                        Err(e) => self.problem(&at(&format!("form.{key}")), e),
+                    }
+                }
+                Some(BodyTemplate::Form(fields))
+            }
+            (None, None) => None,
+        };
+        if body.is_some() && matches!(method_text.as_str(), "GET" | "HEAD") {
+            self.problem(
+                &at("body"),
+                format!("a {method_text} request carries no body; use `query`, or another method"),
+            );
+        }
+
+        let when = def.when.as_deref().and_then(|code| {
+            jq::compile(code)
+                .map_err(|e| self.problem(&at("when"), format!("the jq program does not compile: {e}")))
+                .ok()
+        });
+
+        let auth = match &def.auth {
+            Some(AuthDef::None) => None,
+            Some(auth) => self.auth(&at("auth"), auth, earlier).map(Arc::new),
+            None => shared.auth.cloned(),
+        };
+
+        let mut errors = Vec::new();
+        for (key, spec) in &def.errors {
+            let place = at(&format!("errors.{key}"));
+            let Some(parsed) = Key::parse(key) else {
+                self.problem(&place, "the key is a status such as \"404\" (quoted), a class \"4xx\" or \"5xx\", `timeout`, `unreachable` or `missing`".to_owned());
+                continue;
+            };
+            if let Some(phrase) = self.phrase(&place, spec, &public) {
+                errors.push((parsed, phrase));
+            }
+        }
+        let mut expect = Vec::new();
+        for path in &def.expect {
+            match reference::own_field(path) {
+                Ok(field) => expect.push((path.clone(), field)),
+                Err(e) => self.problem(&at("expect"), e),
+            }
+        }
+        for status in &def.accept {
+            if !(100..600).contains(status) {
+                self.problem(&at("accept"), format!("{status} is not an HTTP status"));
+            }
+        }
+        let retries = def.retries.or(shared.retries).unwrap_or(DEFAULT_RETRIES);
+        if retries > MAX_RETRIES {
+            self.problem(&at("retries"), format!("at most {MAX_RETRIES} retries are allowed"));
+        }
+        let timeout_ms = def.timeout_ms.or(shared.timeout_ms);
+        if def.timeout_ms == Some(0) {
+            self.problem(&at("timeout_ms"), "a timeout of 0 ms lets no request finish".to_owned());
+        }
+
+        let mut deps: Vec<usize> = Vec::new();
+        for after in &def.after {
+            match earlier.iter().position(|n| n == after) {
+                Some(i) => deps.push(i),
+                None => self.problem(
+                    &at("after"),
+                    format!("`{after}` is not an earlier step; list steps in the order they may run"),
+                ),
+            }
+        }
+        if self.problems.len() > before {
+            return None;
+        }
+        let (method, base, path) = (method?, base?, path?);
+        let mut references: Vec<&Reference> = path.references().collect();
+        references.extend(query.iter().flat_map(|(_, t)| t.references()));
+        references.extend(headers.iter().flat_map(|(_, t)| t.references()));
+        match &body {
+            Some(BodyTemplate::Json(t)) => references.extend(t.references()),
+            Some(BodyTemplate::Form(fields)) => references.extend(fields.iter().flat_map(|(_, t)| t.references())),
+            None => {}
+        }
+        if let Some(auth) = &auth {
+            references.extend(auth.templates().into_iter().flat_map(Template::references));
+        }
+        for (_, phrase) in &errors {
+            references.extend(
+                phrase
+                    .message
+                    .iter()
+                    .chain(&phrase.prompt)
+                    .flat_map(Template::references),
+            );
+        }
+        deps.extend(references.iter().filter_map(|r| r.step()));
+        deps.sort_unstable();
+        deps.dedup();
+        let mut visible: Vec<usize> = deps
+            .iter()
+            .flat_map(|&d| built[d].iter().flat_map(|s| s.visible.iter().copied()).chain([d]))
+            .collect();
+        visible.sort_unstable();
+        visible.dedup();
+        let shape = format!("{method} {}", path.shape());
+        Some(Step {
+            name: def.name.clone(),
+            idempotent: def
+                .idempotent
+                .unwrap_or(matches!(method_text.as_str(), "GET" | "HEAD" | "OPTIONS")),
+            method,
+            base,
+            path,
+            query,
+            headers,
+            body,
+            when,
+            deps,
+            visible,
+            retries,
+            timeout: timeout_ms.map(Duration::from_millis),
+            auth,
+            errors: Phrases(errors),
+            accept: def.accept.clone(),
+            expect,
+            shape,
+        })
+    }
+
+    fn path(&mut self, place: &str, text: &str, names: &Names<'_>) -> Option<Template> {
+        if !text.is_empty() && !text.starts_with('/') {
+            self.problem(
+                place,
+                format!("`{text}` must start with `/` (it is appended to `base_url`)"),
+            );
+            return None;
+        }
+        let template = self.template(place, text, names)?;
+        let literal = template.shape();
+        if literal.contains(|c: char| c.is_whitespace() || c == '#') {
+            self.problem(
+                place,
+                "the path has a space or `#`; percent-encode literal text, or send values through `{{...}}`".to_owned(),
+            );
+            return None;
+        }
+        if literal.split(['/', '?']).any(|s| s == "." || s == "..") {
+            self.problem(place, "the path has a `.` or `..` segment".to_owned());
+            return None;
+        }
+        for r in template.references() {
+            if let Reference::Input(name) = r
+                && self.signature.inputs.iter().any(|p| &p.name == name && !p.required)
+            {
+                self.problem(place, format!("input `{name}` is optional, but a path needs a value on every call; make it required, or send it in `query`"));
+                return None;
+            }
+        }
+        Some(template)
+    }
+
+    fn auth(&mut self, place: &str, def: &AuthDef, earlier: &[String]) -> Option<Auth> {
+        let names = self.names(earlier, true);
+        let mut t = |field: &str, text: &str| self.template(&format!("{place}.{field}"), text, &names);
+        Some(match def {
+            AuthDef::None => return None,
+            AuthDef::Bearer(token) => Auth::Bearer(t("bearer", token)?),
+            AuthDef::Basic { username, password } => {
+                let username = t("basic.username", username);
+                let password = t("basic.password", password);
+                Auth::Basic {
+                    username: username?,
+                    password: password?,
+                }
+            }
+            AuthDef::ApiKey { header, query, value } => {
+                let value = t("api_key.value", value)?;
+                match (header, query) {
+                    (Some(header), None) => match HeaderName::from_bytes(header.as_bytes()) {
+                        Ok(name) => Auth::Header { name, value },
+                        Err(_) => {
+                            self.problem(place, format!("`{header}` is not a valid header name"));
+                            return None;
+                        }
+                    },
+                    (None, Some(query)) if !query.is_empty() => Auth::Query {
+                        name: query.clone(),
+                        value,
+                    },
+                    _ => {
+                        self.problem(
+                            place,
+                            "an `api_key` goes in either a `header` or a `query` parameter: name one".to_owned(),
+                        );
+                        return None;
+                    }
+                }
+            }
+            AuthDef::Oauth2(o) => {
+                // Credentials are the same for every step, so they may not read step results.
+                let names = self.names(&[], true);
+                let id = self.template(&format!("{place}.oauth2.client_id"), &o.client_id, &names);
+                let secret = self.template(&format!("{place}.oauth2.client_secret"), &o.client_secret, &names);
+                let url = Url::parse(&o.token_url)
+                    .ok()
+                    .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+                if url.is_none() {
+                    self.problem(
+                        &format!("{place}.oauth2.token_url"),
+                        format!("`{}` is not an http(s) URL", o.token_url),
+                    );
+                }
+                let basic = match o.client_auth.as_deref() {
+                    None | Some("basic") => true,
+                    Some("body") => false,
+                    Some(other) => {
+                        self.problem(
+                            &format!("{place}.oauth2.client_auth"),
+                            format!("`{other}` is neither `basic` nor `body`"),
+                        );
+                        return None;
+                    }
+                };
+                let params = o.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                Auth::OAuth2(OAuth2::new(url?, id?, secret?, o.scopes.clone(), params, basic))
+            }
+        })
+    }
+
+    fn phrase(&mut self, place: &str, spec: &Value, names: &Names<'_>) -> Option<Phrase> {
+        let mut phrase = Phrase::default();
+        match spec {
+            Value::String(message) => phrase.message = Some(self.template(place, message, names)?),
+            Value::Object(fields) => {
+                for (key, value) in fields {
+                    let field = format!("{place}.{key}");
+                    match (key.as_str(), value) {
+                        ("message", Value::String(s)) => phrase.message = Some(self.template(&field, s, names)?),
+                        ("prompt", Value::String(s)) => phrase.prompt = Some(self.template(&field, s, names)?),
+                        ("code", Value::String(s)) if !s.is_empty() => phrase.code = Some(s.clone()),
+                        ("retryable", Value::Bool(b)) => phrase.retryable = Some(*b),
+                        ("retry_after_ms", Value::Number(n)) if n.as_u64().is_some() => {
+                            phrase.retry_after = n.as_u64().map(Duration::from_millis);
+                        }
+                        _ => {
+                            self.problem(&field, "expected `message` and `prompt` (text), `code` (text), `retryable` (boolean) or `retry_after_ms` (milliseconds)".to_owned());
+                            return None;
+                        }
+                    }
+                }
+            }
+            _ => {
+                self.problem(
+                    place,
+                    "give a message, or an object with `message`, `prompt`, `code`, `retryable`, `retry_after_ms`"
+                        .to_owned(),
+                );
+                return None;
+            }
+        }
+        Some(phrase)
+    }
+
+    fn outputs(
+        &mut self,
+        def: Option<&std::collections::BTreeMap<String, Value>>,
+        steps: &[String],
+    ) -> Option<Outputs> {
+        let Some(def) = def else {
+            return Some(Outputs::LastBody);
+        };
+        let before = self.problems.len();
+        let names = self.names(steps, false);
+        let declared = self.signature.outputs;
+        let mut rules = Vec::new();
+        let mut programs = Vec::new();
+        for (name, spec) in def {
+            let place = format!("`outputs.{name}`");
+            let Some(output) = declared.iter().find(|o| &o.name == name) else {
+                let all: Vec<&str> = declared.iter().map(|o| o.name.as_str()).collect();
+                self.problem(
+                    &place,
+                    format!(
+                        "the version has no output `{name}`; its outputs are: {}",
+                        if all.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            all.join(", ")
+                        }
+                    ),
+                );
+                continue;
+            };
+            let source = match spec {
+                Value::String(text) => self
+                    .output_text(&place, text, &names)
+                    .map(|template| OutputSource::Template {
+                        template,
+                        default: None,
+                    }),
+                Value::Object(fields) => match (fields.get("path"), fields.get("jq"), fields.get("value")) {
+                    (Some(Value::String(path)), None, None) if fields.keys().all(|k| k == "path" || k == "default") => {
+                        self.output_text(&place, path, &names)
+                            .map(|template| OutputSource::Template {
+                                template,
+                                default: fields.get("default").cloned(),
+                            })
+                    }
+                    (None, Some(Value::String(code)), None) if fields.len() == 1 => match jq::compile(code) {
+                        Ok(program) => {
+                            programs.push(program);
+                            Some(OutputSource::Jq(programs.len() - 1))
+                        }
+                        Err(e) => {
+                            self.problem(
+                                &format!("`outputs.{name}.jq`"),
+                                format!("the jq program does not compile: {e}"),
+                            );
+                            None
+                        }
+                    },
+                    (None, None, Some(value)) if fields.len() == 1 => Some(OutputSource::Constant(value.clone())),
+                    _ => {
+                        self.problem(&place, "write a path (`step.body.field`), a template with `{{...}}`, or one of `{path, default}`, `{jq}`, `{value}`".to_owned());
+                        None
+                    }
+                },
+                _ => {
+                    self.problem(&place, "write a path (`step.body.field`), a template with `{{...}}`, or one of `{path, default}`, `{jq}`, `{value}`".to_owned());
+                    None
+                }
+            };
+            if let Some(source) = source {
+                rules.push(OutputRule {
+                    name: name.clone(),
+                    required: output.required,
+                    source,
+                });
+            }
+        }
+        for output in declared.iter().filter(|o| o.required && !def.contains_key(&o.name)) {
+            self.problem(
+                &format!("`outputs.{}`", output.name),
+                "the output is required, but `outputs` does not say where it comes from".to_owned(),
+            );
+        }
+        (self.problems.len() == before).then_some(Outputs::Map { rules, programs })
+    }
+
+    /// A path (`geocode.body.name`) or, with `{{...}}`, a text template.
+    fn output_text(&mut self, place: &str, text: &str, names: &Names<'_>) -> Option<Template> {
+        let result = if text.contains("{{") {
+            Template::parse(text, names)
+        } else {
+            Reference::parse(text, names).map(|r| Template::hole(r, text))
+        };
+        result.map_err(|e| self.problem(place, e)).ok()
+    }
+}

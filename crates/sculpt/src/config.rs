@@ -1,0 +1,163 @@
+//! The `backend: { kind: http, ... }` block as written in a catalog: plain serde types.
+//!
+//! Unknown keys are refused (a typo is an error at load, not a silently different request).
+//! Errors name the key's path, with steps named rather than numbered.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// The whole block, less `kind`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BackendDef {
+    /// Scheme, host, port and optional path prefix of every step's `path`.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Per-step timeout; each step also stops at the version's deadline.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Retries of idempotent steps on connect errors, 429, 502, 503 and 504.
+    #[serde(default)]
+    pub retries: Option<u32>,
+    /// The largest response body a step accepts; a larger one fails the call.
+    #[serde(default)]
+    pub max_response_bytes: Option<u64>,
+    /// Headers sent by every step (a step's own headers win).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Outbound authentication of every step (a step's own `auth` wins).
+    #[serde(default)]
+    pub auth: Option<AuthDef>,
+    pub steps: Vec<StepDef>,
+    /// Output name → where its value comes from. Absent: the last step's body.
+    #[serde(default)]
+    pub outputs: Option<BTreeMap<String, Value>>,
+}
+
+/// One HTTP request of the recipe.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StepDef {
+    pub name: String,
+    #[serde(default)]
+    pub method: Option<String>,
+    /// Overrides the backend's `base_url` for this step.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// A template starting with `/`; values are percent-encoded as path segments.
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub query: BTreeMap<String, Value>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// A JSON body; strings in it are templates.
+    #[serde(default)]
+    pub body: Option<Value>,
+    /// An `application/x-www-form-urlencoded` body.
+    #[serde(default)]
+    pub form: Option<BTreeMap<String, Value>>,
+    /// A jq condition; the step runs only when it yields something other than `false`/`null`.
+    #[serde(default)]
+    pub when: Option<String>,
+    /// Steps that must finish first, beyond those the templates refer to.
+    #[serde(default)]
+    pub after: Vec<String>,
+    /// Whether the step may be retried; GET, HEAD and OPTIONS are by default.
+    #[serde(default)]
+    pub idempotent: Option<bool>,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub retries: Option<u32>,
+    #[serde(default)]
+    pub auth: Option<AuthDef>,
+    /// Status (`"404"`), class (`"4xx"`, `"5xx"`), `timeout`, `unreachable` or `missing` → how
+    /// to phrase that failure.
+    #[serde(default)]
+    pub errors: BTreeMap<String, Value>,
+    /// Statuses outside 2xx that count as an answer rather than a failure.
+    #[serde(default)]
+    pub accept: Vec<u16>,
+    /// Fields the answer must have (`body.results[0]`); without one the step fails with the
+    /// `missing` phrase of `errors`.
+    #[serde(default)]
+    pub expect: Vec<String>,
+}
+
+/// Outbound authentication.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum AuthDef {
+    /// No authentication (turns off the backend's `auth` for one step).
+    None,
+    /// `Authorization: Bearer <template>`.
+    Bearer(String),
+    /// `Authorization: Basic`.
+    Basic { username: String, password: String },
+    /// A key in a header or a query parameter.
+    ApiKey {
+        #[serde(default)]
+        header: Option<String>,
+        #[serde(default)]
+        query: Option<String>,
+        value: String,
+    },
+    /// OAuth 2.0 client credentials (RFC 6749 §4.4), with the token cached until shortly
+    /// before it expires.
+    Oauth2(OAuth2Def),
+}
+
+/// OAuth 2.0 client-credentials settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OAuth2Def {
+    pub token_url: String,
+    pub client_id: String,
+    pub client_secret: String,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Extra form fields of the token request, e.g. `audience`.
+    #[serde(default)]
+    pub params: BTreeMap<String, String>,
+    /// `basic` (default, RFC 6749 §2.3.1) or `body` (client id and secret as form fields).
+    #[serde(default)]
+    pub client_auth: Option<String>,
+}
+
+/// Parses the block, or says which key is wrong.
+pub(crate) fn parse(config: &Map<String, Value>) -> Result<BackendDef, Vec<String>> {
+    let value = Value::Object(config.clone());
+    serde_path_to_error::deserialize::<_, BackendDef>(&value).map_err(|e| {
+        let place = place(&e.path().to_string(), config);
+        let inner = e.into_inner().to_string();
+        vec![match place {
+            None => format!("{inner}; an http backend needs `steps` (see the README's catalog format)"),
+            Some(place) => format!("{place}: {inner}"),
+        }]
+    })
+}
+
+/// `steps[2].query.x` as "step `geocode`, `query.x`", naming the step when it has a name.
+fn place(path: &str, config: &Map<String, Value>) -> Option<String> {
+    if path == "." {
+        return None;
+    }
+    let Some((index, tail)) = path.strip_prefix("steps[").and_then(|rest| rest.split_once(']')) else {
+        return Some(format!("`{path}`"));
+    };
+    let name = index
+        .parse::<usize>()
+        .ok()
+        .and_then(|i| config.get("steps")?.get(i)?.get("name")?.as_str());
+    let step = match name {
+        Some(name) => format!("step `{name}`"),
+        None => format!("step {}", index.parse::<usize>().map_or(0, |i| i + 1)),
+    };
+    Some(match tail.strip_prefix('.') {
+        Some(field) => format!("{step}, `{field}`"),
+        None => step,
+    })
+}

@@ -1,0 +1,285 @@
+//! Upstream failures as core [`ToolFailure`]s, phrased by the step's `errors:` map, and the
+//! scrubbing that keeps secrets out of every text passed on.
+//!
+//! Default phrasing, by code (the tool's own `errors:` in core can rephrase each code again):
+//!
+//! | code | when | retryable |
+//! |---|---|---|
+//! | `upstream_4xx` | the upstream answered 4xx (not 429) | no |
+//! | `rate_limited` | 429 | yes, after `Retry-After` (else 1 s) |
+//! | `upstream_5xx` | 5xx | yes, after `Retry-After` (else 1 s) |
+//! | `timeout` | a step ran out of time | yes, after 1 s |
+//! | `upstream_unreachable` | connecting failed | yes, after 1 s |
+//! | `upstream_error` | the connection broke mid-request | yes, after 1 s |
+//! | `upstream_redirect` | a 3xx not followed (another origin, or too many) | no |
+//! | `response_too_large` | the body is over `max_response_bytes` | no |
+//! | `upstream_unexpected` | an answer lacks what a later step or output needs | no |
+//! | `upstream_auth` | the OAuth 2.0 token endpoint failed | 5xx and network: yes |
+//! | `invalid_input` | an input cannot be sent (a `..` path segment, a control character in a header) | no |
+//! | `mapping_failed` | a jq mapping failed | no |
+
+use std::time::Duration;
+
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::Value;
+use toolhost_core::ToolFailure;
+
+use crate::reference::Scope;
+use crate::template::Template;
+
+pub(crate) const UPSTREAM_4XX: &str = "upstream_4xx";
+pub(crate) const RATE_LIMITED: &str = "rate_limited";
+pub(crate) const UPSTREAM_5XX: &str = "upstream_5xx";
+pub(crate) const TIMEOUT: &str = "timeout";
+pub(crate) const UNREACHABLE: &str = "upstream_unreachable";
+pub(crate) const UPSTREAM_ERROR: &str = "upstream_error";
+pub(crate) const REDIRECT: &str = "upstream_redirect";
+pub(crate) const TOO_LARGE: &str = "response_too_large";
+pub(crate) const UNEXPECTED: &str = "upstream_unexpected";
+pub(crate) const AUTH: &str = "upstream_auth";
+pub(crate) const INVALID_INPUT: &str = "invalid_input";
+pub(crate) const MAPPING: &str = "mapping_failed";
+
+/// How long to suggest waiting after a retryable failure that came with no `Retry-After`.
+pub(crate) const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// How a step's `errors:` entry phrases one kind of failure; each field given wins.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Phrase {
+    pub message: Option<Template>,
+    pub prompt: Option<Template>,
+    pub code: Option<String>,
+    pub retryable: Option<bool>,
+    pub retry_after: Option<Duration>,
+}
+
+/// Which failures an `errors:` key covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Key {
+    Status(u16),
+    /// `4xx` or `5xx`: the hundreds digit.
+    Class(u16),
+    Timeout,
+    Unreachable,
+    /// A field the step `expect`s, or a value its request needs, is absent.
+    Missing,
+}
+
+impl Key {
+    /// Parses an `errors:` key.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "4xx" => Some(Self::Class(4)),
+            "5xx" => Some(Self::Class(5)),
+            "timeout" => Some(Self::Timeout),
+            "unreachable" => Some(Self::Unreachable),
+            "missing" => Some(Self::Missing),
+            _ => text.parse().ok().filter(|s| (400..600).contains(s)).map(Self::Status),
+        }
+    }
+}
+
+/// A step's `errors:` map.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Phrases(pub Vec<(Key, Phrase)>);
+
+impl Phrases {
+    fn find(&self, key: &Key) -> Option<&Phrase> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, p)| p)
+    }
+
+    /// The phrase for an upstream status: the exact status, else its class.
+    fn for_status(&self, status: u16) -> Option<&Phrase> {
+        self.find(&Key::Status(status))
+            .or_else(|| self.find(&Key::Class(status / 100)))
+    }
+
+    /// Applies the matching phrase, rendering its templates for this call.
+    pub fn apply(&self, key: &Key, failure: ToolFailure, scope: &Scope<'_>) -> ToolFailure {
+        let phrase = match key {
+            Key::Status(status) => self.for_status(*status),
+            other => self.find(other),
+        };
+        let Some(phrase) = phrase else {
+            return failure;
+        };
+        let render = |t: &Template| t.text(scope, |s, out| out.push_str(s));
+        let mut failure = failure;
+        if let Some(message) = phrase.message.as_ref().and_then(render) {
+            failure.message = message;
+        }
+        if let Some(prompt) = phrase.prompt.as_ref().and_then(render) {
+            failure.prompt = Some(prompt);
+        }
+        if let Some(code) = &phrase.code {
+            failure.code = Some(code.clone());
+        }
+        if let Some(retryable) = phrase.retryable {
+            failure.retryable = retryable;
+        }
+        if phrase.retry_after.is_some() {
+            failure.retry_after = phrase.retry_after;
+        }
+        failure
+    }
+}
+
+/// The failure for an upstream answer outside 2xx (and the step's `accept`).
+pub(crate) fn for_status(
+    step: &str,
+    shape: &str,
+    status: reqwest::StatusCode,
+    retry_after: Option<Duration>,
+    excerpt: &str,
+) -> ToolFailure {
+    let code = status.as_u16();
+    let detail = format!("step `{step}` ({shape}) answered {status}{}", excerpt_suffix(excerpt));
+    let failure = match code {
+        429 => ToolFailure::temporary(
+            "the upstream service is limiting requests; try again later",
+            Some(retry_after.unwrap_or(DEFAULT_RETRY_AFTER)),
+        )
+        .with_code(RATE_LIMITED),
+        500..=599 => ToolFailure::temporary(
+            format!("the upstream service failed (HTTP {code}); try again later"),
+            Some(retry_after.unwrap_or(DEFAULT_RETRY_AFTER)),
+        )
+        .with_code(UPSTREAM_5XX),
+        300..=399 => ToolFailure::permanent(format!(
+            "the upstream service redirected the request (HTTP {code}), which is not followed across sites"
+        ))
+        .with_code(REDIRECT),
+        _ => ToolFailure::permanent(format!("the upstream service refused the request (HTTP {code})"))
+            .with_code(UPSTREAM_4XX),
+    };
+    failure.with_developer_message(detail)
+}
+
+fn excerpt_suffix(excerpt: &str) -> String {
+    if excerpt.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {excerpt}")
+    }
+}
+
+/// At most `max` characters of `text` on one line, for developer messages.
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(max + 1)
+        .collect();
+    if flat.chars().count() > max {
+        let mut cut: String = flat.chars().take(max).collect();
+        cut.push('…');
+        cut
+    } else {
+        flat
+    }
+}
+
+/// Removes secret values (and their encoded forms) from text before it leaves the backend.
+///
+/// The server's secrets are encoded once, when the factory is made ([`Scrubber::shared`]);
+/// each call adds only what it brings (its `context.secrets`, tokens it fetched).
+#[derive(Default, Clone)]
+pub(crate) struct Scrubber {
+    shared: std::sync::Arc<Vec<String>>,
+    needles: Vec<String>,
+}
+
+impl std::fmt::Debug for Scrubber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scrubber")
+            .field("needles", &(self.shared.len() + self.needles.len()))
+            .finish()
+    }
+}
+
+/// What replaces a secret in scrubbed text.
+pub(crate) const REDACTED: &str = "<redacted>";
+
+impl Scrubber {
+    /// Adds a secret: as it is, percent-encoded, form-encoded and JSON-escaped, since an
+    /// upstream may echo it back in any of these forms.
+    pub fn add(&mut self, secret: &str) {
+        if secret.is_empty() {
+            return;
+        }
+        let percent = utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string();
+        let form = percent.replace("%20", "+");
+        let json = Value::String(secret.to_owned()).to_string();
+        let json = json.trim_matches('"').to_owned();
+        for needle in [secret.to_owned(), percent, form, json] {
+            if !self.needles.contains(&needle) && !self.shared.contains(&needle) {
+                self.needles.push(needle);
+            }
+        }
+    }
+
+    /// A scrubber whose secrets every clone shares without copying them.
+    pub fn shared(secrets: impl IntoIterator<Item = impl AsRef<str>>) -> Self {
+        let mut scrubber = Self::default();
+        for secret in secrets {
+            scrubber.add(secret.as_ref());
+        }
+        Self {
+            shared: std::sync::Arc::new(scrubber.needles),
+            needles: Vec::new(),
+        }
+    }
+
+    /// `text` with every secret replaced by `<redacted>` (longest first, so a secret that
+    /// contains another is removed whole).
+    pub fn scrub(&self, text: &str) -> String {
+        let mut needles: Vec<&String> = self.shared.iter().chain(&self.needles).collect();
+        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        let mut out = text.to_owned();
+        for needle in needles {
+            if out.contains(needle.as_str()) {
+                out = out.replace(needle.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+
+    /// The failure with secrets removed from every text in it.
+    pub fn failure(&self, mut failure: ToolFailure) -> ToolFailure {
+        failure.message = self.scrub(&failure.message);
+        failure.developer_message = failure.developer_message.map(|m| self.scrub(&m));
+        failure.prompt = failure.prompt.map(|p| self.scrub(&p));
+        failure
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Key, Scrubber, excerpt};
+
+    #[test]
+    fn scrubbing_removes_raw_and_encoded_secrets() {
+        let mut scrubber = Scrubber::default();
+        scrubber.add("s3 cr\"et/+");
+        let text = "raw s3 cr\"et/+ pct s3%20cr%22et%2F%2B form s3+cr%22et%2F%2B json s3 cr\\\"et/+ end";
+        assert_eq!(
+            scrubber.scrub(text),
+            "raw <redacted> pct <redacted> form <redacted> json <redacted> end"
+        );
+    }
+
+    #[test]
+    fn excerpts_are_short_and_on_one_line() {
+        assert_eq!(excerpt("a\nb", 10), "a b");
+        assert_eq!(excerpt("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn error_keys() {
+        assert_eq!(Key::parse("404"), Some(Key::Status(404)));
+        assert_eq!(Key::parse("4xx"), Some(Key::Class(4)));
+        assert_eq!(Key::parse("timeout"), Some(Key::Timeout));
+        assert_eq!(Key::parse("200"), None);
+        assert_eq!(Key::parse("oops"), None);
+    }
+}

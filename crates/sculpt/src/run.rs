@@ -1,0 +1,460 @@
+//! Call time: run the steps (each as soon as the steps it depends on have finished, so
+//! independent steps overlap), then make the outputs. Nothing is parsed or compiled here.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::Url;
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Map, Value};
+use toolhost_core::{Backend, BackendCall, BoxFuture, ToolFailure};
+
+use crate::Shared;
+use crate::build::{BodyTemplate, OutputSource, Outputs, Recipe, Step};
+use crate::failure::{self, Key, Scrubber};
+use crate::jq;
+use crate::reference::{Scope, StepResult};
+use crate::send::{self, Body, Failure, Policy, Request};
+use crate::template::as_text;
+
+/// What a path segment keeps unencoded: RFC 3986's unreserved characters. Everything else,
+/// `/ ? # %` and spaces included, is percent-encoded, so an input can never add a segment, a
+/// query or a fragment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// A compiled `http` backend.
+pub(crate) struct Sculpted {
+    recipe: Recipe,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Sculpted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let steps: Vec<&str> = self.recipe.steps.iter().map(|s| s.shape.as_str()).collect();
+        f.debug_struct("Sculpted")
+            .field("steps", &steps)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Backend for Sculpted {
+    fn call<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Result<Map<String, Value>, ToolFailure>> {
+        Box::pin(self.run(call))
+    }
+}
+
+/// The results so far, indexed like the steps (`None`: not finished, or skipped).
+type Results = Vec<Option<Arc<StepResult>>>;
+
+impl Sculpted {
+    pub fn new(recipe: Recipe, shared: Arc<Shared>) -> Self {
+        Self { recipe, shared }
+    }
+
+    async fn run(&self, call: BackendCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
+        let deadline = Instant::now() + call.version.timeout;
+        let steps = &self.recipe.steps;
+        let mut results: Results = vec![None; steps.len()];
+        if let [only] = steps.as_slice() {
+            results[0] = self.step(only, &call, &results, deadline).await?;
+        } else {
+            let mut finished = vec![false; steps.len()];
+            let mut started = vec![false; steps.len()];
+            let mut running = FuturesUnordered::new();
+            loop {
+                for (i, step) in steps.iter().enumerate() {
+                    if !started[i] && step.deps.iter().all(|&d| finished[d]) {
+                        started[i] = true;
+                        let snapshot = results.clone();
+                        let call = &call;
+                        running.push(async move { (i, self.step(step, call, &snapshot, deadline).await) });
+                    }
+                }
+                match running.next().await {
+                    None => break,
+                    Some((i, Ok(result))) => {
+                        results[i] = result;
+                        finished[i] = true;
+                    }
+                    // Dropping `running` cancels the other steps in flight.
+                    Some((_, Err(failure))) => return Err(failure),
+                }
+            }
+        }
+        self.outputs(&call, &results, deadline).await
+    }
+
+    /// Runs one step; `Ok(None)` when its `when` says no.
+    async fn step(
+        &self,
+        step: &Step,
+        call: &BackendCall<'_>,
+        results: &[Option<Arc<StepResult>>],
+        deadline: Instant,
+    ) -> Result<Option<Arc<StepResult>>, ToolFailure> {
+        let scope = Scope {
+            input: call.input,
+            context: call.context,
+            steps: results,
+        };
+        let mut scrubber = self.scrubber(call);
+        if let Some(when) = &step.when {
+            let visible = step
+                .visible
+                .iter()
+                .filter_map(|&i| Some((self.recipe.steps[i].name.clone(), Arc::clone(results[i].as_ref()?))))
+                .collect();
+            let answer = self.jq(vec![when.clone()], call, visible, deadline, &scrubber).await?;
+            let run = match answer.into_iter().next() {
+                Some(Ok(value)) => jq::truthy(&value),
+                Some(Err(message)) => {
+                    return Err(scrubber.failure(
+                        mapping_failed().with_developer_message(format!("step `{}`, `when`: {message}", step.name)),
+                    ));
+                }
+                None => false,
+            };
+            if !run {
+                tracing::debug!(step = %step.name, "step skipped: its `when` is false");
+                return Ok(None);
+            }
+        }
+        let mut request = self.request(step, &scope)?;
+        // Auth may add query parameters; each attempt starts again from the rendered URL.
+        let plain_url = step.auth.as_ref().map(|_| request.url.clone());
+        let policy = Policy {
+            retries: step.retries,
+            idempotent: step.idempotent,
+            timeout: step.timeout,
+            max_body: self.recipe.max_response_bytes,
+        };
+        let mut refreshed = false;
+        loop {
+            let mut token = None;
+            if let (Some(auth), Some(plain)) = (&step.auth, &plain_url) {
+                let applied = auth
+                    .apply(
+                        &self.shared.client,
+                        &scope,
+                        &mut request.headers,
+                        &mut scrubber,
+                        deadline,
+                    )
+                    .await?;
+                if !applied.query.is_empty() {
+                    let mut url = plain.clone();
+                    url.query_pairs_mut().extend_pairs(&applied.query);
+                    request.url = url;
+                }
+                token = applied.token;
+            }
+            let started = Instant::now();
+            let (answer, attempts) = send::send(&self.shared.client, &request, policy, deadline).await;
+            tracing::debug!(
+                step = %step.name,
+                request = %step.shape,
+                status = answer.as_ref().map_or(0, |a| a.status.as_u16()),
+                attempts = attempts.count,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "upstream step"
+            );
+            let answer = answer.map_err(|f| self.transport_failure(step, f, &scope, &scrubber))?;
+            let status = answer.status.as_u16();
+            // A cached OAuth 2.0 token may have been revoked early: forget it and try once more.
+            if status == 401
+                && !refreshed
+                && let (Some(auth), Some(token)) = (&step.auth, &token)
+            {
+                auth.invalidate(token);
+                refreshed = true;
+                continue;
+            }
+            if answer.status.is_success() || step.accept.contains(&status) {
+                let result = StepResult {
+                    status,
+                    headers: send::headers_value(&answer.headers),
+                    body: send::body_value(&answer.headers, &answer.body),
+                };
+                if let Some((written, _)) = step.expect.iter().find(|(_, field)| !field.present(&result)) {
+                    let failure = ToolFailure::permanent("the upstream service found nothing for this request")
+                        .with_code(failure::UNEXPECTED)
+                        .with_developer_message(format!(
+                            "step `{}` ({}) answered {} without `{written}`",
+                            step.name, step.shape, answer.status
+                        ));
+                    return Err(scrubber.failure(step.errors.apply(&Key::Missing, failure, &scope)));
+                }
+                return Ok(Some(Arc::new(result)));
+            }
+            let text = String::from_utf8_lossy(&answer.body);
+            // Scrub before cutting, so that a cut can never leave part of a secret behind.
+            let excerpt = failure::excerpt(&scrubber.scrub(&text), 300);
+            let failure = failure::for_status(&step.name, &step.shape, answer.status, answer.retry_after, &excerpt);
+            let failure = step.errors.apply(&Key::Status(status), failure, &scope);
+            return Err(scrubber.failure(failure));
+        }
+    }
+
+    /// Renders the step's request for this call.
+    fn request(&self, step: &Step, scope: &Scope<'_>) -> Result<Request, ToolFailure> {
+        let unexpected = |what: &str, written: Option<&str>| {
+            ToolFailure::permanent("the upstream service answered in an unexpected shape, so the call cannot go on")
+                .with_code(failure::UNEXPECTED)
+                .with_developer_message(format!(
+                    "step `{}`, `{what}`: `{}` has no value in this call",
+                    step.name,
+                    written.unwrap_or("?")
+                ))
+        };
+        let path = step
+            .path
+            .text(scope, |value, out| out.extend(utf8_percent_encode(value, SEGMENT)))
+            .ok_or_else(|| {
+                step.errors
+                    .apply(&Key::Missing, unexpected("path", step.path.missing(scope)), scope)
+            })?;
+        // `.` and `..` are unreserved, so they pass through encoding; as whole segments they
+        // would climb the upstream's path, so they are refused.
+        if path.split(['/', '?']).any(|s| s == "." || s == "..") {
+            return Err(ToolFailure::permanent(
+                "an input cannot be `.` or `..` where it forms part of the upstream path",
+            )
+            .with_code(failure::INVALID_INPUT));
+        }
+        let mut url = Url::parse(&format!("{}{path}", step.base)).map_err(|e| {
+            ToolFailure::permanent("the input cannot be made into an upstream URL")
+                .with_code(failure::INVALID_INPUT)
+                .with_developer_message(format!("step `{}`: {e}", step.name))
+        })?;
+        if !step.query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (key, template) in &step.query {
+                match template.render(scope) {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Array(items)) => {
+                        for item in items.iter().filter(|i| !i.is_null()) {
+                            pairs.append_pair(key, &as_text(item));
+                        }
+                    }
+                    Some(value) => {
+                        pairs.append_pair(key, &as_text(&value));
+                    }
+                }
+            }
+        }
+        let mut headers = HeaderMap::new();
+        for (name, template) in &step.headers {
+            let Some(text) = template.text(scope, |s, out| out.push_str(s)) else {
+                continue;
+            };
+            let mut value = HeaderValue::from_bytes(text.as_bytes()).map_err(|_| {
+                ToolFailure::permanent(format!(
+                    "a value cannot be sent in the upstream header `{name}`: it has a line break or another control character"
+                ))
+                .with_code(failure::INVALID_INPUT)
+            })?;
+            value.set_sensitive(template.has_secret());
+            headers.insert(name.clone(), value);
+        }
+        let body = match &step.body {
+            None => None,
+            Some(BodyTemplate::Json(template)) => Some(Body::Json(template.render(scope).unwrap_or(Value::Null))),
+            Some(BodyTemplate::Form(fields)) => Some(Body::Form(
+                fields
+                    .iter()
+                    .filter_map(|(k, t)| Some((k.clone(), as_text(&t.render(scope)?).into_owned())))
+                    .collect(),
+            )),
+        };
+        Ok(Request {
+            method: step.method.clone(),
+            url,
+            headers,
+            body,
+        })
+    }
+
+    fn transport_failure(&self, step: &Step, failure: Failure, scope: &Scope<'_>, scrubber: &Scrubber) -> ToolFailure {
+        let detail = |what: String| format!("step `{}` ({}): {what}", step.name, step.shape);
+        let (key, failure) = match failure {
+            Failure::Timeout => (
+                Some(Key::Timeout),
+                ToolFailure::temporary(
+                    "the upstream service did not answer in time; try again",
+                    Some(failure::DEFAULT_RETRY_AFTER),
+                )
+                .with_code(failure::TIMEOUT)
+                .with_developer_message(detail("no answer in time".to_owned())),
+            ),
+            Failure::Connect(e) => (
+                Some(Key::Unreachable),
+                ToolFailure::temporary(
+                    "the upstream service cannot be reached; try again later",
+                    Some(failure::DEFAULT_RETRY_AFTER),
+                )
+                .with_code(failure::UNREACHABLE)
+                .with_developer_message(detail(e)),
+            ),
+            Failure::Transport(e) => (
+                Some(Key::Unreachable),
+                ToolFailure::temporary(
+                    "the connection to the upstream service failed; try again",
+                    Some(failure::DEFAULT_RETRY_AFTER),
+                )
+                .with_code(failure::UPSTREAM_ERROR)
+                .with_developer_message(detail(e)),
+            ),
+            Failure::Redirect(e) => (
+                None,
+                ToolFailure::permanent("the upstream service redirected the request too many times")
+                    .with_code(failure::REDIRECT)
+                    .with_developer_message(detail(e)),
+            ),
+            Failure::TooLarge { limit } => (
+                None,
+                ToolFailure::permanent("the upstream service answered with more data than this tool accepts")
+                    .with_code(failure::TOO_LARGE)
+                    .with_developer_message(detail(format!(
+                        "the response body is over {limit} bytes (`max_response_bytes`)"
+                    ))),
+            ),
+        };
+        let failure = match key {
+            Some(key) => step.errors.apply(&key, failure, scope),
+            None => failure,
+        };
+        scrubber.failure(failure)
+    }
+
+    /// Every secret this call may send: the server's and the call's.
+    fn scrubber(&self, call: &BackendCall<'_>) -> Scrubber {
+        let mut scrubber = self.shared.scrubber.clone();
+        for secret in call.context.secrets.values().chain(call.context.authorization.values()) {
+            scrubber.add(secret.expose());
+        }
+        scrubber
+    }
+
+    async fn jq(
+        &self,
+        programs: Vec<jq::Program>,
+        call: &BackendCall<'_>,
+        steps: Vec<(String, Arc<StepResult>)>,
+        deadline: Instant,
+        scrubber: &Scrubber,
+    ) -> Result<Vec<jq::Answer>, ToolFailure> {
+        let input = jq::Input {
+            input: call.input.clone(),
+            steps,
+        };
+        let answers = self.shared.jq.run(programs, input, deadline).await.map_err(|stop| {
+            let failure = match stop {
+                jq::Stop::Deadline => ToolFailure::temporary(
+                    "the tool did not finish in time; try again",
+                    Some(failure::DEFAULT_RETRY_AFTER),
+                )
+                .with_code(failure::TIMEOUT),
+                jq::Stop::Busy => {
+                    ToolFailure::temporary("the server is busy; try again", Some(failure::DEFAULT_RETRY_AFTER))
+                        .with_code(failure::MAPPING)
+                }
+                jq::Stop::Depth | jq::Stop::Crashed => mapping_failed(),
+            };
+            failure.with_developer_message(stop.to_string())
+        })?;
+        Ok(answers
+            .into_iter()
+            .map(|a| a.map_err(|message| scrubber.scrub(&message)))
+            .collect())
+    }
+
+    async fn outputs(
+        &self,
+        call: &BackendCall<'_>,
+        results: &[Option<Arc<StepResult>>],
+        deadline: Instant,
+    ) -> Result<Map<String, Value>, ToolFailure> {
+        let scope = Scope {
+            input: call.input,
+            context: call.context,
+            steps: results,
+        };
+        let unexpected = |detail: String| {
+            ToolFailure::permanent("the upstream service answered in an unexpected shape, so the tool has no result")
+                .with_code(failure::UNEXPECTED)
+                .with_developer_message(detail)
+        };
+        let (rules, programs) = match &self.recipe.outputs {
+            Outputs::LastBody => {
+                let last = self.recipe.steps.len() - 1;
+                return match results[last].as_ref().map(|r| &r.body) {
+                    Some(Value::Object(body)) => Ok(body.clone()),
+                    Some(_) => Err(unexpected(format!(
+                        "the last step, `{}`, did not answer with a JSON object; map its answer in `outputs`",
+                        self.recipe.steps[last].name
+                    ))),
+                    None => Err(unexpected(format!(
+                        "the last step, `{}`, was skipped",
+                        self.recipe.steps[last].name
+                    ))),
+                };
+            }
+            Outputs::Map { rules, programs } => (rules, programs),
+        };
+        let answers = if programs.is_empty() {
+            Vec::new()
+        } else {
+            let steps = self
+                .recipe
+                .steps
+                .iter()
+                .zip(results)
+                .filter_map(|(s, r)| Some((s.name.clone(), Arc::clone(r.as_ref()?))))
+                .collect();
+            let scrubber = self.scrubber(call);
+            self.jq(programs.clone(), call, steps, deadline, &scrubber).await?
+        };
+        let mut out = Map::with_capacity(rules.len());
+        for rule in rules {
+            let value: Option<Cow<'_, Value>> = match &rule.source {
+                OutputSource::Template { template, default } => {
+                    template.value(&scope).or_else(|| default.as_ref().map(Cow::Borrowed))
+                }
+                OutputSource::Constant(value) => Some(Cow::Borrowed(value)),
+                OutputSource::Jq(i) => match answers.get(*i) {
+                    Some(Ok(value)) => value.as_ref().filter(|v| !v.is_null()).map(|v| Cow::Owned(v.clone())),
+                    Some(Err(message)) => {
+                        return Err(
+                            mapping_failed().with_developer_message(format!("`outputs.{}`: {message}", rule.name))
+                        );
+                    }
+                    None => None,
+                },
+            };
+            match value {
+                Some(value) => {
+                    out.insert(rule.name.clone(), value.into_owned());
+                }
+                None if rule.required => {
+                    let what = match &rule.source {
+                        OutputSource::Template { template, .. } => {
+                            format!("`{}` has no value", template.missing(&scope).unwrap_or("?"))
+                        }
+                        _ => "the jq program produced nothing or null".to_owned(),
+                    };
+                    return Err(unexpected(format!("output `{}`: {what}", rule.name)));
+                }
+                None => {}
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn mapping_failed() -> ToolFailure {
+    ToolFailure::permanent("the tool could not shape the upstream answer into its result").with_code(failure::MAPPING)
+}

@@ -1,0 +1,114 @@
+//! The server's secrets: the `[secrets]` table of the config file, each read from an
+//! environment variable or a file when the server starts.
+//!
+//! ```toml
+//! [secrets]
+//! WEATHER_API_KEY = { env = "WEATHER_API_KEY" }
+//! CLIENT_SECRET = { file = "/run/secrets/client_secret" }   # relative to the config file
+//! ```
+//!
+//! Errors name the secret and where it was looked for, never a value.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toolhost_core::Secret;
+
+/// Where one secret is read from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum SecretSource {
+    /// An environment variable of the server process.
+    Env(String),
+    /// A file (one trailing newline is dropped); relative paths are relative to the config file.
+    File(PathBuf),
+}
+
+/// Why the server's secrets could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The variable is not set, or not valid Unicode.
+    #[error("secret `{name}`: environment variable `{variable}` is not set (or not valid UTF-8)")]
+    Env { name: String, variable: String },
+    /// The file cannot be read.
+    #[error("secret `{name}`: failed to read {}: {reason}", .path.display())]
+    File {
+        name: String,
+        path: PathBuf,
+        reason: String,
+    },
+    /// The value is empty, which is never meant.
+    #[error("secret `{name}` is empty")]
+    Empty { name: String },
+    /// The name cannot be written in a template.
+    #[error("secret name `{name}` is not allowed; use letters, digits and underscores")]
+    Name { name: String },
+}
+
+/// Reads every secret; relative file paths are taken from `base` (the config file's directory).
+pub fn resolve(sources: &BTreeMap<String, SecretSource>, base: &Path) -> Result<HashMap<String, Secret>, Error> {
+    let mut secrets = HashMap::with_capacity(sources.len());
+    for (name, source) in sources {
+        let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(Error::Name { name: name.clone() });
+        }
+        let value = match source {
+            SecretSource::Env(variable) => std::env::var(variable).map_err(|_| Error::Env {
+                name: name.clone(),
+                variable: variable.clone(),
+            })?,
+            SecretSource::File(path) => {
+                let path = if path.is_relative() {
+                    base.join(path)
+                } else {
+                    path.clone()
+                };
+                let mut text = std::fs::read_to_string(&path).map_err(|e| Error::File {
+                    name: name.clone(),
+                    path: path.clone(),
+                    reason: e.kind().to_string(),
+                })?;
+                // Files written by editors and `echo` end in a newline that is not part of it.
+                if text.ends_with('\n') {
+                    text.pop();
+                    if text.ends_with('\r') {
+                        text.pop();
+                    }
+                }
+                text
+            }
+        };
+        if value.is_empty() {
+            return Err(Error::Empty { name: name.clone() });
+        }
+        secrets.insert(name.clone(), Secret::new(value));
+    }
+    Ok(secrets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_come_from_files_relative_to_the_config() {
+        let dir = std::env::temp_dir().join(format!("toolhost-sculpt-secrets-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join("key"), "s3cret\n");
+        let sources = BTreeMap::from([("KEY".to_owned(), SecretSource::File("key".into()))]);
+        let secrets = resolve(&sources, &dir).unwrap_or_default();
+        assert_eq!(secrets.get("KEY").map(Secret::expose), Some("s3cret"));
+        let missing = BTreeMap::from([("NOPE".to_owned(), SecretSource::File("missing".into()))]);
+        let error = resolve(&missing, &dir).map(|_| ()).unwrap_err().to_string();
+        assert!(error.contains("secret `NOPE`") && error.contains("missing"), "{error}");
+        let unset = BTreeMap::from([(
+            "UNSET".to_owned(),
+            SecretSource::Env("TOOLHOST_SCULPT_TEST_SURELY_UNSET".into()),
+        )]);
+        assert!(matches!(resolve(&unset, &dir), Err(Error::Env { .. })));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,222 @@
+//! Outbound auth helpers: bearer, basic, API keys, and OAuth 2.0 client credentials with a
+//! cached token that is refreshed before it expires and refetched once after a 401.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use base64::Engine as _;
+use serde_json::{Value, json};
+use toolhost_core::{CallContext, Secret};
+
+use crate::support::{call, call_with, echo_router, engine, failure, serve, tool, tool_with};
+
+const OUT: &str = r#"[{name: seen, type: json, description: "What the upstream saw."}]"#;
+
+#[tokio::test]
+async fn bearer_basic_and_api_keys_go_where_they_belong() {
+    let upstream = serve(echo_router(Arc::default())).await;
+    let cases = [
+        ("{ bearer: \"{{secret.TOKEN}}\" }", "authorization", "Bearer t0k"),
+        (
+            "{ basic: { username: me, password: \"{{secret.TOKEN}}\" } }",
+            "authorization",
+            "Basic bWU6dDBr",
+        ),
+        (
+            "{ api_key: { header: X-Api-Key, value: \"{{secret.TOKEN}}\" } }",
+            "x-api-key",
+            "t0k",
+        ),
+    ];
+    for (auth, header, expected) in cases {
+        let backend = format!(
+            "kind: http\nbase_url: BASE\nauth: {auth}\nsteps: [{{ name: s, path: /x }}]\noutputs: {{ seen: s.body }}\n"
+        );
+        let engine = engine(&tool("[]", OUT, &backend), &upstream.base, &[("TOKEN", "t0k")]);
+        let out = call(&engine, json!({})).await.unwrap();
+        assert_eq!(out["seen"]["headers"][header], expected, "{auth}");
+    }
+    let backend = "kind: http\nbase_url: BASE\nsteps:\n  - { name: s, path: /x, auth: { api_key: { query: appid, value: \"{{secret.TOKEN}}\" } } }\noutputs: { seen: s.body }\n";
+    let engine = engine(&tool("[]", OUT, backend), &upstream.base, &[("TOKEN", "t0k")]);
+    assert_eq!(
+        call(&engine, json!({})).await.unwrap()["seen"]["args"],
+        json!([["appid", "t0k"]])
+    );
+    // `auth: none` turns the backend's auth off for one step.
+    let backend = "kind: http\nbase_url: BASE\nauth: { bearer: x }\nsteps: [{ name: s, path: /x, auth: none }]\noutputs: { seen: s.body }\n";
+    let engine = crate::support::engine(&tool("[]", OUT, backend), &upstream.base, &[]);
+    assert!(
+        call(&engine, json!({})).await.unwrap()["seen"]["headers"]
+            .get("authorization")
+            .is_none()
+    );
+}
+
+/// A token endpoint and an API that accepts only the latest token it issued.
+#[derive(Clone, Default)]
+struct Issuer {
+    issued: Arc<AtomicUsize>,
+    current: Arc<Mutex<HashMap<String, String>>>,
+    lifetime: Arc<Mutex<u64>>,
+    forms: Arc<Mutex<Vec<String>>>,
+}
+
+async fn token(State(issuer): State<Issuer>, headers: HeaderMap, form: String) -> (StatusCode, axum::Json<Value>) {
+    let Some(basic) = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok()?.strip_prefix("Basic ").map(str::to_owned))
+    else {
+        return (StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "invalid_client"})));
+    };
+    let decoded = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(basic).unwrap()).unwrap();
+    let (client, secret) = decoded.split_once(':').unwrap();
+    if !secret.starts_with("good") {
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({"error": "invalid_client", "echo": secret})),
+        );
+    }
+    issuer.forms.lock().unwrap().push(form);
+    let n = issuer.issued.fetch_add(1, Ordering::SeqCst) + 1;
+    let token = format!("tok-{client}-{n}");
+    issuer.current.lock().unwrap().insert(client.to_owned(), token.clone());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let lifetime = *issuer.lifetime.lock().unwrap();
+    (
+        StatusCode::OK,
+        axum::Json(json!({"access_token": token, "token_type": "Bearer", "expires_in": lifetime})),
+    )
+}
+
+async fn api(State(issuer): State<Issuer>, headers: HeaderMap) -> (StatusCode, axum::Json<Value>) {
+    let presented = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let valid = issuer
+        .current
+        .lock()
+        .unwrap()
+        .values()
+        .any(|t| presented == format!("Bearer {t}"));
+    if valid {
+        (StatusCode::OK, axum::Json(json!({"token": presented})))
+    } else {
+        (StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "expired"})))
+    }
+}
+
+async fn issuer(lifetime: u64) -> (Issuer, String) {
+    let issuer = Issuer::default();
+    *issuer.lifetime.lock().unwrap() = lifetime;
+    let router = Router::new()
+        .route("/token", post(token))
+        .route("/api", get(api))
+        .with_state(issuer.clone());
+    (issuer, serve(router).await.base)
+}
+
+const OAUTH: &str = r#"
+kind: http
+base_url: BASE
+auth:
+  oauth2:
+    token_url: BASE/token
+    client_id: "{{secret.CLIENT_ID}}"
+    client_secret: "{{secret.CLIENT_SECRET}}"
+    scopes: [read, write]
+    params: { audience: weather }
+steps: [{ name: s, path: /api }]
+outputs: { seen: s.body.token }
+"#;
+
+fn oauth_engine(base: &str, secret: &str) -> toolhost_core::Engine {
+    engine(
+        &tool("[]", OUT, OAUTH),
+        base,
+        &[("CLIENT_ID", "app"), ("CLIENT_SECRET", secret)],
+    )
+}
+
+#[tokio::test]
+async fn client_credentials_tokens_are_cached_shared_and_fetched_once_at_a_time() {
+    let (issuer, base) = issuer(3600).await;
+    let engine = oauth_engine(&base, "good-secret");
+    let calls = (0..5).map(|_| call(&engine, json!({})));
+    for out in futures_util::future::join_all(calls).await {
+        assert_eq!(out.unwrap()["seen"], "Bearer tok-app-1");
+    }
+    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "Bearer tok-app-1");
+    assert_eq!(issuer.issued.load(Ordering::SeqCst), 1, "one token for six calls");
+    let form = issuer.forms.lock().unwrap()[0].clone();
+    assert!(
+        form.contains("grant_type=client_credentials")
+            && form.contains("scope=read+write")
+            && form.contains("audience=weather"),
+        "{form}"
+    );
+}
+
+#[tokio::test]
+async fn tokens_are_refreshed_before_they_expire_and_refetched_after_a_401() {
+    let (issuer, base) = issuer(1).await;
+    let engine = oauth_engine(&base, "good-secret");
+    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "Bearer tok-app-1");
+    // A one-second token is refreshed a tenth early.
+    tokio::time::sleep(Duration::from_millis(950)).await;
+    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "Bearer tok-app-2");
+    // The upstream revokes the token early: a 401 drops it, and one new token is fetched.
+    *issuer.lifetime.lock().unwrap() = 3600;
+    issuer
+        .current
+        .lock()
+        .unwrap()
+        .insert("app".to_owned(), "revoked".to_owned());
+    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "Bearer tok-app-3");
+    assert_eq!(issuer.issued.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn callers_with_their_own_credentials_get_their_own_tokens() {
+    let (issuer, base) = issuer(3600).await;
+    let backend = OAUTH.replace("{{secret.CLIENT_ID}}", "{{secret.CALLER_ID}}");
+    let text = tool_with("requirements: { secrets: [CALLER_ID] }", "[]", OUT, &backend);
+    let engine = engine(&text, &base, &[("CLIENT_SECRET", "good-secret")]);
+    let as_caller = |id: &str| CallContext {
+        secrets: HashMap::from([("CALLER_ID".to_owned(), Secret::new(id))]),
+        ..CallContext::default()
+    };
+    let a = call_with(&engine, "sculpted", json!({}), as_caller("alice"))
+        .await
+        .unwrap();
+    let b = call_with(&engine, "sculpted", json!({}), as_caller("bob"))
+        .await
+        .unwrap();
+    let a2 = call_with(&engine, "sculpted", json!({}), as_caller("alice"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (a["seen"].as_str(), b["seen"].as_str()),
+        (Some("Bearer tok-alice-1"), Some("Bearer tok-bob-2"))
+    );
+    assert_eq!(a2["seen"], a["seen"]);
+    assert_eq!(issuer.issued.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_refused_client_is_a_permanent_auth_failure_without_the_secret() {
+    let (_, base) = issuer(3600).await;
+    let engine = oauth_engine(&base, "bad-secret-value");
+    let f = failure(call(&engine, json!({})).await);
+    assert_eq!(f.code.as_deref(), Some("upstream_auth"));
+    assert!(!f.retryable);
+    let text = format!("{f:?}");
+    assert!(text.contains("401") && !text.contains("bad-secret-value"), "{text}");
+}

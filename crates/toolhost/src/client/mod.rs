@@ -1,0 +1,464 @@
+//! The client subcommands: `tools`, `describe`, `call`, `lock`, `verify`, `export`.
+//!
+//! Thin over toolhost-client: parse flags, run one library operation, render the answer
+//! (`render`). Exit status: 0 success; 1 a failure (unreachable server, tool failed, drift);
+//! 2 a call refused before sending because its arguments are invalid (or a usage error).
+
+mod render;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand, ValueEnum};
+use ipnet::IpNet;
+use serde_json::{Map, Value};
+use toolhost_client::{Client, Error, Format, Kind, Lockfile, Options, Policy, Protocol, Retry, Server, Source, Tool};
+
+use render::Style;
+
+/// The client subcommands, flattened into `toolhost`'s own.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List a server's tools (name, version, description); the protocol is detected.
+    Tools {
+        /// The server: an http(s) URL, or `stdio:COMMAND ARGS` for an MCP server run as a child.
+        source: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        net: Net,
+    },
+    /// Show one tool: its inputs with what each accepts, its outputs and versions.
+    Describe {
+        /// The server (as for `tools`).
+        source: String,
+        /// The tool's name.
+        tool: String,
+        /// Print JSON (with the definition as the server sent it).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        net: Net,
+    },
+    /// Call a tool and print its result; the arguments are checked locally first.
+    Call {
+        /// The server (as for `tools`).
+        source: String,
+        /// The tool's name.
+        tool: String,
+        /// One argument; the value is JSON unless the parameter is a string (repeatable).
+        #[arg(long = "arg", value_name = "NAME=VALUE")]
+        args: Vec<String>,
+        /// All arguments as one JSON object.
+        #[arg(long, value_name = "JSON", conflicts_with = "args")]
+        input: Option<String>,
+        #[command(flatten)]
+        net: Net,
+    },
+    /// Pin tools: write a lockfile of each tool's server, protocol, version and signature hash.
+    Lock {
+        /// The servers.
+        #[arg(required = true)]
+        sources: Vec<String>,
+        /// Only these tools (repeatable); all when absent.
+        #[arg(long = "tool", value_name = "NAME")]
+        tools: Vec<String>,
+        /// Write here instead of standard output.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        net: Net,
+    },
+    /// Re-fetch every tool of a lockfile and report drift; exits 1 on any error.
+    Verify {
+        /// The lockfile.
+        #[arg(default_value = "toolhost.lock")]
+        lockfile: PathBuf,
+        #[command(flatten)]
+        net: Net,
+    },
+    /// Write tools as function/tool definitions for an LLM API, with names unique across servers.
+    Export {
+        /// The servers.
+        #[arg(required = true)]
+        sources: Vec<String>,
+        /// The definition format.
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// Only these tools (repeatable); all when absent.
+        #[arg(long = "tool", value_name = "NAME")]
+        tools: Vec<String>,
+        /// Also write the mapping from exported names back to server, protocol and tool.
+        #[arg(long, value_name = "FILE")]
+        mapping: Option<PathBuf>,
+        /// Write here instead of standard output.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        net: Net,
+    },
+}
+
+/// `--format` of `export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// `[{"type": "function", "function": {name, description, parameters}}]`.
+    Openai,
+    /// `[{name, description, input_schema}]`.
+    Anthropic,
+    /// `{"tools": [{name, description, inputSchema, outputSchema?}]}`.
+    McpJson,
+}
+
+/// How the client reaches servers: shared by every client subcommand.
+#[derive(Debug, Clone, Args)]
+pub struct Net {
+    /// Use this protocol instead of detecting it: nact, otc, woa or mcp.
+    #[arg(long, value_parser = clap::value_parser!(Protocol))]
+    protocol: Option<Protocol>,
+    /// Allow loopback and private addresses (RFC 1918, CGNAT, unique-local), which the SSRF
+    /// guard refuses by default; link-local and metadata addresses stay refused.
+    #[arg(long, env = "TOOLHOST_ALLOW_PRIVATE")]
+    allow_private: bool,
+    /// Allow this range, e.g. 10.1.0.0/16 or 127.0.0.1 (repeatable, or comma-separated).
+    #[arg(long = "allow-net", value_name = "CIDR", env = "TOOLHOST_ALLOW_NET", value_delimiter = ',', value_parser = parse_net)]
+    allow_net: Vec<IpNet>,
+    /// The limit on each request and each call attempt, in milliseconds.
+    #[arg(long, env = "TOOLHOST_TIMEOUT_MS", default_value_t = 30_000)]
+    timeout_ms: u64,
+    /// Attempts per call, the first included (retries follow PROTOCOLS.md §7).
+    #[arg(long, default_value_t = 3)]
+    attempts: u32,
+    /// Do not read or write the catalog cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Where catalogs are cached [default: $XDG_CACHE_HOME/toolhost/catalogs or ~/.cache/toolhost/catalogs].
+    #[arg(long, env = "TOOLHOST_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Colours in terminal output.
+    #[arg(long, value_enum, default_value_t = Colour::Auto)]
+    color: Colour,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Colour {
+    /// Only when standard output is a terminal and `NO_COLOR` is unset.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+fn parse_net(text: &str) -> Result<IpNet, String> {
+    let text = text.trim();
+    text.parse::<IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(IpNet::from))
+        .map_err(|_| format!("`{text}` is not a CIDR range or an IP address, e.g. 10.0.0.0/8 or 127.0.0.1"))
+}
+
+impl Net {
+    fn options(&self) -> Options {
+        let mut policy = Policy::strict();
+        if self.allow_private {
+            policy = policy.allow_private();
+        }
+        for net in &self.allow_net {
+            policy = policy.allow(*net);
+        }
+        Options {
+            policy,
+            cache_dir: if self.no_cache {
+                None
+            } else {
+                self.cache_dir.clone().or_else(toolhost_client::default_cache_dir)
+            },
+            timeout: Duration::from_millis(self.timeout_ms.max(1)),
+            retry: Retry {
+                attempts: self.attempts.max(1),
+                ..Retry::default()
+            },
+            ..Options::default()
+        }
+    }
+}
+
+/// Runs a client subcommand to its exit status.
+pub fn run(command: Command) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("toolhost: failed to start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(dispatch(command)) {
+        Ok(code) => code,
+        Err(e) => {
+            let code = match e.downcast_ref::<Error>() {
+                Some(Error::InvalidArguments { .. }) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            };
+            eprintln!("toolhost: {e:#}");
+            code
+        }
+    }
+}
+
+async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Tools { source, json, net } => {
+            let style = Style::new(net.color);
+            with_client(&net, |client| async move {
+                let server = discover(&client, &source, net.protocol).await?;
+                for skipped in &server.skipped {
+                    eprintln!("toolhost: {}", toolhost_client::text::one_line(skipped, 300));
+                }
+                let out = if json {
+                    render::json(&Value::Array(server.tools.iter().map(render::tool_json).collect()))
+                } else {
+                    render::tools_table(&server, style)
+                };
+                print(&out)?;
+                Ok(ExitCode::SUCCESS)
+            })
+            .await
+        }
+        Command::Describe {
+            source,
+            tool,
+            json,
+            net,
+        } => {
+            let style = Style::new(net.color);
+            with_client(&net, |client| async move {
+                let server = discover(&client, &source, net.protocol).await?;
+                let tool = find(&server, &tool)?;
+                let out = if json {
+                    let mut value = render::tool_json(tool);
+                    value["definition"] = tool.definition.clone();
+                    render::json(&value)
+                } else {
+                    render::describe(&server, tool, style)
+                };
+                print(&out)?;
+                Ok(ExitCode::SUCCESS)
+            })
+            .await
+        }
+        Command::Call {
+            source,
+            tool,
+            args,
+            input,
+            net,
+        } => {
+            with_client(&net, |client| async move {
+                let server = discover(&client, &source, net.protocol).await?;
+                let tool = find(&server, &tool)?;
+                let arguments = arguments(tool, &args, input.as_deref())?;
+                let result = client.call(tool, arguments).await?;
+                print(&render::result(&result))?;
+                Ok(ExitCode::SUCCESS)
+            })
+            .await
+        }
+        Command::Lock {
+            sources,
+            tools,
+            output,
+            net,
+        } => {
+            with_client(&net, |client| async move {
+                let servers = discover_all(&client, &sources, net.protocol).await?;
+                let selected = select(&servers, &tools)?;
+                let lockfile = Lockfile::new(selected.iter().copied());
+                write_out(output.as_deref(), &lockfile.to_json())?;
+                eprintln!(
+                    "toolhost: locked {} tools from {} servers",
+                    lockfile.tools.len(),
+                    servers.len()
+                );
+                Ok(ExitCode::SUCCESS)
+            })
+            .await
+        }
+        Command::Verify { lockfile, net } => {
+            let style = Style::new(net.color);
+            with_client(&net, |client| async move {
+                let text = std::fs::read_to_string(&lockfile)
+                    .with_context(|| format!("failed to read the lockfile {}", lockfile.display()))?;
+                let locked = Lockfile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", lockfile.display()))?;
+                let servers = locked
+                    .tools
+                    .iter()
+                    .map(|t| (t.server.to_string(), t.protocol))
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len();
+                let bar = render::progress(servers as u64, "verifying");
+                let findings = toolhost_client::lock::verify(&client, &locked, |_| bar.inc(1)).await;
+                bar.finish_and_clear();
+                print(&render::findings(&findings, style))?;
+                let errors = findings.iter().filter(|(_, f)| f.is_error()).count();
+                if errors > 0 {
+                    eprintln!(
+                        "toolhost: {errors} of {} pinned tools failed verification",
+                        findings.len()
+                    );
+                    return Ok(ExitCode::FAILURE);
+                }
+                Ok(ExitCode::SUCCESS)
+            })
+            .await
+        }
+        Command::Export {
+            sources,
+            format,
+            tools,
+            mapping,
+            output,
+            net,
+        } => {
+            with_client(&net, |client| async move {
+                let servers = discover_all(&client, &sources, net.protocol).await?;
+                let selected = select(&servers, &tools)?;
+                let format = match format {
+                    ExportFormat::Openai => Format::OpenAi,
+                    ExportFormat::Anthropic => Format::Anthropic,
+                    ExportFormat::McpJson => Format::McpJson,
+                };
+                let exported = toolhost_client::export::export(&selected, format);
+                write_out(output.as_deref(), &render::json(&exported.definitions))?;
+                if let Some(path) = mapping {
+                    let text = serde_json::to_string_pretty(&exported.names)? + "\n";
+                    std::fs::write(&path, text)
+                        .with_context(|| format!("failed to write the mapping to {}", path.display()))?;
+                }
+                Ok(ExitCode::SUCCESS)
+            })
+            .await
+        }
+    }
+}
+
+/// Runs `body` with a client, then closes the client's MCP sessions whatever happened.
+async fn with_client<F, Fut>(net: &Net, body: F) -> anyhow::Result<ExitCode>
+where
+    F: FnOnce(std::sync::Arc<Client>) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<ExitCode>>,
+{
+    let client = std::sync::Arc::new(Client::new(net.options())?);
+    let result = body(std::sync::Arc::clone(&client)).await;
+    client.close().await;
+    result
+}
+
+async fn discover(client: &Client, source: &str, protocol: Option<Protocol>) -> anyhow::Result<Server> {
+    let source = Source::parse(source).map_err(anyhow::Error::msg)?;
+    Ok(client.discover_as(&source, protocol).await?)
+}
+
+/// Discovers every source in turn, with progress on a terminal.
+async fn discover_all(client: &Client, sources: &[String], protocol: Option<Protocol>) -> anyhow::Result<Vec<Server>> {
+    let bar = render::progress(sources.len() as u64, "discovering");
+    let mut servers = Vec::with_capacity(sources.len());
+    for source in sources {
+        bar.set_message(toolhost_client::text::one_line(source, 60));
+        servers.push(discover(client, source, protocol).await?);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(servers)
+}
+
+fn find<'a>(server: &'a Server, name: &str) -> anyhow::Result<&'a Tool> {
+    server.tool(name).ok_or_else(|| {
+        let known: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
+        Error::UnknownTool {
+            server: server.source.to_string(),
+            name: toolhost_client::text::one_line(name, 100),
+            known: if known.is_empty() {
+                "(none)".to_owned()
+            } else {
+                known.join(", ")
+            },
+        }
+        .into()
+    })
+}
+
+/// The tools named by `--tool` (each must exist somewhere), or every tool, in server order.
+fn select<'a>(servers: &'a [Server], names: &[String]) -> anyhow::Result<Vec<&'a Tool>> {
+    let all = servers.iter().flat_map(|s| &s.tools);
+    if names.is_empty() {
+        return Ok(all.collect());
+    }
+    for name in names {
+        if !servers.iter().any(|s| s.tool(name).is_some()) {
+            anyhow::bail!(
+                "no server lists a tool `{}`; run `toolhost tools SOURCE` to see the names",
+                toolhost_client::text::one_line(name, 100)
+            );
+        }
+    }
+    Ok(all.filter(|t| names.contains(&t.name)).collect())
+}
+
+/// The call's arguments from `--input JSON` or `--arg NAME=VALUE` pairs.
+fn arguments(tool: &Tool, pairs: &[String], input: Option<&str>) -> anyhow::Result<Value> {
+    if let Some(text) = input {
+        let value: Value =
+            serde_json::from_str(text).context("--input is not JSON; give an object, e.g. '{\"a\": 1}'")?;
+        anyhow::ensure!(
+            value.is_object(),
+            "--input must be a JSON object of arguments, e.g. '{{\"a\": 1}}'"
+        );
+        return Ok(value);
+    }
+    let mut map = Map::new();
+    for pair in pairs {
+        let (name, text) = pair
+            .split_once('=')
+            .with_context(|| format!("--arg `{pair}` has no `=`; write --arg NAME=VALUE"))?;
+        let literal = tool
+            .inputs
+            .iter()
+            .find(|p| p.name == name)
+            .is_some_and(|p| match &p.kind {
+                Kind::Typed(kind) => matches!(kind.name(), "string" | "enum"),
+                Kind::Schema => p.schema.get("type").and_then(Value::as_str) == Some("string"),
+            });
+        let value = if literal {
+            Value::String(text.to_owned())
+        } else {
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+        };
+        anyhow::ensure!(
+            map.insert(name.to_owned(), value).is_none(),
+            "--arg `{name}` is given twice"
+        );
+    }
+    Ok(Value::Object(map))
+}
+
+fn print(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn write_out(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(path) => std::fs::write(path, text).with_context(|| format!("failed to write {}", path.display())),
+        None => print(text),
+    }
+}

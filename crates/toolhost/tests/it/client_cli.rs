@@ -1,0 +1,262 @@
+//! The client subcommands as a user runs them: `tools`, `describe`, `call`, `lock`, `verify`,
+//! `export`, against an in-process toolhost on 127.0.0.1 and toolhost itself over stdio.
+
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::client_support::{Local, echo_catalog};
+use crate::support::{BIN, Scratch};
+
+/// Runs `toolhost ARGS` off the async runtime (the server under test runs on it).
+async fn toolhost(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(BIN)
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run toolhost")
+    })
+    .await
+    .unwrap()
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// `args` plus the flags every test needs: loopback allowed, no cache.
+fn net(list: &[&str]) -> Vec<String> {
+    let mut v = args(list);
+    v.extend(args(&["--allow-private", "--no-cache"]));
+    v
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn tools_describe_and_call() {
+    let local = Local::start(&echo_catalog("Echo a city name back.", &["1.0.0"])).await;
+    let nact = format!("{}/nact", local.base);
+
+    let refused = toolhost(args(&["tools", &nact, "--no-cache"])).await;
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("127.0.0.1 is loopback"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(stderr(&refused).contains("--allow-private"));
+    let allowed = toolhost(args(&["tools", &nact, "--no-cache", "--allow-net", "127.0.0.1/32"])).await;
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+
+    let table = toolhost(net(&["tools", &nact])).await;
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(
+        text.contains("NAME") && text.contains("echo_city") && text.contains("1.0.0"),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'), "no colours off a terminal");
+
+    let json = toolhost(net(&["tools", &nact, "--json"])).await;
+    let tools: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(tools[0]["name"], "echo_city");
+    assert_eq!(tools[0]["protocol"], "nact");
+    assert_eq!(tools[0]["inputs"][0]["accepts"], "a string of at most 20 characters");
+
+    let described = toolhost(net(&["describe", &nact, "echo_city"])).await;
+    assert!(
+        stdout(&described).contains("a string of at most 20 characters"),
+        "{}",
+        stdout(&described)
+    );
+    let unknown = toolhost(net(&["describe", &nact, "nope"])).await;
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        stderr(&unknown).contains("its tools are: echo_city"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    let called = toolhost(net(&["call", &nact, "echo_city", "--arg", "city=Oslo"])).await;
+    assert!(called.status.success(), "{}", stderr(&called));
+    let result: Value = serde_json::from_slice(&called.stdout).unwrap();
+    assert_eq!(result, serde_json::json!({"city": "Oslo"}));
+
+    let invalid = toolhost(net(&[
+        "call",
+        &nact,
+        "echo_city",
+        "--input",
+        r#"{"city": "Llanfairpwllgwyngyll-long", "x": 1}"#,
+    ]))
+    .await;
+    assert_eq!(invalid.status.code(), Some(2), "invalid arguments exit 2");
+    let message = stderr(&invalid);
+    assert!(
+        message.contains("`city` expects a string of at most 20 characters"),
+        "{message}"
+    );
+    assert!(message.contains("has no parameter `x`"), "{message}");
+}
+
+#[tokio::test]
+async fn a_failing_tool_exits_1_with_its_text() {
+    let local = Local::bundled().await;
+    for (url, name) in [
+        (format!("{}/otc", local.base), "Calculator_divide_numbers"),
+        (local.base.clone(), "divide_numbers"),
+    ] {
+        let out = toolhost(net(&["call", &url, name, "--arg", "dividend=1", "--arg", "divisor=0"])).await;
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("non-zero divisor"), "{}", stderr(&out));
+    }
+}
+
+#[tokio::test]
+async fn lock_then_verify_finds_drift() {
+    let local = Local::start(&echo_catalog("Echo a city name back.", &["1.0.0"])).await;
+    let dir = Scratch::new();
+    let lockfile = dir.0.join("toolhost.lock");
+    let lockfile = lockfile.to_str().unwrap();
+    let nact = format!("{}/nact", local.base);
+    let otc = format!("{}/otc", local.base);
+    let locked = toolhost(net(&["lock", &nact, &otc, "-o", lockfile])).await;
+    assert!(locked.status.success(), "{}", stderr(&locked));
+    let text = std::fs::read_to_string(lockfile).unwrap();
+    let parsed: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(parsed["lockfile"], 1);
+    assert_eq!(parsed["tools"].as_array().unwrap().len(), 2);
+    assert!(parsed["tools"][0]["signature"].as_str().unwrap().starts_with("sha256:"));
+
+    let ok = toolhost(net(&["verify", lockfile])).await;
+    assert!(ok.status.success(), "{}{}", stdout(&ok), stderr(&ok));
+    assert!(stdout(&ok).contains("unchanged"));
+
+    local.replace(&echo_catalog("Echo a city name back.", &["1.0.0", "1.1.0"]));
+    let newer = toolhost(net(&["verify", lockfile])).await;
+    assert!(
+        newer.status.success(),
+        "a newer version is information: {}",
+        stdout(&newer)
+    );
+    assert!(stdout(&newer).contains("1.1.0 is available"), "{}", stdout(&newer));
+
+    local.replace(&echo_catalog("Echo any city name back.", &["1.0.0"]));
+    let drift = toolhost(net(&["verify", lockfile])).await;
+    assert_eq!(drift.status.code(), Some(1), "{}", stdout(&drift));
+    assert!(stdout(&drift).contains("broke N-ACT's lock rule"), "{}", stdout(&drift));
+    assert!(
+        stderr(&drift).contains("2 of 2 pinned tools failed verification"),
+        "{}",
+        stderr(&drift)
+    );
+}
+
+#[tokio::test]
+async fn export_names_are_unique_and_map_back() {
+    let local = Local::start(&echo_catalog("Echo a city name back.", &["1.0.0"])).await;
+    let dir = Scratch::new();
+    let mapping = dir.0.join("map.json");
+    let nact = format!("{}/nact", local.base);
+    let mcp = format!("{}/mcp", local.base);
+    for (format, path) in [
+        ("openai", "/0/function/name"),
+        ("anthropic", "/0/name"),
+        ("mcp-json", "/tools/0/name"),
+    ] {
+        let out = toolhost(net(&[
+            "export",
+            "--format",
+            format,
+            &nact,
+            &mcp,
+            "--mapping",
+            mapping.to_str().unwrap(),
+        ]))
+        .await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        let definitions: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(definitions.pointer(path).unwrap(), "echo_city", "{format}");
+        let names: Vec<String> = match format {
+            "openai" => definitions
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["function"]["name"].as_str().unwrap().to_owned())
+                .collect(),
+            "anthropic" => definitions
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["name"].as_str().unwrap().to_owned())
+                .collect(),
+            _ => definitions["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["name"].as_str().unwrap().to_owned())
+                .collect(),
+        };
+        assert_eq!(names.len(), 2);
+        assert_ne!(names[0], names[1], "{format}: {names:?}");
+        for name in &names {
+            assert!(
+                (1..=64).contains(&name.len())
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+                "{name}"
+            );
+        }
+        let map: Value = serde_json::from_str(&std::fs::read_to_string(&mapping).unwrap()).unwrap();
+        assert_eq!(map["tools"][&names[1]]["protocol"], "mcp");
+        assert_eq!(map["tools"][&names[1]]["name"], "echo_city");
+        assert_eq!(map["tools"][&names[0]]["server"], nact);
+    }
+    let out = toolhost(net(&["export", "--format", "openai", &nact])).await;
+    let definitions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(definitions[0]["type"], "function");
+    assert_eq!(definitions[0]["function"]["parameters"]["type"], "object");
+}
+
+#[tokio::test]
+async fn toolhost_itself_over_stdio() {
+    let source = format!("stdio:{BIN} serve --stdio --log warn");
+    let listed = toolhost(args(&["tools", &source, "--json", "--no-cache"])).await;
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let tools: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert!(
+        tools.as_array().unwrap().iter().any(|t| t["name"] == "add_numbers"),
+        "{tools}"
+    );
+    assert!(tools.as_array().unwrap().iter().all(|t| t["protocol"] == "mcp"));
+    let called = toolhost(args(&[
+        "call",
+        &source,
+        "add_numbers",
+        "--arg",
+        "a=2",
+        "--arg",
+        "b=40",
+        "--no-cache",
+    ]))
+    .await;
+    assert!(called.status.success(), "{}", stderr(&called));
+    let result: Value = serde_json::from_slice(&called.stdout).unwrap();
+    assert_eq!(result["sum"], 42.0);
+    let missing = toolhost(args(&["tools", "stdio:/nonexistent/server", "--no-cache"])).await;
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("failed to start `/nonexistent/server`"),
+        "{}",
+        stderr(&missing)
+    );
+}

@@ -1,0 +1,137 @@
+//! The client library against toolhost itself, over all four protocols: discovery into one
+//! model, local validation, calls with the tool's error text, and drift found by `verify`.
+
+use serde_json::json;
+use toolhost_client::lock::{Finding, Lockfile, verify};
+use toolhost_client::{Error, Protocol, Source};
+
+use crate::client_support::{Local, client, echo_catalog};
+
+/// Each protocol's address on a toolhost, and the name it gives `convert_length`.
+fn endpoints(base: &str) -> [(String, Protocol, &'static str); 4] {
+    [
+        (format!("{base}/nact"), Protocol::Nact, "convert_length"),
+        (format!("{base}/otc"), Protocol::Otc, "Units_convert_length"),
+        (format!("{base}/mcp"), Protocol::Mcp, "convert_length"),
+        (base.to_owned(), Protocol::Woa, "convert_length"),
+    ]
+}
+
+#[tokio::test]
+async fn every_protocol_discovers_validates_and_calls() {
+    let local = Local::bundled().await;
+    let client = client();
+    for (url, protocol, name) in endpoints(&local.base) {
+        let server = client.discover(&Source::parse(&url).unwrap()).await.unwrap();
+        assert_eq!(server.protocol, protocol, "{url} is detected as {protocol}");
+        assert_eq!(server.tools.len(), 6, "{url}");
+        let tool = server.tool(name).unwrap_or_else(|| panic!("{url} lists {name}"));
+        assert_eq!(tool.version.as_deref(), Some("1.2.0"), "{url}");
+        assert!(tool.description.starts_with("Convert a length"));
+        let inputs: Vec<&str> = tool.inputs.iter().map(|p| p.name.as_str()).collect();
+        for expected in ["value", "from", "to", "precision"] {
+            assert!(inputs.contains(&expected), "{url}: {inputs:?}");
+        }
+
+        // The same invalid call gets the same per-parameter messages, whatever the protocol.
+        let problems = tool
+            .check(&json!({"value": "far", "from": "PARSEC", "to": "METRE", "precision": 40}))
+            .unwrap_err();
+        let messages: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+        assert!(
+            messages.contains(&"`precision` expects an integer from 0 to 12, but got 40".to_owned()),
+            "{url}: {messages:?}"
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.starts_with("`from` expects one of MILLIMETRE")),
+            "{messages:?}"
+        );
+        assert!(
+            messages.contains(&"`value` expects a number, but got \"far\"".to_owned()),
+            "{messages:?}"
+        );
+        let refused = client.call(tool, json!({"value": 1})).await.unwrap_err();
+        assert!(matches!(refused, Error::InvalidArguments { .. }), "{refused}");
+
+        let result = client
+            .call(
+                tool,
+                json!({"value": 3, "from": "MILE", "to": "KILOMETRE", "precision": 2}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(result["value"], json!(4.83), "{url}: {result}");
+
+        // A tool failure surfaces the tool's own text for the model.
+        let divide = server
+            .tools
+            .iter()
+            .find(|t| t.name.ends_with("divide_numbers"))
+            .unwrap();
+        let failed = client
+            .call(divide, json!({"dividend": 1, "divisor": 0}))
+            .await
+            .unwrap_err();
+        let prompt = failed.prompt_for_model().unwrap_or_default();
+        assert!(prompt.contains("non-zero divisor"), "{url}: {failed}");
+    }
+    client.close().await;
+}
+
+#[tokio::test]
+async fn n_act_calls_are_pinned_to_the_discovered_version() {
+    let local = Local::start(&echo_catalog("Echo a city name back.", &["1.0.0"])).await;
+    let client = client();
+    let server = client
+        .discover(&Source::parse(&format!("{}/nact", local.base)).unwrap())
+        .await
+        .unwrap();
+    let tool = server.tool("echo_city").unwrap();
+    assert_eq!(tool.version_number, Some(1));
+    local.replace(&echo_catalog("Echo a city name back.", &["1.0.0", "1.1.0"]));
+    assert_eq!(
+        client.call(tool, json!({"city": "Oslo"})).await.unwrap(),
+        json!({"city": "Oslo"})
+    );
+}
+
+#[tokio::test]
+async fn verify_reports_drift_and_newer_versions() {
+    let local = Local::start(&echo_catalog("Echo a city name back.", &["1.0.0"])).await;
+    let client = client();
+    let mut servers = Vec::new();
+    for (url, _, _) in endpoints(&local.base) {
+        servers.push(client.discover(&Source::parse(&url).unwrap()).await.unwrap());
+    }
+    let lockfile = Lockfile::new(servers.iter().flat_map(|s| &s.tools));
+    assert_eq!(lockfile.tools.len(), 4);
+    let findings = verify(&client, &lockfile, |_| {}).await;
+    assert!(findings.iter().all(|(_, f)| *f == Finding::Unchanged), "{findings:?}");
+
+    // A newer, compatible version: information only; N-ACT and OTC re-check the pinned one.
+    local.replace(&echo_catalog("Echo a city name back.", &["1.0.0", "1.1.0"]));
+    let findings = verify(&client, &lockfile, |_| {}).await;
+    for (locked, finding) in &findings {
+        let checked = matches!(locked.protocol, Protocol::Nact | Protocol::Otc);
+        assert_eq!(
+            *finding,
+            Finding::Newer {
+                available: "1.1.0".to_owned(),
+                checked
+            },
+            "{locked:?}"
+        );
+        assert!(!finding.is_error());
+    }
+
+    // The same version with a changed signature: N-ACT's lock rule broken, an error everywhere.
+    local.replace(&echo_catalog("Echo a town name back.", &["1.0.0"]));
+    let findings = verify(&client, &lockfile, |_| {}).await;
+    for (locked, finding) in &findings {
+        assert!(matches!(finding, Finding::Drift { .. }), "{locked:?}: {finding}");
+        assert!(finding.is_error());
+    }
+    client.close().await;
+}

@@ -1,0 +1,171 @@
+//! `toolhost serve` with sculpted (`http`) tools: the `[secrets]` table of the config file
+//! (environment and file), OTC `context.secrets`, and no secret in any log line at TRACE level,
+//! in any reply, or in `toolhost check`.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::{Value, json};
+
+use crate::support::{Scratch, Server, run};
+
+const ENV_SECRET: &str = "env-secret-Zq81";
+const FILE_SECRET: &str = "file-secret-Kw27";
+const CALLER_SECRET: &str = "caller-secret-Pv55";
+
+const CATALOG: &str = r#"
+toolkits:
+  - name: Sculpted
+    tools:
+      - name: fetch_with_keys
+        description: Calls the upstream with the server's keys.
+        versions:
+          - version: 1.0.0
+            outputs: [{ name: seen, type: json, description: What the upstream saw. }]
+            backend:
+              kind: http
+              base_url: BASE
+              steps:
+                - name: call
+                  path: /ok
+                  query: { token: "{{secret.FILE_KEY}}" }
+                  headers: { X-Api-Key: "{{secret.API_KEY}}" }
+              outputs: { seen: call.body }
+      - name: refused_with_keys
+        description: Calls an upstream that refuses and echoes everything back.
+        requirements: { secrets: [CALLER_KEY] }
+        versions:
+          - version: 1.0.0
+            outputs: [{ name: seen, type: json, required: false, description: Nothing. }]
+            backend:
+              kind: http
+              base_url: BASE
+              auth: { bearer: "{{secret.CALLER_KEY}}" }
+              steps:
+                - name: call
+                  path: /refuse
+                  query: { token: "{{secret.FILE_KEY}}" }
+                  headers: { X-Api-Key: "{{secret.API_KEY}}" }
+"#;
+
+/// An upstream whose `/ok` echoes its headers and query, and whose `/refuse` answers 403 with
+/// everything it received; it records what `/ok` saw.
+async fn upstream(seen: Arc<Mutex<Vec<Value>>>) -> String {
+    let router = Router::new()
+        .route(
+            "/ok",
+            axum::routing::get(move |headers: HeaderMap, uri: axum::http::Uri| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    let value = json!({
+                        "key": headers.get("x-api-key").and_then(|v| v.to_str().ok()),
+                        "query": uri.query(),
+                    });
+                    seen.lock().unwrap().push(value.clone());
+                    axum::Json(value)
+                }
+            }),
+        )
+        .route(
+            "/refuse",
+            axum::routing::get(|headers: HeaderMap, uri: axum::http::Uri| async move {
+                (StatusCode::FORBIDDEN, format!("refused {uri} {headers:?}"))
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    base
+}
+
+#[tokio::test]
+async fn sculpted_tools_use_configured_and_caller_secrets_and_never_log_them() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let base = upstream(Arc::clone(&seen)).await;
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.0.join("catalog")).unwrap();
+    scratch.write("catalog/sculpted.yaml", &CATALOG.replace("BASE", &base));
+    scratch.write("file-key.txt", &format!("{FILE_SECRET}\n"));
+    let config = scratch.write(
+        "toolhost.toml",
+        "catalog = \"catalog\"\n\n[secrets]\nAPI_KEY = { env = \"SCULPT_TEST_API_KEY\" }\nFILE_KEY = { file = \"file-key.txt\" }\n",
+    );
+    let server = Server::start(
+        &["--config", config.to_str().unwrap(), "--log", "trace"],
+        &[("SCULPT_TEST_API_KEY", ENV_SECRET)],
+        None,
+    );
+    let http = reqwest::Client::new();
+
+    let reply: Value = http
+        .post(format!("{}/nact/tools/fetch_with_keys:invoke", server.base))
+        .json(&json!({"input_parameters": []}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["output_parameters"][0]["name"], "seen", "{reply}");
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        [json!({"key": ENV_SECRET, "query": format!("token={FILE_SECRET}")})]
+    );
+
+    let refused = http
+        .post(format!("{}/otc/tools/call", server.base))
+        .json(&json!({"request": {
+            "tool_id": "Sculpted.refused_with_keys",
+            "input": {},
+            "context": {"secrets": [{"id": "CALLER_KEY", "value": CALLER_SECRET}]}
+        }}))
+        .send()
+        .await
+        .unwrap();
+    let status = refused.status();
+    let text = refused.text().await.unwrap();
+    assert_eq!(status, 200, "{text}");
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["result"]["success"], false, "{text}");
+    assert_eq!(body["result"]["error"]["can_retry"], false, "{text}");
+    assert!(text.contains("<redacted>"), "the upstream's echo is scrubbed: {text}");
+
+    let logs = server.logs_when(|lines| lines.iter().any(|l| l.contains("upstream step")) && lines.len() > 20);
+    assert!(
+        logs.iter().any(|l| l.contains("upstream step")),
+        "TRACE logs were captured"
+    );
+    assert!(
+        logs.iter().any(|l| l.contains("hyper_util::client")),
+        "the HTTP client's own TRACE lines are among those checked"
+    );
+    for secret in [ENV_SECRET, FILE_SECRET, CALLER_SECRET] {
+        assert!(!text.contains(secret), "the reply contains {secret}: {text}");
+        for line in &logs {
+            assert!(!line.contains(secret), "a log line contains {secret}: {line}");
+        }
+    }
+    assert!(server.terminate());
+}
+
+#[test]
+fn check_accepts_sculpted_catalogs_and_names_the_step_of_an_error() {
+    let scratch = Scratch::new();
+    scratch.write("sculpted.yaml", &CATALOG.replace("BASE", "http://127.0.0.1:9"));
+    let out = run(&["check", scratch.0.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    scratch.write(
+        "sculpted.yaml",
+        &CATALOG
+            .replace("BASE", "http://127.0.0.1:9")
+            .replace("path: /ok", "path: \"/ok/{{input.nope}}\""),
+    );
+    let out = run(&["check", scratch.0.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("fetch_with_keys") && stderr.contains("step `call`, `path`: refers to input `nope`"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,87 @@
+//! https served directly (issue #7): a client with the test CA completes a call, and a
+//! certificate swapped on disk is served without a restart.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{Scratch, Server};
+
+const TLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls");
+
+fn client(ca: &str) -> reqwest::Client {
+    let pem = std::fs::read(format!("{TLS}/{ca}")).unwrap();
+    reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
+        .no_proxy()
+        .build()
+        .unwrap()
+}
+
+async fn add(http: &reqwest::Client, base: &str) -> Result<Value, reqwest::Error> {
+    let body = json!({"input_parameters": [{"name": "a", "value": 2}, {"name": "b", "value": 3}]});
+    http.post(format!("{base}/nact/tools/add_numbers:invoke"))
+        .json(&body)
+        .send()
+        .await?
+        .json()
+        .await
+}
+
+#[tokio::test]
+async fn a_client_with_the_test_ca_calls_over_https_and_reloads_take_effect() {
+    let dir = Scratch::new();
+    let copy = |from: &str, to: &str| std::fs::copy(format!("{TLS}/{from}"), dir.0.join(to)).unwrap();
+    copy("server-a.pem", "cert.pem");
+    copy("server-a.key", "key.pem");
+    let (cert, key) = (dir.0.join("cert.pem"), dir.0.join("key.pem"));
+    let server = Server::start(
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+            "--reload-interval-ms",
+            "100",
+        ],
+        &[],
+        None,
+    );
+    let base = server.base.replace("http://", "https://");
+    let result = add(&client("ca-a.pem"), &base).await.unwrap();
+    assert_eq!(result["output_parameters"][0]["value"], 5);
+    assert!(
+        add(&client("ca-b.pem"), &base).await.is_err(),
+        "a client that trusts another CA refuses"
+    );
+
+    // Swap in the certificate signed by CA b; the server picks it up without a restart.
+    copy("server-b.key", "key.pem");
+    copy("server-b.pem", "cert.pem");
+    let started = Instant::now();
+    loop {
+        if add(&client("ca-b.pem"), &base).await.is_ok() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the new certificate was never served"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let woa: Value = client("ca-b.pem")
+        .get(format!("{base}/.well-known/woa.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        woa["transports"]["rest"]["base"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://"),
+        "{woa}"
+    );
+}
