@@ -4,6 +4,7 @@ mod auth_config;
 mod client;
 mod reload;
 mod settings;
+mod telemetry;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +15,7 @@ use clap::{Parser, Subcommand};
 use toolhost_core::catalog::{Loader, Source};
 use toolhost_core::{Catalog, Engine, Problem, Severity};
 
-use settings::{LogFormat, ServeArgs};
+use settings::ServeArgs;
 
 /// A tool server and client for AI agents: one catalog over N-ACT, OTC, Web of Agents and MCP.
 #[derive(Debug, Parser)]
@@ -118,7 +119,18 @@ fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<Catalog, Vec<P
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut settings = args.resolve()?;
-    init_logging(settings.log_format, &settings.log_level)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")?;
+    let _telemetry = {
+        let _inside = runtime.enter();
+        telemetry::init(
+            settings.log_format,
+            &settings.log_level,
+            settings.otlp_endpoint.as_deref(),
+        )?
+    };
     let loader = Arc::new(make_loader(&settings)?);
     let catalog = match load(settings.catalog.as_deref(), &loader) {
         Ok(catalog) => catalog,
@@ -136,10 +148,6 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .map_or_else(|| "bundled example catalog".to_owned(), |d| d.display().to_string());
     tracing::info!(tools = catalog.tools().len(), catalog = %source, "catalog loaded");
     let engine = Arc::new(Engine::new(catalog));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("failed to start the async runtime")?;
     if settings.stdio {
         let state = toolhost_server::State::new(engine, settings.server);
         tracing::info!("serving MCP over stdio");
@@ -190,22 +198,6 @@ fn make_loader(settings: &settings::Settings) -> anyhow::Result<Loader> {
         .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
         .with_default_timeout(settings.call_timeout)
         .with_tag_scopes(settings.tag_scopes.clone()))
-}
-
-fn init_logging(format: LogFormat, level: &str) -> anyhow::Result<()> {
-    let filter =
-        tracing_subscriber::EnvFilter::try_new(level).with_context(|| format!("invalid log level `{level}`"))?;
-    use std::io::IsTerminal as _;
-    // Colours only when a person is watching; logs piped to files or collectors stay plain.
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
-    }
-    .map_err(|e| anyhow::anyhow!("failed to set up logging: {e}"))
 }
 
 /// Resolves on Ctrl-C or SIGTERM; in-flight requests then finish before the server exits.

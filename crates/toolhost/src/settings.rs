@@ -102,6 +102,10 @@ pub struct ServeArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, env = "TOOLHOST_TLS_KEY", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Export request spans over OTLP/HTTP to this URL, e.g. http://127.0.0.1:4318/v1/traces
+    /// (needs a build with `--features otel`).
+    #[arg(long, env = "TOOLHOST_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
     /// Log format [default: text].
     #[arg(long, env = "TOOLHOST_LOG_FORMAT", value_enum)]
     log_format: Option<LogFormat>,
@@ -143,6 +147,7 @@ struct File {
     rate_limit_burst: Option<u32>,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
+    otlp_endpoint: Option<String>,
     log_format: Option<LogFormat>,
     log: Option<String>,
 }
@@ -151,6 +156,7 @@ struct File {
 #[derive(Debug)]
 pub struct Settings {
     pub catalog: Option<PathBuf>,
+    pub otlp_endpoint: Option<String>,
     pub tls: Option<toolhost_server::tls::TlsFiles>,
     pub tag_scopes: std::collections::BTreeMap<String, Vec<String>>,
     /// The `[secrets]` of the config file, read at start (values never logged).
@@ -232,6 +238,7 @@ impl ServeArgs {
         };
         let secrets = toolhost_sculpt::secrets::resolve(&file.secrets, &config_dir)?;
         Ok(Settings {
+            otlp_endpoint: self.otlp_endpoint.or(file.otlp_endpoint),
             tls,
             tag_scopes: file.auth.tag_scopes.clone(),
             secrets,

@@ -108,11 +108,9 @@ async fn secrets_echoed_by_the_upstream_never_reach_failures_logs_or_debug_outpu
         detail.contains("<redacted>"),
         "the echo was scrubbed, not dropped: {detail}"
     );
-    let debug = format!(
-        "{:?} {:?} {f:?}",
-        engine.catalog(),
-        engine.catalog().tools()[0].versions
-    );
+    let catalog = engine.catalog();
+    let version = &catalog.tools()[0].versions[0];
+    let debug = format!("{catalog:?} {version:?} {:?} {f:?}", version.backend);
     let logged = logs.text();
     assert!(logged.contains("upstream step"), "the step was logged: {logged}");
     for form in forms() {

@@ -92,7 +92,9 @@ pub async fn request(State(mounts): State<std::sync::Arc<Mounts>>, request: Requ
     let path = request.uri().path().to_owned();
     let ids = RequestIds::from_headers(request.headers());
     let request_id = ids.request_id.clone();
-    let mut response = IDS.scope(ids, next.run(request)).await;
+    // One span per request: what OTLP export (the `otel` feature) sends as a trace.
+    let span = tracing::info_span!("request", %method, %path, request_id = %request_id);
+    let mut response = tracing::Instrument::instrument(IDS.scope(ids, next.run(request)), span).await;
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert("x-request-id", value);
     }

@@ -8,6 +8,8 @@ mod client_peers;
 mod client_protocols;
 mod client_support;
 mod ops;
+#[cfg(feature = "otel")]
+mod otel;
 mod sculpt;
 mod serve;
 mod support;

@@ -234,3 +234,18 @@ async fn metrics_and_request_ids() {
         "the request id is in the request's log line"
     );
 }
+
+#[cfg(not(feature = "otel"))]
+#[test]
+fn otlp_export_needs_the_otel_feature() {
+    let out = crate::support::run(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--otlp-endpoint",
+        "http://127.0.0.1:4318/v1/traces",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--features otel"), "{stderr}");
+}
