@@ -247,6 +247,12 @@ impl Sculpted {
             }
         }
         let mut headers = HeaderMap::new();
+        // W3C trace context goes on to the upstream, so its spans join the caller's trace.
+        if let Some(traceparent) = scope.context.traceparent.as_deref()
+            && let Ok(value) = HeaderValue::from_str(traceparent)
+        {
+            headers.insert("traceparent", value);
+        }
         for (name, template) in &step.headers {
             let Some(text) = template.text(scope, |s, out| out.push_str(s)) else {
                 continue;

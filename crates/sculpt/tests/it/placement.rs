@@ -61,6 +61,21 @@ async fn every_placement_with_typed_holes_and_encoded_values() {
 }
 
 #[tokio::test]
+async fn the_calls_trace_context_goes_on_to_the_upstream() {
+    let upstream = serve(echo_router(Arc::default())).await;
+    let engine = engine(&tool(INPUTS, ECHO_OUTPUTS, EVERY_PLACE), &upstream.base, &[]);
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let context = toolhost_core::CallContext {
+        traceparent: Some(traceparent.to_owned()),
+        ..toolhost_core::CallContext::default()
+    };
+    let out = crate::support::call_with(&engine, "sculpted", json!({"city": "Oslo"}), context)
+        .await
+        .unwrap();
+    assert_eq!(out["headers"]["traceparent"], traceparent);
+}
+
+#[tokio::test]
 async fn optional_inputs_that_are_absent_leave_out_what_needs_them() {
     let upstream = serve(echo_router(Arc::default())).await;
     let engine = engine(&tool(INPUTS, ECHO_OUTPUTS, EVERY_PLACE), &upstream.base, &[]);
