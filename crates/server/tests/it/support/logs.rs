@@ -9,26 +9,27 @@ use std::sync::{Arc, Mutex};
 /// a thread-local subscriber sees every line the server logs for that test and no other test's.
 pub struct Logs {
     buffer: Arc<Mutex<Vec<u8>>>,
-    _guard: tracing::subscriber::DefaultGuard,
 }
 
 impl Logs {
-    /// Starts capturing at TRACE level, without colours.
+    /// Starts capturing, at TRACE level, what this thread logs.
+    ///
+    /// One global subscriber (installed once) writes each event into the capturing thread's
+    /// buffer. A scoped subscriber per test would race with the other tests' subscribers over
+    /// tracing's global level and interest caches, and miss events now and then.
     pub fn capture() -> Self {
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        INSTALL.call_once(|| {
+            let subscriber = tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::TRACE)
+                .with_ansi(false)
+                .with_writer(|| ThreadBuffer)
+                .finish();
+            let _ = tracing::subscriber::set_global_default(subscriber);
+        });
         let buffer = Arc::new(Mutex::new(Vec::new()));
-        let writer = {
-            let buffer = Arc::clone(&buffer);
-            move || Shared(Arc::clone(&buffer))
-        };
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(writer)
-            .finish();
-        Self {
-            buffer,
-            _guard: tracing::subscriber::set_default(subscriber),
-        }
+        CAPTURE.with(|c| *c.borrow_mut() = Some(Arc::clone(&buffer)));
+        Self { buffer }
     }
 
     /// The lines captured so far.
@@ -37,12 +38,26 @@ impl Logs {
     }
 }
 
-/// A writer appending to a shared buffer.
-struct Shared(Arc<Mutex<Vec<u8>>>);
+impl Drop for Logs {
+    fn drop(&mut self) {
+        CAPTURE.with(|c| *c.borrow_mut() = None);
+    }
+}
 
-impl Write for Shared {
+thread_local! {
+    static CAPTURE: std::cell::RefCell<Option<Arc<Mutex<Vec<u8>>>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Writes to the current thread's capture buffer, if it has one.
+struct ThreadBuffer;
+
+impl Write for ThreadBuffer {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
+        CAPTURE.with(|c| {
+            if let Some(buffer) = c.borrow().as_ref() {
+                buffer.lock().unwrap().extend_from_slice(bytes);
+            }
+        });
         Ok(bytes.len())
     }
 
