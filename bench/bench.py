@@ -68,7 +68,8 @@ COMPARISONS = [
     ("mcp", "toolhost", "bare", "MCP `tools/call` (stateless, JSON response)", "bare axum JSON-RPC handler", 0.85),
     ("mcp", "toolhost", "rmcp", "MCP `tools/call`", "minimal rmcp server", 1.0),
     ("mcp", "toolhost", "fastmcp", "MCP `tools/call`", "FastMCP (Python)", 10.0),
-    ("sculpt", "toolhost", "direct", "one-step sculpted HTTP tool via N-ACT", "the upstream called directly", 0.6),
+    ("sculpt", "toolhost", "direct", "one-step sculpted HTTP tool via N-ACT, instant upstream", "the upstream called directly", 0.6),
+    ("sculpt_slow", "toolhost", "direct", "the same, upstream answering in 2 ms", "the upstream called directly", 0.6),
 ]
 
 # Criterion benchmark id → (what, target in nanoseconds or None).
@@ -81,6 +82,11 @@ MICRO = {
     "nact/list_first_page_50": ("N-ACT list, first page of 50 of 10,000 tools", 1_000_000),
     "nact/list_deep_page_50": ("N-ACT list, a page of 50 deep in 10,000 tools", 1_000_000),
     "nact/list_tag_filtered_50": ("N-ACT list, 50 tools filtered by two tags", 1_000_000),
+    "sculpt/map_60kb_jq": ("sculpted call, 60 KB upstream body, jq output mapping", None),
+    "sculpt/map_60kb_path": ("the same call with a path output (the difference is jq)", None),
+    "sculpt/direct_reqwest_get": ("loopback GET with reqwest, in process", None),
+    "sculpt/engine_invoke_one_step": ("the same GET as a one-step sculpted tool", None),
+    "sculpt/engine_invoke_one_step_jq": ("the same with a jq output", None),
 }
 
 RSS_TARGET_KB = 50 * 1024
@@ -103,6 +109,7 @@ def summarize(samples):
         "rps": statistics.median(rps) if rps else 0.0,
         "p50": statistics.median(s["p50_us"] for s in samples),
         "p99": statistics.median(s["p99_us"] for s in samples),
+        "cpu": statistics.median(s.get("cpu_us", 0.0) for s in samples),
         "failed": sum(s["errors"] + s["non2xx"] for s in samples),
         "rounds": len(samples),
     }
@@ -114,6 +121,10 @@ def fmt_rps(value):
 
 def fmt_us(value):
     return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.0f} µs"
+
+
+def fmt_cpu(value):
+    return f"{value:.1f} µs" if value else "—"
 
 
 def fmt_ns(value):
@@ -132,15 +143,15 @@ def verdict(ok):
 
 def load_table(runs, skipped):
     rows = [
-        "| what | toolhost req/s | p50 | p99 | baseline | req/s | p50 | p99 | ratio | target | |",
-        "|---|--:|--:|--:|---|--:|--:|--:|--:|--:|---|",
+        "| what | toolhost req/s | p50 | p99 | CPU/req | baseline | req/s | p50 | p99 | CPU/req | ratio | target | |",
+        "|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|---|",
     ]
     outcomes = []
     for group, ours, theirs, what, baseline, target in COMPARISONS:
         a, b = runs.get((group, ours)), runs.get((group, theirs))
         if not a or not b:
-            reason = skipped.get(group) or skipped.get(f"{group}/{theirs}") or "not measured"
-            rows.append(f"| {what} | — | — | — | {baseline} | — | — | — | — | ≥ {target:g}× | skipped: {reason} |")
+            reason = skipped.get(group.split("_")[0]) or skipped.get(f"{group}/{theirs}") or "not measured"
+            rows.append(f"| {what} | — | — | — | — | {baseline} | — | — | — | — | — | ≥ {target:g}× | skipped: {reason} |")
             outcomes.append((what, baseline, None))
             continue
         x, y = summarize(a), summarize(b)
@@ -150,8 +161,8 @@ def load_table(runs, skipped):
         if x["failed"] or y["failed"]:
             note += f" ({x['failed']} / {y['failed']} failed requests)"
         rows.append(
-            f"| {what} | {fmt_rps(x['rps'])} | {fmt_us(x['p50'])} | {fmt_us(x['p99'])} | {baseline} | "
-            f"{fmt_rps(y['rps'])} | {fmt_us(y['p50'])} | {fmt_us(y['p99'])} | {ratio:.2f}× | ≥ {target:g}× | {note} |"
+            f"| {what} | {fmt_rps(x['rps'])} | {fmt_us(x['p50'])} | {fmt_us(x['p99'])} | {fmt_cpu(x['cpu'])} | {baseline} | "
+            f"{fmt_rps(y['rps'])} | {fmt_us(y['p50'])} | {fmt_us(y['p99'])} | {fmt_cpu(y['cpu'])} | {ratio:.2f}× | ≥ {target:g}× | {note} |"
         )
         outcomes.append((what, baseline, ok))
     # Added latency of a sculpted call, measured with one connection so that queueing does not
@@ -163,13 +174,13 @@ def load_table(runs, skipped):
         added = x["p50"] - y["p50"]
         ok = added < 150 and not x["failed"] and not y["failed"]
         rows.append(
-            f"| {what} | {fmt_rps(x['rps'])} | {fmt_us(x['p50'])} | {fmt_us(x['p99'])} | the upstream called directly | "
-            f"{fmt_rps(y['rps'])} | {fmt_us(y['p50'])} | {fmt_us(y['p99'])} | +{added:.0f} µs | < 150 µs | {verdict(ok)} |"
+            f"| {what} | {fmt_rps(x['rps'])} | {fmt_us(x['p50'])} | {fmt_us(x['p99'])} | {fmt_cpu(x['cpu'])} | the upstream called directly | "
+            f"{fmt_rps(y['rps'])} | {fmt_us(y['p50'])} | {fmt_us(y['p99'])} | {fmt_cpu(y['cpu'])} | +{added:.0f} µs | < 150 µs | {verdict(ok)} |"
         )
         outcomes.append((what, "", ok))
     else:
         reason = skipped.get("sculpt") or "not measured"
-        rows.append(f"| {what} | — | — | — | the upstream called directly | — | — | — | — | < 150 µs | skipped: {reason} |")
+        rows.append(f"| {what} | — | — | — | — | the upstream called directly | — | — | — | — | — | < 150 µs | skipped: {reason} |")
         outcomes.append((what, "", None))
     return rows, outcomes
 
@@ -263,7 +274,10 @@ def table(runs_path, rss_path, criterion_dir, since, skipped_path):
         "",
         f"Load: {machine['load_tool']}, {machine['connections']} connections, {machine['duration']} s per run after "
         f"{machine['warmup']} s of warm-up, {machine['rounds']} rounds (sides of each comparison back to back, order "
-        "alternating by round); each figure is the median over rounds. Every server on 127.0.0.1.",
+        "alternating by round); each figure is the median over rounds. Every server on 127.0.0.1. "
+        "CPU/req is the server process's user + system CPU time (all threads) per request during the "
+        "measured run, from /proc/PID/stat (for the sculpted tool, toolhost's alone, not the upstream's). "
+        "The load generator runs on the same cores, so req/s measures the pair, CPU/req the server.",
         "",
         "## Load",
         "",

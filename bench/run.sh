@@ -68,7 +68,7 @@ if [ "$load" = oha ]; then
   fi
   load_version="oha $("$oha" --version | awk '{print $2}')"
 else
-  load_version="$(wrk --version 2>&1 | head -1 | awk '{print "wrk " $2}')"
+  load_version="$({ wrk --version 2>&1 || true; } | head -1 | awk '{print "wrk " $2}')"
 fi
 
 # FastMCP 4.0.11: the newest whose dependencies all install from the registry this was written
@@ -98,11 +98,8 @@ micro() { # NAME CARGO-BENCH-ARGS...: runs one criterion bench target in quick m
 if [ "${BENCH_SKIP_MICRO:-0}" != 1 ]; then
   micro core -p toolhost-core --bench engine
   micro server -p toolhost-server --bench listing
-  if grep -q criterion_main crates/sculpt/benches/sculpt.rs 2>/dev/null; then
-    micro sculpt -p toolhost-sculpt --bench sculpt
-  else
-    skip "micro/sculpt" "crates/sculpt/benches/sculpt.rs has no benchmark yet"
-  fi
+  micro sculpt -p toolhost-sculpt --bench sculpt
+  micro mapping -p toolhost-sculpt --bench mapping
 fi
 
 # --- 4. load ----------------------------------------------------------------------------------
@@ -162,6 +159,24 @@ toolkits:
                   query: { a: "{{input.a}}", b: "{{input.b}}" }
               outputs:
                 sum: add.body.sum
+      - name: add_numbers_upstream_slow
+        description: Add two numbers by asking an upstream that takes 2 ms to answer.
+        versions:
+          - version: 1.0.0
+            inputs:
+              - { name: a, type: number, description: The first number to add. }
+              - { name: b, type: number, description: The second number to add. }
+            outputs:
+              - { name: sum, type: number, description: The sum a + b. }
+            backend:
+              kind: http
+              base_url: http://127.0.0.1:${port_of[upstream]}
+              steps:
+                - name: add
+                  path: /add
+                  query: { a: "{{input.a}}", b: "{{input.b}}", delay_us: 2000 }
+              outputs:
+                sum: add.body.sum
 EOF
 if "$toolhost" check "$work/sculpt" >"$work/sculpt-check.log" 2>&1; then
   start sculpted "$toolhost" serve --catalog "$work/sculpt" --reload-interval-ms 0 \
@@ -195,9 +210,14 @@ sides=(
   "mcp|fastmcp|fastmcp|POST|/mcp|$mcp_body|\"structuredContent\"|$json|$mcp_accept|$mcp_version"
   "sculpt|toolhost|sculpted|POST|/nact/tools/add_numbers_upstream:invoke|$nact_body|\"sum\"|$json"
   "sculpt|direct|upstream|GET|/add?a=10&b=5||\"sum\":15"
+  "sculpt_slow|toolhost|sculpted|POST|/nact/tools/add_numbers_upstream_slow:invoke|$nact_body|\"sum\"|$json"
+  "sculpt_slow|direct|upstream|GET|/add?a=10&b=5&delay_us=2000||\"sum\":15"
   "sculpt1|toolhost|sculpted|POST|/nact/tools/add_numbers_upstream:invoke|$nact_body|\"sum\"|$json"
   "sculpt1|direct|upstream|GET|/add?a=10&b=5||\"sum\":15"
 )
+
+clock_ticks="$(getconf CLK_TCK)"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system time of a process, in ticks
 
 # Runs one side: probe once, warm up, measure; appends one JSON line to runs.jsonl.
 measure() { # ROUND SPEC
@@ -214,24 +234,29 @@ measure() { # ROUND SPEC
   if [ "$round" = 1 ]; then
     python3 bench/bench.py probe "$method" "$target_url" "$body" "$expect" "${fields[@]:7}"
   fi
+  local pid="${pid_of[$server]}" ticks_before ticks_after
   if [ "$load" = wrk ]; then
     local -a args=(-t"$threads" -c"$conns" --timeout 5s "${headers[@]}" -s bench/wrk.lua "$target_url")
     [ "$threads" -le "$conns" ] || args[0]=-t"$conns"
     BENCH_METHOD="$method" BENCH_BODY="$body" wrk -d"${warmup}s" "${args[@]}" >/dev/null
+    ticks_before="$(cpu_ticks "$pid")"
     out="$(BENCH_METHOD="$method" BENCH_BODY="$body" wrk -d"${duration}s" "${args[@]}" | sed -n 's/^BENCH_JSON //p')"
   else
     local -a args=(--no-tui --output-format json -c"$conns" -m "$method" "${headers[@]}")
     [ -z "$body" ] || args+=(-d "$body")
     "$oha" -z "${warmup}s" "${args[@]}" "$target_url" >/dev/null
+    ticks_before="$(cpu_ticks "$pid")"
     out="$("$oha" -z "${duration}s" "${args[@]}" "$target_url" | python3 bench/bench.py oha | sed -n 's/^BENCH_JSON //p')"
   fi
+  ticks_after="$(cpu_ticks "$pid")"
   [ -n "$out" ] || { echo "no result from $load for $group/$side" >&2; return 1; }
-  python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r.update(group=sys.argv[2], side=sys.argv[3], round=int(sys.argv[4])); print(json.dumps(r))' \
-    "$out" "$group" "$side" "$round" >>"$work/runs.jsonl"
+  # The server's CPU time (user + system, all threads) over the measured run, per request.
+  python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r.update(group=sys.argv[2], side=sys.argv[3], round=int(sys.argv[4]), cpu_us=(int(sys.argv[6])-int(sys.argv[5]))*1e6/int(sys.argv[7])/max(r["requests"],1)); print(json.dumps(r))' \
+    "$out" "$group" "$side" "$round" "$ticks_before" "$ticks_after" "$clock_ticks" >>"$work/runs.jsonl"
   say "round $round $group/$side: $out"
 }
 
-groups=(nact otc woa mcp sculpt sculpt1)
+groups=(nact otc woa mcp sculpt sculpt_slow sculpt1)
 for round in $(seq "$rounds"); do
   for group in "${groups[@]}"; do
     group_sides=()

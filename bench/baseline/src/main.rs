@@ -18,6 +18,11 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
+/// The same allocator as the `toolhost` binary, so that a comparison measures the code around
+/// the tool, not the allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "usage: toolhost-bench bare|rmcp|upstream ADDR   (e.g. 127.0.0.1:8081)";
 
 fn main() -> ExitCode {

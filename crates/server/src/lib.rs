@@ -87,7 +87,10 @@ impl State {
 pub fn app(state: Arc<State>) -> Router {
     let body_limit = state.config.body_limit;
     let mounts = Arc::new(http::log::Mounts::new(&state.config));
-    // "Off" is the largest value each layer takes, so the stack has one type either way.
+    // A limit that is off is left out rather than run as a no-op: axum clones and runs every
+    // layer on every request, and these cost a timer, a semaphore and an allocation each
+    // (bench/run.sh; BENCHMARKS.md). When either global limit is on, "off" for the other is
+    // the largest value its layer takes.
     let limits = &state.config.limits;
     let max_in_flight = if limits.max_in_flight > 0 {
         limits.max_in_flight
@@ -95,6 +98,16 @@ pub fn app(state: Arc<State>) -> Router {
         tokio::sync::Semaphore::MAX_PERMITS
     };
     let request_timeout = limits.request_timeout.unwrap_or(Duration::from_secs(365 * 24 * 3600));
+    let global_limits = (limits.max_in_flight > 0 || limits.request_timeout.is_some()).then(|| {
+        tower::ServiceBuilder::new()
+            .layer(axum::error_handling::HandleErrorLayer::new(limits::rejected))
+            .load_shed()
+            // Global: every route's copy of this layer shares one semaphore.
+            .layer(tower::limit::GlobalConcurrencyLimitLayer::new(max_in_flight))
+            .timeout(request_timeout)
+    });
+    let rate_limit =
+        (limits.rate_per_second > 0.0).then(|| axum::middleware::from_fn_with_state(Arc::clone(&state), limits::rate));
     Router::new()
         .merge(ops::routes())
         .route(
@@ -112,18 +125,11 @@ pub fn app(state: Arc<State>) -> Router {
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), limits::rate))
+        .layer(tower::util::option_layer(rate_limit))
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), auth::layer))
         // Global limits: shed load beyond `max_in_flight` (503 at once, no queue) and cut
-        // requests at the deadline (504); each is a no-op when not configured.
-        .layer(
-            tower::ServiceBuilder::new()
-                .layer(axum::error_handling::HandleErrorLayer::new(limits::rejected))
-                .load_shed()
-                // Global: every route's copy of this layer shares one semaphore.
-                .layer(tower::limit::GlobalConcurrencyLimitLayer::new(max_in_flight))
-                .timeout(request_timeout),
-        )
+        // requests at the deadline (504).
+        .layer(tower::util::option_layer(global_limits))
         .layer(axum::middleware::from_fn_with_state(mounts, http::log::request))
         .layer(CatchPanicLayer::custom(http::problem::panicked))
         .with_state(state)

@@ -25,12 +25,12 @@ async fn readyz(http: &reqwest::Client, base: &str) -> Value {
         .unwrap()
 }
 
-/// Polls `/readyz` until `done` holds (at most 10 s).
+/// Polls `/readyz` until `done` holds (at most 30 s: CI machines can be busy).
 async fn wait_ready(http: &reqwest::Client, base: &str, done: impl Fn(&Value) -> bool) -> Value {
     let started = Instant::now();
     loop {
         let status = readyz(http, base).await;
-        if done(&status) || started.elapsed() > Duration::from_secs(10) {
+        if done(&status) || started.elapsed() > Duration::from_secs(30) {
             return status;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -26,9 +26,14 @@ impl Scratch {
         Self(dir)
     }
 
+    /// Writes a file atomically (a temporary name, then a rename), as editors do, so a watcher
+    /// never reads it half written.
     pub fn write(&self, name: &str, text: &str) -> PathBuf {
         let path = self.0.join(name);
-        std::fs::write(&path, text).expect("write scratch file");
+        let file = path.file_name().and_then(|f| f.to_str()).unwrap_or("file");
+        let temporary = path.with_file_name(format!(".{file}.tmp"));
+        std::fs::write(&temporary, text).expect("write scratch file");
+        std::fs::rename(&temporary, &path).expect("rename scratch file");
         path
     }
 }
