@@ -37,6 +37,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 : >"$work/runs.jsonl"
 : >"$work/skipped.tsv"
 skip() { printf '%s\t%s\n' "$1" "$2" >>"$work/skipped.tsv"; say "skipping $1: $2"; }
@@ -54,8 +55,12 @@ if [ -z "$load" ]; then
   elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     say "installing wrk (apt-get)"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-    load=wrk
+    if apt-get install -y -qq wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }; then
+      load=wrk
+    else
+      say "wrk did not install; using oha"
+      load=oha
+    fi
   else
     load=oha
   fi

@@ -7,12 +7,49 @@ use crate::catalog::Source;
 pub fn generated_catalog(tools: usize, toolkits: usize) -> Source {
     let mut text = String::with_capacity(tools * 900);
     text.push_str("toolkits:\n");
-    let per_kit = tools.div_ceil(toolkits.max(1));
-    for (k, chunk) in (0..tools).collect::<Vec<_>>().chunks(per_kit.max(1)).enumerate() {
-        text.push_str(&format!("  - name: Kit{k}\n    tools:\n"));
-        for i in chunk {
-            let tag = if i % 2 == 0 { "even" } else { "odd" };
-            text.push_str(&format!(
+    for (k, chunk) in kits(tools, toolkits).iter().enumerate() {
+        push_toolkit(&mut text, k, chunk);
+    }
+    Source {
+        name: format!("generated-{tools}.yaml"),
+        text,
+    }
+}
+
+/// The same catalog as [`generated_catalog`], one file per toolkit, as a large catalog is kept:
+/// one YAML file is parsed under a node budget (serde-saphyr's default, 250,000 nodes, about
+/// 1,000 of these tools), so a single file of 10,000 tools is refused.
+pub fn generated_catalog_files(tools: usize, toolkits: usize) -> Vec<Source> {
+    kits(tools, toolkits)
+        .iter()
+        .enumerate()
+        .map(|(k, chunk)| {
+            let mut text = String::with_capacity(chunk.len() * 900 + 16);
+            text.push_str("toolkits:\n");
+            push_toolkit(&mut text, k, chunk);
+            Source {
+                name: format!("generated-{tools}-kit{k}.yaml"),
+                text,
+            }
+        })
+        .collect()
+}
+
+/// Tool numbers `0..tools`, split into (at most) `toolkits` toolkits.
+fn kits(tools: usize, toolkits: usize) -> Vec<Vec<usize>> {
+    let per_kit = tools.div_ceil(toolkits.max(1)).max(1);
+    (0..tools)
+        .collect::<Vec<_>>()
+        .chunks(per_kit)
+        .map(<[usize]>::to_vec)
+        .collect()
+}
+
+fn push_toolkit(text: &mut String, k: usize, chunk: &[usize]) {
+    text.push_str(&format!("  - name: Kit{k}\n    tools:\n"));
+    for i in chunk {
+        let tag = if i % 2 == 0 { "even" } else { "odd" };
+        text.push_str(&format!(
                 r#"      - name: tool_{i:05}
         description: Generated tool number {i} for load and listing benchmarks.
         tags: [{tag}]
@@ -38,10 +75,5 @@ pub fn generated_catalog(tools: usize, toolkits: usize) -> Source {
             backend: {{ kind: native, function: testing.echo }}
 "#
             ));
-        }
-    }
-    Source {
-        name: format!("generated-{tools}.yaml"),
-        text,
     }
 }

@@ -9,12 +9,12 @@ use axum::http::Request;
 use criterion::{Criterion, criterion_group, criterion_main};
 use toolhost_core::Engine;
 use toolhost_core::catalog::Loader;
-use toolhost_core::testing::generated_catalog;
+use toolhost_core::testing::generated_catalog_files;
 use tower::ServiceExt;
 
 fn listing(c: &mut Criterion) {
     let catalog = Loader::default()
-        .load(&[generated_catalog(10_000, 50)])
+        .load(&generated_catalog_files(10_000, 50))
         .expect("generated catalog loads");
     let state = toolhost_server::State::new(Arc::new(Engine::new(catalog)), toolhost_server::Config::default());
     let app = toolhost_server::app(state);

@@ -55,7 +55,8 @@ pub fn metrics() -> &'static PrometheusHandle {
 }
 
 /// How often histogram samples are folded into their buckets when nobody scrapes `/metrics`.
-const UPKEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(5);
+/// Samples wait in memory until then: at 60k calls a second, 5 s of them were ~10 MB of peak RSS.
+const UPKEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The routes `/healthz`, `/readyz` and `/metrics`.
 pub fn routes() -> Router<Arc<State>> {
