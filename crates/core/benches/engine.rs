@@ -76,10 +76,16 @@ fn load(c: &mut Criterion) {
     let sources = generated_catalog_files(10_000, 50);
     let loader = Loader::default();
     let loaded = loader.load(&sources).map(|c| c.tools().len());
-    assert_eq!(loaded.as_ref().ok(), Some(&10_000), "the generated catalog loads: {loaded:?}");
+    assert_eq!(
+        loaded.as_ref().ok(),
+        Some(&10_000),
+        "the generated catalog loads: {loaded:?}"
+    );
     let mut group = c.benchmark_group("catalog");
     group.sample_size(10);
-    group.bench_function("load_10000_tools", |b| b.iter(|| loader.load(&sources).map(|c| c.tools().len())));
+    group.bench_function("load_10000_tools", |b| {
+        b.iter(|| loader.load(&sources).map(|c| c.tools().len()))
+    });
     group.finish();
 }
 

@@ -22,6 +22,12 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait Backend: Send + Sync + fmt::Debug {
     /// Runs the tool once.
     fn call<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Result<Map<String, Value>, ToolFailure>>;
+
+    /// The network services this backend calls, as URLs of which the scheme, host and port
+    /// matter (`https://api.example.com`), for readiness checks. None by default.
+    fn dependencies(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What a backend is given for one call.

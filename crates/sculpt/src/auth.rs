@@ -50,6 +50,14 @@ impl Auth {
         }
     }
 
+    /// The OAuth 2.0 token endpoint, when this auth has one.
+    pub fn token_url(&self) -> Option<&Url> {
+        match self {
+            Self::OAuth2(o) => Some(&o.token_url),
+            _ => None,
+        }
+    }
+
     /// Adds credentials to `headers` (or returns query parameters), remembering every secret
     /// sent in `scrubber`.
     pub async fn apply(

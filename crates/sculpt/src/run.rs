@@ -45,6 +45,21 @@ impl Backend for Sculpted {
     fn call<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Result<Map<String, Value>, ToolFailure>> {
         Box::pin(self.run(call))
     }
+
+    /// Each step's base URL (scheme, host, port and path prefix), once; a host that comes from
+    /// the input is not known here. The OAuth token endpoint is a dependency too.
+    fn dependencies(&self) -> Vec<String> {
+        let mut urls: Vec<String> = Vec::new();
+        for step in &self.recipe.steps {
+            urls.push(step.base.clone());
+            if let Some(token_url) = step.auth.as_deref().and_then(crate::auth::Auth::token_url) {
+                urls.push(token_url.to_string());
+            }
+        }
+        urls.sort();
+        urls.dedup();
+        urls
+    }
 }
 
 /// The results so far, indexed like the steps (`None`: not finished, or skipped).

@@ -39,8 +39,19 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
         invocation.context.request_id.get_or_insert(ids.request_id);
         invocation.context.traceparent.get_or_insert(ids.traceparent);
     }
-    // A tool at its concurrency cap fails fast and retryably rather than queueing.
-    let Some(_permit) = state.tool_slots.try_acquire(&invocation.tool) else {
+    // A tool at its concurrency cap fails fast and retryably rather than queueing. Caps are
+    // by tool name, whether the call named the tool or gave its id.
+    let slots = &state.tool_slots;
+    let permit = if slots.enabled() {
+        let catalog = state.engine.catalog();
+        let name = catalog
+            .find(&invocation.tool)
+            .map_or(invocation.tool.as_str(), |t| t.name.as_str());
+        slots.try_acquire(name)
+    } else {
+        Some(None)
+    };
+    let Some(_permit) = permit else {
         metrics::counter!("toolhost_tool_calls_rejected_total").increment(1);
         let failure = toolhost_core::ToolFailure::temporary(
             "the tool is running as many calls as it is allowed to; try again shortly",

@@ -36,10 +36,13 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Where WoA invocation is mounted, e.g. `/woa` (its `/agents/{agent_id}/invoke`).
     pub woa_prefix: String,
+    /// Whether `/readyz` answers 503 while a dependency (an upstream of a sculpted tool, a JWKS
+    /// URL) is unreachable; when false it only reports them.
+    pub ready_requires_dependencies: bool,
 }
 
 /// MCP streamable HTTP settings.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mcp {
     /// Where MCP is mounted, e.g. `/mcp`.
     pub path: String,
@@ -80,6 +83,7 @@ impl Default for Config {
             mcp: Mcp::default(),
             public_url: None,
             woa_prefix: "/woa".to_owned(),
+            ready_requires_dependencies: true,
         }
     }
 }

@@ -46,6 +46,10 @@ pub struct State {
     tool_slots: limits::ToolSlots,
     /// Per-caller request rates.
     rate: limits::RateLimiter,
+    /// Who may call: `config.auth` at start, replaced by [`State::apply`] on a config reload.
+    auth: arc_swap::ArcSwap<auth::Authenticator>,
+    /// The last dependency checks of `/readyz`.
+    readiness: ops::Readiness,
 }
 
 impl State {
@@ -66,8 +70,9 @@ impl State {
         let woa = adapter::woa::view(&engine, &config);
         ops::metrics();
         let reloads = ops::Reloads::new(&engine.catalog());
-        let tool_slots = limits::ToolSlots::new(config.limits.max_calls_per_tool);
+        let tool_slots = limits::ToolSlots::new(limits::ToolCaps::of_limits(&config.limits));
         let rate = limits::RateLimiter::new(config.limits.rate_per_second, config.limits.rate_burst);
+        let auth = arc_swap::ArcSwap::new(Arc::clone(&config.auth));
         Arc::new(Self {
             engine,
             config,
@@ -79,7 +84,78 @@ impl State {
             reloads,
             tool_slots,
             rate,
+            auth,
+            readiness: ops::Readiness::default(),
         })
+        .checked()
+    }
+
+    /// Warns of per-tool caps that name no tool of the catalog (a typo caps nothing).
+    fn checked(self: Arc<Self>) -> Arc<Self> {
+        self.warn_unknown_caps(&self.config.limits);
+        self
+    }
+
+    pub(crate) fn warn_unknown_caps(&self, limits: &limits::Limits) {
+        let catalog = self.engine.catalog();
+        for name in limits.max_calls_by_tool.keys() {
+            if catalog.find(name).is_none() {
+                tracing::warn!(tool = %name, "max_calls_by_tool names a tool the catalog does not have; it caps nothing");
+            }
+        }
+    }
+
+    /// Who may call, as configured now.
+    pub fn auth(&self) -> Arc<auth::Authenticator> {
+        self.auth.load_full()
+    }
+
+    /// Applies the settings of a reloaded config that take effect while serving: API keys and
+    /// JWT issuers, per-tool concurrency caps and the per-caller rate. Returns the names of the
+    /// other settings that differ from the running ones, which take effect on a restart (but
+    /// for `listen`, which the running config holds as bound: its caller compares that).
+    pub fn apply(&self, new: &Config) -> Vec<&'static str> {
+        let old = &self.config;
+        self.auth.store(Arc::clone(&new.auth));
+        self.tool_slots.set(limits::ToolCaps::of_limits(&new.limits));
+        self.warn_unknown_caps(&new.limits);
+        let rate_layer = old.limits.rate_per_second > 0.0;
+        if rate_layer {
+            self.rate.set(new.limits.rate_per_second, new.limits.rate_burst);
+        }
+        let mut restart = Vec::new();
+        let mut differs = |name, changed: bool| {
+            if changed {
+                restart.push(name);
+            }
+        };
+        differs("body_limit", old.body_limit != new.body_limit);
+        differs("nact_prefix", old.nact_prefix != new.nact_prefix);
+        differs("otc_prefix", old.otc_prefix != new.otc_prefix);
+        differs("woa_prefix", old.woa_prefix != new.woa_prefix);
+        differs("mcp_*", old.mcp != new.mcp);
+        differs("public_url", old.public_url != new.public_url);
+        differs("server_name", old.server_name != new.server_name);
+        differs(
+            "idempotency_*",
+            (old.idempotency_max_entries, old.idempotency_ttl) != (new.idempotency_max_entries, new.idempotency_ttl),
+        );
+        differs("shutdown_timeout_secs", old.shutdown_timeout != new.shutdown_timeout);
+        differs("max_in_flight", old.limits.max_in_flight != new.limits.max_in_flight);
+        differs(
+            "request_timeout_ms",
+            old.limits.request_timeout != new.limits.request_timeout,
+        );
+        // The rate-limit layer is in the stack only when a rate was set at start.
+        differs(
+            "rate_limit_per_second (turning the limit on)",
+            !rate_layer && new.limits.rate_per_second > 0.0,
+        );
+        differs(
+            "ready_requires_dependencies",
+            old.ready_requires_dependencies != new.ready_requires_dependencies,
+        );
+        restart
     }
 }
 

@@ -25,6 +25,8 @@ pub struct Limits {
     pub max_in_flight: usize,
     /// Calls of any one tool running at once.
     pub max_calls_per_tool: usize,
+    /// Caps of named tools over `max_calls_per_tool` (0: that tool is unlimited).
+    pub max_calls_by_tool: HashMap<String, usize>,
     /// The longest a request may take; later it is answered 504.
     pub request_timeout: Option<Duration>,
     /// Requests per second each caller may make on average.
@@ -64,34 +66,78 @@ fn busy(detail: &str) -> Response {
     p.into_response()
 }
 
-/// Per-tool concurrency: one semaphore per tool name, made on first use.
-#[derive(Debug, Default)]
+/// Per-tool concurrency: one semaphore per tool name, made on first use, sized by the tool's own
+/// cap or the default. Caps change on a config reload; a tool whose cap changed gets a new
+/// semaphore, and calls holding the old one finish on it.
+#[derive(Debug)]
 pub struct ToolSlots {
-    max: usize,
-    slots: Mutex<HashMap<String, Arc<Semaphore>>>,
+    caps: arc_swap::ArcSwap<ToolCaps>,
+    slots: Mutex<HashMap<String, (usize, Arc<Semaphore>)>>,
+}
+
+/// Concurrency caps of tools: a default and per-tool overrides; 0 means unlimited.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolCaps {
+    /// Calls of any one tool running at once (`max_calls_per_tool`).
+    pub default: usize,
+    /// Caps of named tools (`[max_calls_by_tool]`), over the default.
+    pub by_tool: HashMap<String, usize>,
+}
+
+impl ToolCaps {
+    /// The caps of `limits`.
+    pub fn of_limits(limits: &Limits) -> Self {
+        Self {
+            default: limits.max_calls_per_tool,
+            by_tool: limits.max_calls_by_tool.clone(),
+        }
+    }
+
+    fn of(&self, tool: &str) -> usize {
+        self.by_tool.get(tool).copied().unwrap_or(self.default)
+    }
 }
 
 impl ToolSlots {
-    /// Slots of `max` calls per tool; 0 means unlimited.
-    pub fn new(max: usize) -> Self {
+    /// Slots sized by `caps`.
+    pub fn new(caps: ToolCaps) -> Self {
         Self {
-            max,
+            caps: arc_swap::ArcSwap::from_pointee(caps),
             slots: Mutex::default(),
         }
     }
 
+    /// Uses `caps` from now on.
+    pub fn set(&self, caps: ToolCaps) {
+        self.caps.store(Arc::new(caps));
+    }
+
+    /// Whether any tool is capped at all.
+    pub fn enabled(&self) -> bool {
+        let caps = self.caps.load();
+        caps.default > 0 || caps.by_tool.values().any(|n| *n > 0)
+    }
+
     /// A permit to run `tool` now, or `None` when it is at its limit. `Some(None)` when unlimited.
     pub fn try_acquire(&self, tool: &str) -> Option<Option<OwnedSemaphorePermit>> {
-        if self.max == 0 {
+        let cap = self.caps.load().of(tool);
+        if cap == 0 {
             return Some(None);
         }
         let semaphore = {
             let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-            Arc::clone(
-                slots
-                    .entry(tool.to_owned())
-                    .or_insert_with(|| Arc::new(Semaphore::new(self.max))),
-            )
+            match slots.get_mut(tool) {
+                Some((size, semaphore)) if *size == cap => Arc::clone(semaphore),
+                Some(entry) => {
+                    *entry = (cap, Arc::new(Semaphore::new(cap)));
+                    Arc::clone(&entry.1)
+                }
+                None => {
+                    let semaphore = Arc::new(Semaphore::new(cap));
+                    slots.insert(tool.to_owned(), (cap, Arc::clone(&semaphore)));
+                    semaphore
+                }
+            }
         };
         semaphore.try_acquire_owned().ok().map(Some)
     }
@@ -100,9 +146,14 @@ impl ToolSlots {
 /// Per-caller token buckets.
 #[derive(Debug, Default)]
 pub struct RateLimiter {
+    inner: Mutex<Buckets>,
+}
+
+#[derive(Debug, Default)]
+struct Buckets {
     rate: f64,
     burst: f64,
-    buckets: Mutex<HashMap<String, Bucket>>,
+    map: HashMap<String, Bucket>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -117,35 +168,40 @@ const MAX_BUCKETS: usize = 100_000;
 impl RateLimiter {
     /// A limiter of `rate` requests per second with bursts of `burst`; a rate of 0 allows all.
     pub fn new(rate: f64, burst: u32) -> Self {
-        Self {
-            rate,
-            burst: f64::from(burst.max(1)),
-            buckets: Mutex::default(),
-        }
+        let limiter = Self::default();
+        limiter.set(rate, burst);
+        limiter
+    }
+
+    /// Uses `rate` and `burst` from now on; callers keep the tokens they have, up to the burst.
+    pub fn set(&self, rate: f64, burst: u32) {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.rate = rate;
+        inner.burst = f64::from(burst.max(1));
     }
 
     /// Takes a token for `caller`; when none is left, how long until one is.
     pub fn check(&self, caller: &str) -> Result<(), Duration> {
-        if self.rate <= 0.0 {
+        let now = Instant::now();
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let Buckets { rate, burst, map } = &mut *inner;
+        let (rate, burst) = (*rate, *burst);
+        if rate <= 0.0 {
             return Ok(());
         }
-        let now = Instant::now();
-        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
-        if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(caller) {
-            let (rate, burst) = (self.rate, self.burst);
-            buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
+        if map.len() >= MAX_BUCKETS && !map.contains_key(caller) {
+            map.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
         }
-        let bucket = buckets.entry(caller.to_owned()).or_insert(Bucket {
-            tokens: self.burst,
-            at: now,
-        });
-        bucket.tokens = (bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * self.rate).min(self.burst);
+        let bucket = map
+            .entry(caller.to_owned())
+            .or_insert(Bucket { tokens: burst, at: now });
+        bucket.tokens = (bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * rate).min(burst);
         bucket.at = now;
         if bucket.tokens >= 1.0 {
             bucket.tokens -= 1.0;
             Ok(())
         } else {
-            Err(Duration::from_secs_f64((1.0 - bucket.tokens) / self.rate))
+            Err(Duration::from_secs_f64((1.0 - bucket.tokens) / rate))
         }
     }
 }
@@ -197,13 +253,46 @@ mod tests {
     }
 
     #[test]
+    fn rates_change_on_set() {
+        let limiter = RateLimiter::new(1.0, 1);
+        assert!(limiter.check("a").is_ok());
+        assert!(limiter.check("a").is_err());
+        limiter.set(0.0, 1);
+        assert!(limiter.check("a").is_ok(), "rate 0 turns the limit off");
+        limiter.set(1000.0, 50);
+        assert!((0..40).all(|_| limiter.check("b").is_ok()), "the new burst applies");
+    }
+
+    fn caps(default: usize, by_tool: &[(&str, usize)]) -> ToolCaps {
+        ToolCaps {
+            default,
+            by_tool: by_tool.iter().map(|(t, n)| ((*t).to_owned(), *n)).collect(),
+        }
+    }
+
+    #[test]
     fn tool_slots_cap_each_tool() {
-        let slots = ToolSlots::new(1);
+        let slots = ToolSlots::new(caps(1, &[]));
         let held = slots.try_acquire("a").unwrap();
         assert!(slots.try_acquire("a").is_none());
         assert!(slots.try_acquire("b").is_some());
         drop(held);
         assert!(slots.try_acquire("a").is_some());
-        assert!(ToolSlots::new(0).try_acquire("a").is_some());
+        assert!(ToolSlots::new(caps(0, &[])).try_acquire("a").is_some());
+    }
+
+    #[test]
+    fn a_tool_may_have_its_own_cap_and_caps_change_on_set() {
+        let slots = ToolSlots::new(caps(1, &[("wide", 3), ("free", 0)]));
+        let wide: Vec<_> = (0..3).map(|_| slots.try_acquire("wide").unwrap()).collect();
+        assert!(slots.try_acquire("wide").is_none(), "its own cap of 3");
+        let free: Vec<_> = (0..100).map(|_| slots.try_acquire("free").unwrap()).collect();
+        assert!(free.iter().all(Option::is_none), "0 is unlimited");
+        let narrow = slots.try_acquire("other").unwrap();
+        assert!(slots.try_acquire("other").is_none(), "the default of 1");
+        slots.set(caps(2, &[("wide", 4)]));
+        assert!(slots.try_acquire("wide").is_some(), "a new cap starts a new count");
+        assert!(slots.try_acquire("other").is_some(), "the new default applies");
+        drop((wide, narrow));
     }
 }

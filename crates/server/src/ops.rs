@@ -1,7 +1,7 @@
 //! Operations endpoints (`/healthz`, `/readyz`, `/metrics`) and catalog reload bookkeeping.
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
 use axum::extract::State as Extract;
@@ -9,6 +9,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use serde::Serialize;
 use serde_json::json;
 use toolhost_core::{Catalog, Problem};
 
@@ -135,29 +136,155 @@ impl State {
     }
 }
 
+impl State {
+    /// Records a reload that failed before a catalog could be loaded (a config file that does
+    /// not parse, say): `/readyz` shows it, and the previous settings keep serving.
+    pub fn record_reload_error(&self, error: String) {
+        let mut status = self.reloads.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        tracing::error!("reload refused; still serving the previous settings: {error}");
+        status.failures += 1;
+        status.last_error = Some(error);
+        metrics::counter!("toolhost_catalog_reload_failures_total").increment(1);
+    }
+}
+
+/// How long `/readyz` reuses its dependency checks, so frequent probes do not hammer upstreams.
+const READY_CACHE: Duration = Duration::from_secs(5);
+/// How long one dependency check may take.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The dependency checks of `/readyz`: a TCP connection to each upstream of a sculpted tool,
+/// and a key set in hand for each JWKS URL. Results are reused for [`READY_CACHE`] while the
+/// catalog and the auth settings stay the same.
+#[derive(Debug, Default)]
+pub struct Readiness {
+    last: tokio::sync::Mutex<Option<Checked>>,
+}
+
+#[derive(Debug, Clone)]
+struct Checked {
+    at: Instant,
+    key: (u64, usize),
+    dependencies: Vec<Dependency>,
+}
+
+/// One dependency and whether it answered.
+#[derive(Debug, Clone, Serialize)]
+struct Dependency {
+    kind: &'static str,
+    url: String,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+impl Readiness {
+    async fn check(&self, state: &State) -> Vec<Dependency> {
+        let auth = state.auth();
+        let key = (state.engine.generation(), Arc::as_ptr(&auth) as usize);
+        let mut last = self.last.lock().await;
+        if let Some(checked) = last.as_ref().filter(|c| c.key == key && c.at.elapsed() < READY_CACHE) {
+            return checked.dependencies.clone();
+        }
+        let upstreams = state.engine.catalog().dependencies();
+        let (mut dependencies, jwks) = tokio::join!(
+            futures_util::future::join_all(upstreams.into_iter().map(|url| async move {
+                let result = connect(&url).await;
+                dependency("upstream", origin(&url), result)
+            })),
+            auth.check_jwks()
+        );
+        dependencies.extend(jwks.into_iter().map(|(url, result)| dependency("jwks", url, result)));
+        for d in dependencies.iter().filter(|d| !d.ok) {
+            tracing::warn!(kind = d.kind, url = %d.url, error = d.error.as_deref().unwrap_or(""), "dependency unreachable");
+        }
+        *last = Some(Checked {
+            at: Instant::now(),
+            key,
+            dependencies: dependencies.clone(),
+        });
+        dependencies
+    }
+}
+
+fn dependency(kind: &'static str, url: String, result: Result<(), String>) -> Dependency {
+    Dependency {
+        kind,
+        url,
+        ok: result.is_ok(),
+        error: result.err(),
+    }
+}
+
+/// `scheme://host:port` of a URL: what is checked, without any path.
+fn origin(url: &str) -> String {
+    match url.parse::<axum::http::Uri>() {
+        Ok(uri) => format!(
+            "{}://{}",
+            uri.scheme_str().unwrap_or("http"),
+            uri.authority()
+                .map_or("", |a| a.as_str().rsplit('@').next().unwrap_or(""))
+        ),
+        Err(_) => url.to_owned(),
+    }
+}
+
+/// Opens (and closes) a TCP connection to the URL's host and port within [`CHECK_TIMEOUT`].
+async fn connect(url: &str) -> Result<(), String> {
+    let uri: axum::http::Uri = url.parse().map_err(|_| "not a URL".to_owned())?;
+    let host = uri
+        .host()
+        .ok_or("no host")?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = uri
+        .port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+    match tokio::time::timeout(CHECK_TIMEOUT, tokio::net::TcpStream::connect((host, port))).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(format!("connection failed: {e}")),
+        Err(_) => Err(format!("no connection within {} s", CHECK_TIMEOUT.as_secs())),
+    }
+}
+
 async fn healthz() -> Response {
     json_response(StatusCode::OK, r#"{"status":"alive"}"#.to_owned())
 }
 
-/// Ready once a catalog is loaded (always, since the server refuses to start without one);
-/// reports the catalog's generation and the last reload error.
+/// Ready when a catalog is loaded (always, since the server refuses to start without one) and,
+/// unless `ready_requires_dependencies` is off, every dependency answers. Reports the catalog's
+/// generation, the last reload error, and the dependencies: by URL when authentication is off,
+/// otherwise only how many failed (`/readyz` needs no credentials, and upstream addresses are
+/// not for everyone; the log names them).
 async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
     let status = state.reloads.status();
     let loaded_at = status
         .loaded_at
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let body = json!({
-        "status": "ready",
+    let dependencies = state.readiness.check(&state).await;
+    let unreachable = dependencies.iter().filter(|d| !d.ok).count();
+    let ready = unreachable == 0 || !state.config.ready_requires_dependencies;
+    let mut body = json!({
+        "status": if ready { "ready" } else { "not ready" },
         "catalog": {
             "generation": state.engine.generation(),
             "tools": state.engine.catalog().tools().len(),
             "loaded_at_unix": loaded_at,
         },
+        "dependencies": {"checked": dependencies.len(), "unreachable": unreachable},
         "reload_failures": status.failures,
         "last_reload_error": status.last_error,
     });
-    json_response(StatusCode::OK, body.to_string())
+    if !state.auth().enabled() {
+        body["dependencies"]["list"] = json!(dependencies);
+    }
+    let code = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    json_response(code, body.to_string())
 }
 
 async fn render() -> Response {
@@ -177,4 +304,29 @@ fn json_response(status: StatusCode, body: String) -> Response {
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_keep_scheme_host_and_port_only() {
+        assert_eq!(
+            origin("https://user:pw@api.example.com:8443/v1/x"),
+            "https://api.example.com:8443"
+        );
+        assert_eq!(origin("http://[::1]:9000/base"), "http://[::1]:9000");
+        assert_eq!(origin("http://127.0.0.1"), "http://127.0.0.1");
+    }
+
+    #[tokio::test]
+    async fn connect_reports_refused_and_bad_urls() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/path", listener.local_addr().unwrap());
+        assert_eq!(connect(&url).await, Ok(()));
+        drop(listener);
+        assert!(connect(&url).await.unwrap_err().contains("connection failed"));
+        assert!(connect("not a url").await.is_err());
+    }
 }

@@ -11,7 +11,7 @@ use axum_server::tls_rustls::RustlsConfig;
 use crate::State;
 
 /// The PEM files of the server's certificate chain and private key.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsFiles {
     /// The certificate chain, leaf first.
     pub cert: PathBuf,

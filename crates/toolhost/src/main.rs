@@ -123,7 +123,9 @@ fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<Catalog, Vec<P
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let mut settings = args.resolve()?;
+    let mut settings = args.clone().resolve()?;
+    // As resolved, for a config reload to compare with (the listen port is bound below).
+    let running = settings.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -181,8 +183,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if let Some(catalog) = settings.catalog.clone() {
             let watch = reload::Watch {
                 catalog,
-                config: settings.config_file.clone(),
                 interval: settings.reload_interval,
+                config: settings.config_file.clone().map(|path| reload::Reconfigure {
+                    path,
+                    args,
+                    running,
+                    make_loader,
+                }),
             };
             tokio::spawn(reload::run(watch, Arc::clone(&loader), Arc::clone(&state)));
         }

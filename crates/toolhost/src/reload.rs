@@ -1,6 +1,12 @@
-//! Hot reload: the catalog directory (and the config file) are polled for changes, and SIGHUP
-//! reloads at once. A new catalog is validated fully before it is swapped in; an invalid one is
-//! logged and refused while the old one keeps serving (`State::reload`).
+//! Hot reload: the catalog directory and the config file are polled for changes, and SIGHUP
+//! reloads both at once. A new catalog is validated fully before it is swapped in; an invalid
+//! one is logged and refused while the old one keeps serving (`State::reload`).
+//!
+//! A changed config file is resolved again with the same flags and environment. Its API keys,
+//! JWT issuers, per-tool concurrency caps, rate, `[secrets]`, tag scopes and call timeout take
+//! effect at once (the last three through a new catalog loader, so the catalog is reloaded
+//! too); a setting that only a restart changes (the listen address, say) is named in a warning.
+//! A config file that does not resolve is refused whole, and the running settings stay.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,23 +14,37 @@ use std::time::{Duration, SystemTime};
 
 use toolhost_core::catalog::{Loader, Source};
 
+use crate::settings::{ServeArgs, Settings};
+
 /// What is watched and how often.
 #[derive(Debug)]
 pub struct Watch {
     /// The catalog directory.
     pub catalog: PathBuf,
-    /// The config file, if any: a change to it reloads the catalog too.
-    pub config: Option<PathBuf>,
     /// How often to look for changes; `None` means only on SIGHUP.
     pub interval: Option<Duration>,
+    /// The config file and how to resolve it again, if the server was started with one.
+    pub config: Option<Reconfigure>,
 }
 
+/// How a changed config file is read again.
+#[derive(Debug)]
+pub struct Reconfigure {
+    /// The config file.
+    pub path: PathBuf,
+    /// The flags (and environment) the server started with; they still win over the file.
+    pub args: ServeArgs,
+    /// The settings running now, to name what only a restart changes.
+    pub running: Settings,
+    /// Builds the catalog loader of a set of settings.
+    pub make_loader: fn(&Settings) -> anyhow::Result<Loader>,
+}
+
+type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
+
 /// Names, sizes and modification times: enough to notice an edit, a new file or a removal.
-fn fingerprint(watch: &Watch) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
-    let mut entries: Vec<_> = std::fs::read_dir(&watch.catalog)
-        .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    entries.extend(watch.config.iter().cloned());
+fn fingerprint(paths: impl IntoIterator<Item = PathBuf>) -> Fingerprint {
+    let mut entries: Vec<_> = paths.into_iter().collect();
     entries.sort();
     entries
         .into_iter()
@@ -37,9 +57,18 @@ fn fingerprint(watch: &Watch) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
         .collect()
 }
 
-/// Watches until the process ends, reloading `state`'s catalog with `loader` on every change.
-pub async fn run(watch: Watch, loader: Arc<Loader>, state: Arc<toolhost_server::State>) {
-    let mut last = fingerprint(&watch);
+fn catalog_files(dir: &Path) -> Fingerprint {
+    fingerprint(
+        std::fs::read_dir(dir)
+            .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect::<Vec<_>>())
+            .unwrap_or_default(),
+    )
+}
+
+/// Watches until the process ends, reloading `state`'s config and catalog on every change.
+pub async fn run(watch: Watch, mut loader: Arc<Loader>, state: Arc<toolhost_server::State>) {
+    let config_files = |w: &Watch| fingerprint(w.config.iter().map(|c| c.path.clone()));
+    let (mut last_catalog, mut last_config) = (catalog_files(&watch.catalog), config_files(&watch));
     #[cfg(unix)]
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     loop {
@@ -64,15 +93,25 @@ pub async fn run(watch: Watch, loader: Arc<Loader>, state: Arc<toolhost_server::
             () = poll => false,
             () = signalled => true,
         };
-        let now = fingerprint(&watch);
-        if !forced && now == last {
+        let (catalog_now, config_now) = (catalog_files(&watch.catalog), config_files(&watch));
+        let config_changed = forced || config_now != last_config;
+        if !config_changed && catalog_now == last_catalog {
             continue;
         }
-        last = now;
+        (last_catalog, last_config) = (catalog_now, config_now);
         tracing::info!(
             reason = if forced { "SIGHUP" } else { "files changed" },
-            "reloading the catalog"
+            config = config_changed && watch.config.is_some(),
+            "reloading"
         );
+        if config_changed && let Some(reconfigure) = &watch.config {
+            match reconfigured(reconfigure, &state) {
+                Ok(new_loader) => loader = new_loader,
+                // The catalog is not loaded with the old settings either: its change may need
+                // the new ones (a new secret, say); the next change or SIGHUP tries again.
+                Err(()) => continue,
+            }
+        }
         let dir = watch.catalog.clone();
         let loader = Arc::clone(&loader);
         // Reading and compiling a large catalog is blocking work; keep it off the async workers.
@@ -84,6 +123,33 @@ pub async fn run(watch: Watch, loader: Arc<Loader>, state: Arc<toolhost_server::
             Err(e) => tracing::error!("catalog reload task failed: {e}"),
         }
     }
+}
+
+/// Resolves the config file again and applies it; the new catalog loader on success.
+fn reconfigured(reconfigure: &Reconfigure, state: &toolhost_server::State) -> Result<Arc<Loader>, ()> {
+    let path = reconfigure.path.display();
+    let new = reconfigure
+        .args
+        .clone()
+        .resolve()
+        .and_then(|new| Ok(((reconfigure.make_loader)(&new)?, new)));
+    let (loader, new) = match new {
+        Ok(done) => done,
+        Err(e) => {
+            state.record_reload_error(format!("config file {path}: {e:#}"));
+            return Err(());
+        }
+    };
+    let mut restart = state.apply(&new.server);
+    restart.extend(reconfigure.running.restart_needed_for(&new));
+    if !restart.is_empty() {
+        tracing::warn!(
+            "config file {path} changed settings that take effect on restart: {}",
+            restart.join(", ")
+        );
+    }
+    tracing::info!("config file {path} applied");
+    Ok(Arc::new(loader))
 }
 
 fn load(dir: &Path, loader: &Loader) -> Result<toolhost_core::Catalog, Vec<toolhost_core::Problem>> {

@@ -21,7 +21,7 @@ pub enum LogFormat {
 }
 
 /// Flags of `toolhost serve`; each also reads a `TOOLHOST_*` environment variable.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// The catalog directory; the bundled example catalog when absent.
     #[arg(long, env = "TOOLHOST_CATALOG")]
@@ -90,6 +90,10 @@ pub struct ServeArgs {
     /// The longest a request may take, in milliseconds; then 504 [default: 0 = no deadline].
     #[arg(long, env = "TOOLHOST_REQUEST_TIMEOUT_MS")]
     request_timeout_ms: Option<u64>,
+    /// Whether /readyz answers 503 while an upstream of a sculpted tool or a JWKS URL is
+    /// unreachable; false only reports them [default: true].
+    #[arg(long, env = "TOOLHOST_READY_REQUIRES_DEPENDENCIES")]
+    ready_requires_dependencies: Option<bool>,
     /// Requests per second per caller (API key, token subject, or client IP) [default: 0 = no limit].
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_PER_SECOND")]
     rate_limit_per_second: Option<f64>,
@@ -142,6 +146,10 @@ struct File {
     shutdown_timeout_secs: Option<u64>,
     max_in_flight: Option<usize>,
     max_calls_per_tool: Option<usize>,
+    /// Concurrency caps of named tools over `max_calls_per_tool`: `{ get_weather = 4 }`.
+    #[serde(default)]
+    max_calls_by_tool: std::collections::HashMap<String, usize>,
+    ready_requires_dependencies: Option<bool>,
     request_timeout_ms: Option<u64>,
     rate_limit_per_second: Option<f64>,
     rate_limit_burst: Option<u32>,
@@ -153,7 +161,7 @@ struct File {
 }
 
 /// Everything `serve` needs, resolved.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     pub catalog: Option<PathBuf>,
     pub otlp_endpoint: Option<String>,
@@ -168,6 +176,29 @@ pub struct Settings {
     pub log_format: LogFormat,
     pub log_level: String,
     pub server: Config,
+}
+
+impl Settings {
+    /// The names of the settings outside what `State::apply` compares that differ from `new`'s:
+    /// they take effect on a restart. `self` is as resolved, before the server bound its port.
+    pub fn restart_needed_for(&self, new: &Settings) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        let mut differs = |name, changed: bool| {
+            if changed {
+                names.push(name);
+            }
+        };
+        differs("listen", self.server.listen != new.server.listen);
+        differs("catalog", self.catalog != new.catalog);
+        differs("tls_cert/tls_key", self.tls != new.tls);
+        differs("reload_interval_ms", self.reload_interval != new.reload_interval);
+        differs(
+            "log/log_format",
+            (&self.log_level, self.log_format) != (&new.log_level, new.log_format),
+        );
+        differs("otlp_endpoint", self.otlp_endpoint != new.otlp_endpoint);
+        names
+    }
 }
 
 impl ServeArgs {
@@ -268,6 +299,7 @@ impl ServeArgs {
                 limits: toolhost_server::limits::Limits {
                     max_in_flight: self.max_in_flight.or(file.max_in_flight).unwrap_or(0),
                     max_calls_per_tool: self.max_calls_per_tool.or(file.max_calls_per_tool).unwrap_or(0),
+                    max_calls_by_tool: file.max_calls_by_tool,
                     request_timeout: self
                         .request_timeout_ms
                         .or(file.request_timeout_ms)
@@ -279,6 +311,10 @@ impl ServeArgs {
                 mcp,
                 public_url,
                 woa_prefix,
+                ready_requires_dependencies: self
+                    .ready_requires_dependencies
+                    .or(file.ready_requires_dependencies)
+                    .unwrap_or(defaults.ready_requires_dependencies),
                 shutdown_timeout: self
                     .shutdown_timeout_secs
                     .or(file.shutdown_timeout_secs)

@@ -382,6 +382,20 @@ impl Catalog {
         &self.tools
     }
 
+    /// The network services the catalog's backends call (see [`Backend::dependencies`]), each
+    /// once, sorted; retired versions included, since they are still served.
+    pub fn dependencies(&self) -> Vec<String> {
+        let mut urls: Vec<String> = self
+            .tools
+            .iter()
+            .flat_map(|t| t.versions.iter())
+            .flat_map(|v| v.backend.dependencies())
+            .collect();
+        urls.sort();
+        urls.dedup();
+        urls
+    }
+
     /// Every toolkit with its description, if the catalog gives one.
     pub fn toolkits(&self) -> &BTreeMap<String, Option<String>> {
         &self.toolkits

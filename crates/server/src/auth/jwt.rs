@@ -50,13 +50,52 @@ enum Keys {
     Remote {
         url: String,
         http: reqwest::Client,
-        cache: Mutex<Option<Fetched>>,
+        cache: Mutex<Remote>,
     },
+}
+
+/// What is known of a JWKS URL: the last key set fetched, and the last attempt.
+#[derive(Default)]
+struct Remote {
+    fetched: Option<Fetched>,
+    tried: Option<Instant>,
+    error: Option<String>,
 }
 
 struct Fetched {
     set: JwkSet,
     at: Instant,
+}
+
+impl Remote {
+    fn fresh(&self) -> Option<&JwkSet> {
+        self.fetched
+            .as_ref()
+            .filter(|f| f.at.elapsed() < JWKS_TTL)
+            .map(|f| &f.set)
+    }
+
+    /// Fetches the key set again unless an attempt was made within `REFETCH_INTERVAL`, so
+    /// neither forged tokens nor a failing endpoint make the server hammer it.
+    async fn refresh(&mut self, http: &reqwest::Client, url: &str) {
+        if self.tried.is_some_and(|t| t.elapsed() < REFETCH_INTERVAL) {
+            return;
+        }
+        self.tried = Some(Instant::now());
+        match fetch(http, url).await {
+            Ok(set) => {
+                self.fetched = Some(Fetched {
+                    set,
+                    at: Instant::now(),
+                });
+                self.error = None;
+            }
+            Err(e) => {
+                tracing::warn!(%url, "failed to fetch the JWKS: {e}");
+                self.error = Some(e);
+            }
+        }
+    }
 }
 
 /// Where an issuer's keys come from (one of them).
@@ -146,7 +185,7 @@ impl Issuer {
                             Keys::Remote {
                                 url,
                                 http,
-                                cache: Mutex::new(None),
+                                cache: Mutex::new(Remote::default()),
                             }
                         }
                         KeySource::Secret(_) => unreachable!("handled above"),
@@ -198,28 +237,37 @@ impl Issuer {
             Keys::Single(key) => Ok(key.clone()),
             Keys::Set(set) => from_set(set).ok_or_else(unknown),
             Keys::Remote { url, http, cache } => {
-                let mut cache = cache.lock().await;
-                let fresh = cache.as_ref().is_some_and(|f| f.at.elapsed() < JWKS_TTL);
-                if let Some(key) = cache.as_ref().filter(|_| fresh).and_then(|f| from_set(&f.set)) {
+                let mut remote = cache.lock().await;
+                if let Some(key) = remote.fresh().and_then(from_set) {
                     return Ok(key);
                 }
-                let may_fetch = cache
+                remote.refresh(http, url).await;
+                // A stale set still verifies while the endpoint is down: keys rotate slowly.
+                remote
+                    .fetched
                     .as_ref()
-                    .is_none_or(|f| !fresh || f.at.elapsed() >= REFETCH_INTERVAL);
-                if may_fetch {
-                    match fetch(http, url).await {
-                        Ok(set) => {
-                            *cache = Some(Fetched {
-                                set,
-                                at: Instant::now(),
-                            })
-                        }
-                        Err(e) => tracing::warn!(%url, "failed to fetch the JWKS: {e}"),
-                    }
-                }
-                cache.as_ref().and_then(|f| from_set(&f.set)).ok_or_else(unknown)
+                    .and_then(|f| from_set(&f.set))
+                    .ok_or_else(unknown)
             }
         }
+    }
+
+    /// For keys from a URL, for readiness: the URL, and whether a fresh key set is in hand
+    /// (fetching one, at the refetch rate, when it is not).
+    pub(super) async fn check(&self) -> Option<(String, Result<(), String>)> {
+        let Keys::Remote { url, http, cache } = &self.keys else {
+            return None;
+        };
+        let mut remote = cache.lock().await;
+        if remote.fresh().is_none() {
+            remote.refresh(http, url).await;
+        }
+        let status = match (remote.fresh(), &remote.error) {
+            (Some(_), _) => Ok(()),
+            (None, Some(e)) => Err(e.clone()),
+            (None, None) => Err("no key set fetched yet".to_owned()),
+        };
+        Some((url.clone(), status))
     }
 }
 

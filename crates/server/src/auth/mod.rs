@@ -102,6 +102,15 @@ impl Authenticator {
             .collect()
     }
 
+    /// The JWKS URLs of the issuers, each with whether its keys are in hand (for `/readyz`).
+    pub async fn check_jwks(&self) -> Vec<(String, Result<(), String>)> {
+        let mut checked = Vec::new();
+        for issuer in &self.issuers {
+            checked.extend(issuer.check().await);
+        }
+        checked
+    }
+
     /// Authenticates a request from its headers.
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
         if !self.enabled() {
@@ -148,7 +157,7 @@ pub async fn layer(Extract(state): Extract<Arc<State>>, mut request: Request, ne
     let caller = if exempt(&state, &path) {
         Ok(Caller::anonymous())
     } else {
-        state.config.auth.authenticate(request.headers()).await
+        state.auth().authenticate(request.headers()).await
     };
     match caller {
         Ok(caller) => {
@@ -221,7 +230,7 @@ pub async fn protected_resource(Extract(state): Extract<Arc<State>>) -> Response
     }
     let body = serde_json::json!({
         "resource": format!("{}{}", config.public_base(), config.mcp.path),
-        "authorization_servers": state.config.auth.issuer_urls(),
+        "authorization_servers": state.auth().issuer_urls(),
         "bearer_methods_supported": ["header"],
         "scopes_supported": scopes,
         "resource_name": config.server_name,

@@ -161,3 +161,44 @@ async fn callers_are_rate_limited_with_retry_after() {
     assert_eq!(retry.as_deref(), Some("1"));
     assert!(body["detail"].as_str().unwrap().contains("wait"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tool_may_have_its_own_cap_and_a_config_reload_changes_caps() {
+    let catalog = Loader::default()
+        .load(&[Source {
+            name: "slow.yaml".into(),
+            text: SLOW.into(),
+        }])
+        .unwrap();
+    let limits = Limits {
+        max_calls_by_tool: [("slow_echo".to_owned(), 1)].into(),
+        ..Default::default()
+    };
+    let config = toolhost_server::Config {
+        limits: limits.clone(),
+        ..Default::default()
+    };
+    let state = toolhost_server::State::new(Arc::new(Engine::new(catalog)), config.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(toolhost_server::serve(
+        listener,
+        Arc::clone(&state),
+        std::future::pending(),
+    ));
+
+    let results = burst(&base, "slow_echo", 3).await;
+    assert_eq!(results.iter().filter(|r| r.0 == 200).count(), 1, "{results:?}");
+    assert_eq!(results.iter().filter(|r| r.0 == 503).count(), 2, "{results:?}");
+    let results = burst(&base, "quick_echo", 3).await;
+    assert!(
+        results.iter().all(|r| r.0 == 200),
+        "other tools are uncapped: {results:?}"
+    );
+
+    let mut wider = config;
+    wider.limits.max_calls_by_tool.insert("slow_echo".to_owned(), 3);
+    assert!(state.apply(&wider).is_empty(), "caps change without a restart");
+    let results = burst(&base, "slow_echo", 3).await;
+    assert!(results.iter().all(|r| r.0 == 200), "the new cap applies: {results:?}");
+}

@@ -249,3 +249,173 @@ fn otlp_export_needs_the_otel_feature() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("--features otel"), "{stderr}");
 }
+
+async fn call_with_key(http: &reqwest::Client, base: &str, key: &str) -> u16 {
+    let body = json!({"input_parameters": [{"name": "city", "value": "Oslo"}]});
+    http.post(format!("{base}/nact/tools/echo_city:invoke"))
+        .header("OTC-API-Key", key)
+        .json(&body)
+        .send()
+        .await
+        .map_or(0, |r| r.status().as_u16())
+}
+
+/// Polls until `call` answers `status` (at most 30 s).
+async fn wait_status<F: std::future::Future<Output = u16>>(status: u16, call: impl Fn() -> F) -> u16 {
+    let started = Instant::now();
+    loop {
+        let got = call().await;
+        if got == status || started.elapsed() > Duration::from_secs(30) {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A changed config file takes effect while serving (API keys here), names the settings that
+/// need a restart, and a broken one is refused whole while the running settings stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_config_applies_at_once_and_a_broken_one_is_refused() {
+    let dir = Scratch::new();
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    dir.write("catalog/demo.yaml", ONE_TOOL);
+    let config = |key: &str, extra: &str| {
+        format!(
+            "catalog = \"catalog\"\n{extra}\n[[auth.api_keys]]\nname = \"ops\"\nsha256 = \"{}\"\n",
+            toolhost_server::auth::hash_key(key)
+        )
+    };
+    let path = dir.write("toolhost.toml", &config("key-one", ""));
+    let server = Server::start(
+        &["--config", path.to_str().unwrap(), "--reload-interval-ms", "100"],
+        &[],
+        None,
+    );
+    let (http, base) = (reqwest::Client::new(), server.base.clone());
+    assert_eq!(call_with_key(&http, &base, "key-one").await, 200);
+    assert_eq!(call_with_key(&http, &base, "key-two").await, 401);
+
+    dir.write("toolhost.toml", &config("key-two", "body_limit = 1000"));
+    assert_eq!(wait_status(200, || call_with_key(&http, &base, "key-two")).await, 200);
+    assert_eq!(call_with_key(&http, &base, "key-one").await, 401, "the old key is gone");
+    let logs = server.logs_when(|l| l.iter().any(|l| l.contains("take effect on restart")));
+    assert!(
+        logs.iter().any(|l| l.contains("take effect on restart: body_limit")),
+        "a setting only a restart changes is named: {logs:#?}"
+    );
+
+    dir.write("toolhost.toml", "this is [not toml");
+    let status = wait_ready(&http, &base, |s| s["reload_failures"] == 1).await;
+    let error = status["last_reload_error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("config file") && error.contains("toolhost.toml"),
+        "{status}"
+    );
+    assert_eq!(
+        call_with_key(&http, &base, "key-two").await,
+        200,
+        "the running keys stay"
+    );
+    assert_eq!(call_with_key(&http, &base, "key-one").await, 401);
+    assert!(server.terminate());
+}
+
+const SCULPTED: &str = r#"
+toolkits:
+  - name: Sculpted
+    tools:
+      - name: fetch_page
+        description: Fetch a page from the upstream.
+        versions:
+          - version: 1.0.0
+            outputs: [{ name: status, type: int, description: The HTTP status. }]
+            backend:
+              kind: http
+              base_url: BASE
+              steps: [{ name: call, path: /page }]
+              outputs: { status: call.status }
+"#;
+
+async fn readyz_status(http: &reqwest::Client, base: &str) -> u16 {
+    http.get(format!("{base}/readyz"))
+        .send()
+        .await
+        .map_or(0, |r| r.status().as_u16())
+}
+
+/// `/readyz` checks the upstreams of sculpted tools: ready while one accepts connections, 503
+/// once it does not, and only a report with `ready_requires_dependencies = false`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_checks_the_upstreams_of_sculpted_tools() {
+    let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", upstream.local_addr().unwrap());
+    let dir = Scratch::new();
+    dir.write("tools.yaml", &SCULPTED.replace("BASE", &url));
+    let catalog = dir.0.to_str().unwrap().to_owned();
+    let strict = Server::start(&["--catalog", &catalog], &[], None);
+    let lenient = Server::start(
+        &["--catalog", &catalog, "--ready-requires-dependencies", "false"],
+        &[],
+        None,
+    );
+    let http = reqwest::Client::new();
+    let status = readyz(&http, &strict.base).await;
+    assert_eq!(status["status"], "ready", "{status}");
+    assert_eq!(status["dependencies"]["checked"], 1, "{status}");
+    assert_eq!(status["dependencies"]["list"][0]["url"], url.as_str(), "{status}");
+    assert_eq!(status["dependencies"]["list"][0]["ok"], true, "{status}");
+
+    drop(upstream);
+    // Checks are reused for a few seconds; then the refused connection shows.
+    assert_eq!(wait_status(503, || readyz_status(&http, &strict.base)).await, 503);
+    let status = readyz(&http, &strict.base).await;
+    assert_eq!(status["status"], "not ready", "{status}");
+    assert_eq!(status["dependencies"]["unreachable"], 1, "{status}");
+    let error = status["dependencies"]["list"][0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("connection failed"), "{status}");
+    let status = wait_ready(&http, &lenient.base, |s| s["dependencies"]["unreachable"] == 1).await;
+    assert_eq!(status["dependencies"]["unreachable"], 1, "{status}");
+    assert_eq!(readyz_status(&http, &lenient.base).await, 200, "reported, not required");
+    assert!(strict.terminate() && lenient.terminate());
+}
+
+/// With authentication on, `/readyz` (which needs no credentials) counts the dependencies but
+/// does not name them; a JWKS URL that cannot be fetched makes the server not ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_checks_jwks_urls_and_names_nothing_to_strangers() {
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let jwks = format!("http://{}/jwks.json", closed.local_addr().unwrap());
+    drop(closed);
+    let dir = Scratch::new();
+    dir.write("demo.yaml", ONE_TOOL);
+    let config = dir.write(
+        "toolhost.toml",
+        &format!("[[auth.jwt]]\nissuer = \"https://issuer.test\"\nalgorithms = [\"RS256\"]\njwks_url = \"{jwks}\"\n"),
+    );
+    let catalog = dir.0.to_str().unwrap().to_owned();
+    let server = Server::start(
+        &["--catalog", &catalog, "--config", config.to_str().unwrap()],
+        &[],
+        None,
+    );
+    let http = reqwest::Client::new();
+    let reply = http.get(format!("{}/readyz", server.base)).send().await.unwrap();
+    assert_eq!(reply.status(), 503);
+    let status: Value = reply.json().await.unwrap();
+    assert_eq!(
+        status["dependencies"],
+        json!({"checked": 1, "unreachable": 1}),
+        "{status}"
+    );
+    assert!(
+        !status.to_string().contains("jwks.json"),
+        "no URL for strangers: {status}"
+    );
+    let logs = server.logs_when(|l| l.iter().any(|l| l.contains("dependency unreachable")));
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("dependency unreachable") && l.contains("jwks.json")),
+        "the log names it: {logs:#?}"
+    );
+    assert!(server.terminate());
+}
