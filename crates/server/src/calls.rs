@@ -1,15 +1,17 @@
 //! Every adapter runs tools through [`invoke`]: one place that adds the request's ids to the
 //! call and records the call in metrics, whatever the protocol.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use toolhost_core::{Error, Invocation, Outcome};
 
 use crate::State;
 use crate::http::log::RequestIds;
+use crate::http::meter::Handles;
 
 /// The protocol a call came in by, as metrics label it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Protocol {
     /// N-ACT.
     Nact,
@@ -63,24 +65,75 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
             failure: Box::new(failure),
         });
     };
-    let gauge = metrics::gauge!("toolhost_tool_calls_in_flight");
-    gauge.increment(1.0);
+    let meters = meters();
+    meters.in_flight.increment(1.0);
     let started = Instant::now();
     let tool = invocation.tool.clone();
     let result = state.engine.invoke(invocation).await;
-    gauge.decrement(1.0);
-    let (tool, version, outcome) = match &result {
-        Ok(o) => (o.tool.name.clone(), o.version().semver.to_string(), "ok"),
+    meters.in_flight.decrement(1.0);
+    let elapsed = started.elapsed().as_secs_f64();
+    match &result {
+        Ok(o) => meters.record(protocol, &o.tool.name, Some(&o.version().semver), "ok", elapsed),
         // A name nobody serves is not a label: callers could mint unbounded series with it.
-        Err(Error::ToolNotFound { .. }) => (String::new(), String::new(), "unknown_tool"),
-        Err(e) => (tool, String::new(), outcome(e)),
-    };
-    let protocol = protocol.label();
-    metrics::counter!("toolhost_tool_calls_total", "protocol" => protocol, "tool" => tool.clone(), "version" => version, "outcome" => outcome)
-        .increment(1);
-    metrics::histogram!("toolhost_tool_call_duration_seconds", "protocol" => protocol, "tool" => tool)
-        .record(started.elapsed().as_secs_f64());
+        Err(Error::ToolNotFound { .. }) => meters.record(protocol, "", None, "unknown_tool", elapsed),
+        // Other failures name a tool the catalog has (by name or id): a bounded set.
+        Err(e) => meters.record(protocol, &tool, None, outcome(e), elapsed),
+    }
     result
+}
+
+/// The call metrics' handles: per tool a latency histogram per protocol, and a counter per
+/// protocol, version and outcome.
+#[derive(Debug)]
+struct Meters {
+    in_flight: metrics::Gauge,
+    tools: Handles<String, Arc<ToolMeters>>,
+}
+
+#[derive(Debug)]
+struct ToolMeters {
+    duration: [metrics::Histogram; 4],
+    calls: Handles<(Protocol, Option<semver::Version>, &'static str), metrics::Counter>,
+}
+
+fn meters() -> &'static Meters {
+    static METERS: OnceLock<Meters> = OnceLock::new();
+    METERS.get_or_init(|| Meters {
+        in_flight: metrics::gauge!("toolhost_tool_calls_in_flight"),
+        tools: Handles::default(),
+    })
+}
+
+impl Meters {
+    fn record(
+        &self,
+        protocol: Protocol,
+        tool: &str,
+        version: Option<&semver::Version>,
+        outcome: &'static str,
+        secs: f64,
+    ) {
+        let meters = self.tools.get(tool, || {
+            let duration = [Protocol::Nact, Protocol::Otc, Protocol::Woa, Protocol::Mcp].map(|p| {
+                metrics::histogram!("toolhost_tool_call_duration_seconds", "protocol" => p.label(), "tool" => tool.to_owned())
+            });
+            let meters = ToolMeters {
+                duration,
+                calls: Handles::default(),
+            };
+            (tool.to_owned(), Arc::new(meters))
+        });
+        meters.duration[protocol as usize].record(secs);
+        let key = (protocol, version.cloned(), outcome);
+        meters
+            .calls
+            .get(&key, || {
+                let version = version.map(ToString::to_string).unwrap_or_default();
+                let counter = metrics::counter!("toolhost_tool_calls_total", "protocol" => protocol.label(), "tool" => tool.to_owned(), "version" => version, "outcome" => outcome);
+                (key.clone(), counter)
+            })
+            .increment(1);
+    }
 }
 
 /// The outcome label of a failed call: one exhaustive match, like every adapter's.

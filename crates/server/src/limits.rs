@@ -215,7 +215,7 @@ pub async fn rate(Extract(state): Extract<Arc<State>>, caller: Caller, request: 
             .get::<ConnectInfo<SocketAddr>>()
             .map_or_else(|| "anonymous".to_owned(), |c| format!("ip:{}", c.0.ip()))
     } else {
-        caller.id
+        caller.id.into_owned()
     };
     match state.rate.check(&key) {
         Ok(()) => next.run(request).await,

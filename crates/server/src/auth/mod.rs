@@ -32,7 +32,7 @@ use crate::http::problem::ProblemResponse;
 #[derive(Debug, Clone)]
 pub struct Caller {
     /// A stable id for limits and logs: `key:<name>`, `jwt:<iss>:<sub>`, or `anonymous`.
-    pub id: String,
+    pub id: std::borrow::Cow<'static, str>,
     /// The tools this caller may see and call.
     pub access: Access,
 }
@@ -41,14 +41,14 @@ impl Caller {
     /// The caller when authentication is off: sees everything.
     pub fn anonymous() -> Self {
         Self {
-            id: "anonymous".to_owned(),
+            id: "anonymous".into(),
             access: Access::All,
         }
     }
 
     fn with_scopes(id: String, scopes: BTreeSet<String>) -> Self {
         Self {
-            id,
+            id: id.into(),
             access: Access::Scopes(Arc::new(scopes)),
         }
     }
@@ -61,7 +61,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
     /// sees nothing, rather than everything.
     async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(parts.extensions.get::<Caller>().cloned().unwrap_or_else(|| Caller {
-            id: "unauthenticated".to_owned(),
+            id: "unauthenticated".into(),
             access: Access::Scopes(Arc::default()),
         }))
     }
@@ -148,7 +148,9 @@ fn exempt(state: &State, path: &str) -> bool {
     path == "/healthz"
         || path == "/readyz"
         || path.starts_with("/.well-known/oauth-protected-resource")
-        || path == format!("{}/health", state.config.otc_prefix.trim_end_matches('/'))
+        || path
+            .strip_prefix(state.config.otc_prefix.trim_end_matches('/'))
+            .is_some_and(|rest| rest == "/health")
 }
 
 /// The authentication middleware: every request leaves it with a [`Caller`] or as a 401.

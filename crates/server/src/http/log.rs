@@ -3,6 +3,8 @@
 
 use std::time::Instant;
 
+use crate::http::meter::Handles;
+
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;
@@ -102,9 +104,7 @@ pub async fn request(State(mounts): State<std::sync::Arc<Mounts>>, request: Requ
     let elapsed = started.elapsed();
     let latency_us = elapsed.as_micros() as u64;
     let protocol = mounts.protocol(&path);
-    metrics::counter!("toolhost_http_requests_total", "protocol" => protocol, "status" => status.to_string())
-        .increment(1);
-    metrics::histogram!("toolhost_http_request_duration_seconds", "protocol" => protocol).record(elapsed.as_secs_f64());
+    meters().count(protocol, status, elapsed);
     if status >= 500 {
         tracing::warn!(%method, %path, status, latency_us, request_id, "request");
     } else {
@@ -148,5 +148,34 @@ mod tests {
         assert_eq!(mounts.protocol("/nactx"), "other");
         assert_eq!(mounts.protocol("/mcp"), "mcp");
         assert_eq!(mounts.protocol("/.well-known/woa.json"), "woa");
+    }
+}
+
+/// The request metrics' handles, by protocol label and status.
+#[derive(Debug, Default)]
+struct Meters {
+    requests: Handles<(&'static str, u16), metrics::Counter>,
+    duration: Handles<&'static str, metrics::Histogram>,
+}
+
+fn meters() -> &'static Meters {
+    static METERS: std::sync::OnceLock<Meters> = std::sync::OnceLock::new();
+    METERS.get_or_init(Meters::default)
+}
+
+impl Meters {
+    fn count(&self, protocol: &'static str, status: u16, elapsed: std::time::Duration) {
+        self.requests
+            .get(&(protocol, status), || {
+                let counter = metrics::counter!("toolhost_http_requests_total", "protocol" => protocol, "status" => status.to_string());
+                ((protocol, status), counter)
+            })
+            .increment(1);
+        self.duration
+            .get(protocol, || {
+                let histogram = metrics::histogram!("toolhost_http_request_duration_seconds", "protocol" => protocol);
+                (protocol, histogram)
+            })
+            .record(elapsed.as_secs_f64());
     }
 }

@@ -3,4 +3,5 @@
 pub mod body;
 pub mod cache;
 pub mod log;
+pub mod meter;
 pub mod problem;
