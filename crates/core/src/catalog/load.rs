@@ -151,8 +151,9 @@ impl Loader {
         };
         let mut tools = Vec::new();
         let mut toolkits: BTreeMap<String, Option<String>> = BTreeMap::new();
-        for source in sources {
-            let Some(file) = parse(source, &mut ctx.problems) else {
+        for (source, (file, problems)) in sources.iter().zip(parse_all(sources)) {
+            ctx.problems.extend(problems);
+            let Some(file) = file else {
                 continue;
             };
             for toolkit in file.toolkits {
@@ -536,6 +537,34 @@ fn at(place: &Place, field: &str) -> Place {
         field: Some(field.to_owned()),
         ..place.clone()
     }
+}
+
+/// Parses every file, on as many threads as there are cores when there are several files:
+/// parsing is most of loading a large catalog, and the files are independent. Results keep
+/// the order of `sources`, so problems and tools come out the same either way.
+fn parse_all(sources: &[Source]) -> Vec<(Option<FileDef>, Vec<Problem>)> {
+    let parse_one = |source: &Source| {
+        let mut problems = Vec::new();
+        (parse(source, &mut problems), problems)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if threads < 2 || sources.len() < 2 {
+        return sources.iter().map(parse_one).collect();
+    }
+    let chunk = sources.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = sources
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(parse_one).collect::<Vec<_>>()))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                // A panic in a parser is a bug; surface it where it happened.
+                w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 fn parse(source: &Source, problems: &mut Vec<Problem>) -> Option<FileDef> {

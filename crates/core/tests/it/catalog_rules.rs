@@ -640,3 +640,22 @@ fn snake_case_warning_does_not_hide_a_loaded_catalog() {
     assert_eq!(catalog.tools().len(), 2);
     assert_eq!(catalog.warnings().len(), 1);
 }
+
+/// Files are parsed in parallel; problems still come out in file order, whichever thread
+/// parsed which file.
+#[test]
+fn problems_of_many_files_come_in_file_order() {
+    let names: Vec<String> = (0..9).map(|i| format!("f{i}.yaml")).collect();
+    let files: Vec<(&str, &str)> = names
+        .iter()
+        .map(|n| (n.as_str(), "toolkits: [\n  - name: {x\n"))
+        .collect();
+    let problems = problems_of(&files);
+    let order: Vec<&str> = problems.iter().map(|p| p.place.file.as_str()).collect();
+    assert_eq!(
+        order,
+        names.iter().map(String::as_str).collect::<Vec<_>>(),
+        "{}",
+        render(&problems)
+    );
+}
