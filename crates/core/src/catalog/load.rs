@@ -581,7 +581,15 @@ fn parse(source: &Source, problems: &mut Vec<Problem>) -> Option<FileDef> {
                     file: source.name.clone(),
                     ..Place::default()
                 },
-                message: format!("failed to parse: {message}"),
+                message: if message.contains("budget breached") {
+                    // serde-saphyr's guard against huge or hostile YAML (250,000 nodes a file).
+                    format!(
+                        "the file is larger than one catalog file may be (250,000 YAML nodes, about 1,000 to 5,000 tools); \
+                         split it into several files, e.g. one per toolkit: a catalog is a directory ({message})"
+                    )
+                } else {
+                    format!("failed to parse: {message}")
+                },
             });
         })
         .ok()

@@ -659,3 +659,14 @@ fn problems_of_many_files_come_in_file_order() {
         render(&problems)
     );
 }
+
+/// A file over the YAML parser's node budget is refused with what to do about it.
+#[test]
+fn an_oversized_file_is_told_to_split() {
+    let sources = toolhost_core::testing::generated_catalog_files(2_000, 1);
+    let problems = toolhost_core::catalog::Loader::default().load(&sources).unwrap_err();
+    let [p] = problems.as_slice() else {
+        panic!("expected one problem, got:\n{}", render(&problems))
+    };
+    assert!(p.to_string().contains("split it into several files"), "{p}");
+}
