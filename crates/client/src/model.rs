@@ -14,53 +14,7 @@ use toolhost_core::InputType;
 use toolhost_core::validate::Expects;
 use url::Url;
 
-/// A tool protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    /// N-ACT (draft-rosenberg-aiproto-nact-00): `{root}/tools`.
-    Nact,
-    /// Open Tool Calling 1.0: `/tools` and `/tools/call`.
-    Otc,
-    /// Web of Agents (draft-gaikwad-woa-00): `/.well-known/woa.json`.
-    Woa,
-    /// Model Context Protocol: streamable HTTP or stdio.
-    Mcp,
-}
-
-impl Protocol {
-    /// Every protocol, in the order discovery tries them.
-    pub const ALL: [Protocol; 4] = [Protocol::Nact, Protocol::Otc, Protocol::Mcp, Protocol::Woa];
-
-    /// The protocol's short name, as flags and lockfiles write it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Nact => "nact",
-            Self::Otc => "otc",
-            Self::Woa => "woa",
-            Self::Mcp => "mcp",
-        }
-    }
-}
-
-impl fmt::Display for Protocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Protocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "nact" | "n-act" => Ok(Self::Nact),
-            "otc" => Ok(Self::Otc),
-            "woa" => Ok(Self::Woa),
-            "mcp" => Ok(Self::Mcp),
-            _ => Err(format!("unknown protocol `{s}`; use nact, otc, woa or mcp")),
-        }
-    }
-}
+pub use toolhost_wire::Protocol;
 
 /// Where a server is: an `http(s)` URL, or a command that speaks MCP on stdin/stdout.
 ///
@@ -340,7 +294,7 @@ mod tests {
 
     #[test]
     fn protocols_round_trip() {
-        for p in Protocol::ALL {
+        for p in [Protocol::Nact, Protocol::Otc, Protocol::Woa, Protocol::Mcp] {
             assert_eq!(p.as_str().parse::<Protocol>().unwrap(), p);
         }
         assert!("grpc".parse::<Protocol>().is_err());

@@ -10,30 +10,7 @@ use crate::State;
 use crate::http::log::RequestIds;
 use crate::http::meter::Handles;
 
-/// The protocol a call came in by, as metrics label it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Protocol {
-    /// N-ACT.
-    Nact,
-    /// Open Tool Calling.
-    Otc,
-    /// Web of Agents.
-    Woa,
-    /// MCP, over HTTP or stdio.
-    Mcp,
-}
-
-impl Protocol {
-    /// The metrics label.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Nact => "nact",
-            Self::Otc => "otc",
-            Self::Woa => "woa",
-            Self::Mcp => "mcp",
-        }
-    }
-}
+pub use toolhost_wire::Protocol;
 
 /// Runs `invocation` on the engine, with the current request's ids and metrics around it.
 pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocation) -> Result<Outcome, Error> {
@@ -115,7 +92,7 @@ impl Meters {
     ) {
         let meters = self.tools.get(tool, || {
             let duration = [Protocol::Nact, Protocol::Otc, Protocol::Woa, Protocol::Mcp].map(|p| {
-                metrics::histogram!("toolhost_tool_call_duration_seconds", "protocol" => p.label(), "tool" => tool.to_owned())
+                metrics::histogram!("toolhost_tool_call_duration_seconds", "protocol" => p.as_str(), "tool" => tool.to_owned())
             });
             let meters = ToolMeters {
                 duration,
@@ -129,7 +106,7 @@ impl Meters {
             .calls
             .get(&key, || {
                 let version = version.map(ToString::to_string).unwrap_or_default();
-                let counter = metrics::counter!("toolhost_tool_calls_total", "protocol" => protocol.label(), "tool" => tool.to_owned(), "version" => version, "outcome" => outcome);
+                let counter = metrics::counter!("toolhost_tool_calls_total", "protocol" => protocol.as_str(), "tool" => tool.to_owned(), "version" => version, "outcome" => outcome);
                 (key.clone(), counter)
             })
             .increment(1);
