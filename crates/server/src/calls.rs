@@ -18,34 +18,25 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
         invocation.context.request_id.get_or_insert(ids.request_id);
         invocation.context.traceparent.get_or_insert(ids.traceparent);
     }
-    // A tool at its concurrency cap fails fast and retryably rather than queueing. Caps are
-    // by tool name, whether the call named the tool or gave its id.
+    // A tool at its concurrency cap fails fast and retryably rather than queueing. Caps are by
+    // the tool's own name, whichever name or id the call gave; a tool the caller may not see
+    // (or that does not exist) is not capped, so it answers exactly as unknown, below.
     let slots = &state.tool_slots;
-    let permit = if slots.enabled() {
+    let _permit = if slots.enabled() {
         let catalog = state.engine.catalog();
-        let name = catalog
-            .find(&invocation.tool)
-            .map_or(invocation.tool.as_str(), |t| t.name.as_str());
-        slots.try_acquire(name)
+        match catalog.find_for(&invocation.tool, &invocation.context.access) {
+            Some(tool) => match slots.try_acquire(&tool.name) {
+                Some(permit) => permit,
+                None => return Err(busy(tool.name.clone())),
+            },
+            None => None,
+        }
     } else {
-        Some(None)
-    };
-    let Some(_permit) = permit else {
-        metrics::counter!("toolhost_tool_calls_rejected_total").increment(1);
-        let failure = toolhost_core::ToolFailure::temporary(
-            "the tool is running as many calls as it is allowed to; try again shortly",
-            Some(std::time::Duration::from_secs(1)),
-        )
-        .with_code("busy");
-        return Err(Error::Failed {
-            tool: invocation.tool,
-            failure: Box::new(failure),
-        });
+        None
     };
     let meters = meters();
     meters.in_flight.increment(1.0);
     let started = Instant::now();
-    let tool = invocation.tool.clone();
     let result = state.engine.invoke(invocation).await;
     meters.in_flight.decrement(1.0);
     let elapsed = started.elapsed().as_secs_f64();
@@ -53,17 +44,41 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
         Ok(o) => meters.record(protocol, &o.tool.name, Some(&o.version().semver), "ok", elapsed),
         // A name nobody serves is not a label: callers could mint unbounded series with it.
         Err(Error::ToolNotFound { .. }) => meters.record(protocol, "", None, "unknown_tool", elapsed),
-        // Other failures name a tool the catalog has (by name or id): a bounded set.
-        Err(e) => meters.record(protocol, &tool, None, outcome(e), elapsed),
+        // Every other error names the tool as the catalog does: a bounded set.
+        Err(
+            e @ (Error::VersionNotFound { tool, .. }
+            | Error::MissingRequirement { tool, .. }
+            | Error::InvalidInput { tool, .. }
+            | Error::Failed { tool, .. }
+            | Error::Timeout { tool, .. }),
+        ) => meters.record(protocol, tool, None, outcome(e), elapsed),
     }
     result
 }
+
+/// The retryable failure of a call to a tool at its concurrency cap.
+fn busy(tool: String) -> Error {
+    meters().rejected.increment(1);
+    let failure = toolhost_core::ToolFailure::temporary(
+        "the tool is running as many calls as it is allowed to; try again shortly",
+        Some(std::time::Duration::from_secs(1)),
+    )
+    .with_code("busy");
+    Error::Failed {
+        tool,
+        failure: Box::new(failure),
+    }
+}
+
+/// The protocols, in the order of [`ToolMeters::duration`].
+const PROTOCOLS: [Protocol; 4] = [Protocol::Nact, Protocol::Otc, Protocol::Woa, Protocol::Mcp];
 
 /// The call metrics' handles: per tool a latency histogram per protocol, and a counter per
 /// protocol, version and outcome.
 #[derive(Debug)]
 struct Meters {
     in_flight: metrics::Gauge,
+    rejected: metrics::Counter,
     tools: Handles<String, Arc<ToolMeters>>,
 }
 
@@ -77,6 +92,7 @@ fn meters() -> &'static Meters {
     static METERS: OnceLock<Meters> = OnceLock::new();
     METERS.get_or_init(|| Meters {
         in_flight: metrics::gauge!("toolhost_tool_calls_in_flight"),
+        rejected: metrics::counter!("toolhost_tool_calls_rejected_total"),
         tools: Handles::default(),
     })
 }
@@ -91,7 +107,7 @@ impl Meters {
         secs: f64,
     ) {
         let meters = self.tools.get(tool, || {
-            let duration = [Protocol::Nact, Protocol::Otc, Protocol::Woa, Protocol::Mcp].map(|p| {
+            let duration = PROTOCOLS.map(|p| {
                 metrics::histogram!("toolhost_tool_call_duration_seconds", "protocol" => p.as_str(), "tool" => tool.to_owned())
             });
             let meters = ToolMeters {
@@ -100,7 +116,8 @@ impl Meters {
             };
             (tool.to_owned(), Arc::new(meters))
         });
-        meters.duration[protocol as usize].record(secs);
+        let index = PROTOCOLS.iter().position(|p| *p == protocol).unwrap_or_default();
+        meters.duration[index].record(secs);
         let key = (protocol, version.cloned(), outcome);
         meters
             .calls

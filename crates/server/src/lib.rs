@@ -73,7 +73,7 @@ impl State {
         let tool_slots = limits::ToolSlots::new(limits::ToolCaps::of_limits(&config.limits));
         let rate = limits::RateLimiter::new(config.limits.rate_per_second, config.limits.rate_burst);
         let auth = arc_swap::ArcSwap::new(Arc::clone(&config.auth));
-        Arc::new(Self {
+        let state = Arc::new(Self {
             engine,
             config,
             nact,
@@ -86,20 +86,17 @@ impl State {
             rate,
             auth,
             readiness: ops::Readiness::default(),
-        })
-        .checked()
+        });
+        state.warn_of_unknown_caps();
+        state
     }
 
-    /// Warns of per-tool caps that name no tool of the catalog (a typo caps nothing).
-    fn checked(self: Arc<Self>) -> Arc<Self> {
-        self.warn_unknown_caps(&self.config.limits);
-        self
-    }
-
-    pub(crate) fn warn_unknown_caps(&self, limits: &limits::Limits) {
+    /// Warns of per-tool caps that name no tool of the catalog served now (a typo caps nothing).
+    /// Run at start and after every catalog reload.
+    pub(crate) fn warn_of_unknown_caps(&self) {
         let catalog = self.engine.catalog();
-        for name in limits.max_calls_by_tool.keys() {
-            if catalog.find(name).is_none() {
+        for name in self.tool_slots.capped_tools() {
+            if catalog.find(&name).is_none() {
                 tracing::warn!(tool = %name, "max_calls_by_tool names a tool the catalog does not have; it caps nothing");
             }
         }
@@ -111,54 +108,15 @@ impl State {
     }
 
     /// Applies the settings of a reloaded config that take effect while serving: API keys and
-    /// JWT issuers, per-tool concurrency caps and the per-caller rate. Returns the names of the
-    /// other settings that differ from the running ones, which take effect on a restart (but
-    /// for `listen`, which the running config holds as bound: its caller compares that).
-    pub fn apply(&self, new: &Config) -> Vec<&'static str> {
-        let old = &self.config;
+    /// JWT issuers, per-tool concurrency caps and the per-caller rate (which has effect only
+    /// when a rate was set at start: the layer is left out otherwise). The caller names the
+    /// settings that differ and need a restart.
+    pub fn apply(&self, new: &Config) {
         self.auth.store(Arc::clone(&new.auth));
         self.tool_slots.set(limits::ToolCaps::of_limits(&new.limits));
-        self.warn_unknown_caps(&new.limits);
-        let rate_layer = old.limits.rate_per_second > 0.0;
-        if rate_layer {
-            self.rate.set(new.limits.rate_per_second, new.limits.rate_burst);
-        }
-        let mut restart = Vec::new();
-        let mut differs = |name, changed: bool| {
-            if changed {
-                restart.push(name);
-            }
-        };
-        differs("body_limit", old.body_limit != new.body_limit);
-        differs("nact_prefix", old.nact_prefix != new.nact_prefix);
-        differs("otc_prefix", old.otc_prefix != new.otc_prefix);
-        differs("woa_prefix", old.woa_prefix != new.woa_prefix);
-        differs("mcp_*", old.mcp != new.mcp);
-        differs("public_url", old.public_url != new.public_url);
-        differs("server_name", old.server_name != new.server_name);
-        differs(
-            "idempotency_*",
-            (old.idempotency_max_entries, old.idempotency_ttl) != (new.idempotency_max_entries, new.idempotency_ttl),
-        );
-        differs("shutdown_timeout_secs", old.shutdown_timeout != new.shutdown_timeout);
-        differs("max_in_flight", old.limits.max_in_flight != new.limits.max_in_flight);
-        differs(
-            "request_timeout_ms",
-            old.limits.request_timeout != new.limits.request_timeout,
-        );
-        // The rate-limit layer is in the stack only when a rate was set at start.
-        differs(
-            "rate_limit_per_second (turning the limit on)",
-            !rate_layer && new.limits.rate_per_second > 0.0,
-        );
-        differs(
-            "ready_requires_dependencies",
-            old.ready_requires_dependencies != new.ready_requires_dependencies,
-        );
-        restart
+        self.rate.set(new.limits.rate_per_second, new.limits.rate_burst);
     }
 }
-
 /// The whole application: every protocol's routes, shared limits and request logging.
 pub fn app(state: Arc<State>) -> Router {
     let body_limit = state.config.body_limit;
@@ -184,6 +142,21 @@ pub fn app(state: Arc<State>) -> Router {
     });
     let rate_limit =
         (limits.rate_per_second > 0.0).then(|| axum::middleware::from_fn_with_state(Arc::clone(&state), limits::rate));
+    // The protocols, behind the limits: shed load beyond `max_in_flight` (503 at once, no
+    // queue), cut requests at the deadline (504), rate per caller (inside auth, which names the
+    // caller).
+    let protocols = Router::new()
+        .merge(adapter::nact::routes(&state.config.nact_prefix))
+        .merge(adapter::otc::routes(&state.config.otc_prefix))
+        .merge(adapter::woa::routes(&state.config.woa_prefix))
+        .nest_service(&state.config.mcp.path, adapter::mcp::service(&state))
+        .fallback(http::problem::not_found)
+        .method_not_allowed_fallback(http::problem::method_not_allowed)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(tower::util::option_layer(rate_limit))
+        .layer(tower::util::option_layer(global_limits));
+    // Probes, metrics and the auth metadata are outside the limits: a liveness probe shed under
+    // load would get a busy server restarted.
     Router::new()
         .merge(ops::routes())
         .route(
@@ -194,18 +167,8 @@ pub fn app(state: Arc<State>) -> Router {
             "/.well-known/oauth-protected-resource/{*resource}",
             axum::routing::get(auth::protected_resource),
         )
-        .merge(adapter::nact::routes(&state.config.nact_prefix))
-        .merge(adapter::otc::routes(&state.config.otc_prefix))
-        .merge(adapter::woa::routes(&state.config.woa_prefix))
-        .nest_service(&state.config.mcp.path, adapter::mcp::service(&state))
-        .fallback(http::problem::not_found)
-        .method_not_allowed_fallback(http::problem::method_not_allowed)
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(tower::util::option_layer(rate_limit))
+        .merge(protocols)
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), auth::layer))
-        // Global limits: shed load beyond `max_in_flight` (503 at once, no queue) and cut
-        // requests at the deadline (504).
-        .layer(tower::util::option_layer(global_limits))
         .layer(axum::middleware::from_fn_with_state(mounts, http::log::request))
         .layer(CatchPanicLayer::custom(http::problem::panicked))
         .with_state(state)

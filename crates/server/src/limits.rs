@@ -112,6 +112,11 @@ impl ToolSlots {
         self.caps.store(Arc::new(caps));
     }
 
+    /// The tools capped by name.
+    pub fn capped_tools(&self) -> Vec<String> {
+        self.caps.load().by_tool.keys().cloned().collect()
+    }
+
     /// Whether any tool is capped at all.
     pub fn enabled(&self) -> bool {
         let caps = self.caps.load();

@@ -116,6 +116,7 @@ impl State {
                 status.loaded_at = SystemTime::now();
                 status.last_error = None;
                 tracing::info!(generation, tools, "catalog reloaded");
+                self.warn_of_unknown_caps();
                 true
             }
             Err(problems) => {
@@ -164,7 +165,8 @@ pub struct Readiness {
 #[derive(Debug, Clone)]
 struct Checked {
     at: Instant,
-    key: (u64, usize),
+    generation: u64,
+    auth: Arc<crate::auth::Authenticator>,
     dependencies: Vec<Dependency>,
 }
 
@@ -181,9 +183,11 @@ struct Dependency {
 impl Readiness {
     async fn check(&self, state: &State) -> Vec<Dependency> {
         let auth = state.auth();
-        let key = (state.engine.generation(), Arc::as_ptr(&auth) as usize);
+        let generation = state.engine.generation();
         let mut last = self.last.lock().await;
-        if let Some(checked) = last.as_ref().filter(|c| c.key == key && c.at.elapsed() < READY_CACHE) {
+        let current =
+            |c: &&Checked| c.generation == generation && Arc::ptr_eq(&c.auth, &auth) && c.at.elapsed() < READY_CACHE;
+        if let Some(checked) = last.as_ref().filter(current) {
             return checked.dependencies.clone();
         }
         let upstreams = state.engine.catalog().dependencies();
@@ -192,7 +196,7 @@ impl Readiness {
                 let result = connect(&url).await;
                 dependency("upstream", origin(&url), result)
             })),
-            auth.check_jwks()
+            auth.check_jwks(CHECK_TIMEOUT)
         );
         dependencies.extend(jwks.into_iter().map(|(url, result)| dependency("jwks", url, result)));
         for d in dependencies.iter().filter(|d| !d.ok) {
@@ -200,7 +204,8 @@ impl Readiness {
         }
         *last = Some(Checked {
             at: Instant::now(),
-            key,
+            generation,
+            auth,
             dependencies: dependencies.clone(),
         });
         dependencies
@@ -253,9 +258,10 @@ async fn healthz() -> Response {
 
 /// Ready when a catalog is loaded (always, since the server refuses to start without one) and,
 /// unless `ready_requires_dependencies` is off, every dependency answers. Reports the catalog's
-/// generation, the last reload error, and the dependencies: by URL when authentication is off,
-/// otherwise only how many failed (`/readyz` needs no credentials, and upstream addresses are
-/// not for everyone; the log names them).
+/// generation, whether the last reload failed, and the dependencies. The text of the reload
+/// error and the dependencies' URLs only when authentication is off: `/readyz` needs no
+/// credentials, and file paths, upstream addresses and config lines are not for everyone (the
+/// log has them).
 async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
     let status = state.reloads.status();
     let loaded_at = status
@@ -274,10 +280,11 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
         },
         "dependencies": {"checked": dependencies.len(), "unreachable": unreachable},
         "reload_failures": status.failures,
-        "last_reload_error": status.last_error,
+        "last_reload_failed": status.last_error.is_some(),
     });
     if !state.auth().enabled() {
         body["dependencies"]["list"] = json!(dependencies);
+        body["last_reload_error"] = json!(status.last_error);
     }
     let code = if ready {
         StatusCode::OK

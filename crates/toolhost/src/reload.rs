@@ -65,15 +65,60 @@ fn catalog_files(dir: &Path) -> Fingerprint {
     )
 }
 
+/// What the watcher remembers between looks: the last fingerprints and the loader in use.
+struct Watcher {
+    watch: Watch,
+    catalog: Fingerprint,
+    config: Fingerprint,
+    loader: Arc<Loader>,
+}
+
+fn config_files(watch: &Watch) -> Fingerprint {
+    fingerprint(watch.config.iter().map(|c| c.path.clone()))
+}
+
+impl Watcher {
+    /// One look: reads the files and, when something changed (or `forced`), applies the config
+    /// and reloads the catalog. Blocking work (directory scans, config and secret files, YAML
+    /// parsing): run it off the async workers.
+    fn look(&mut self, forced: bool, state: &toolhost_server::State) {
+        let (catalog_now, config_now) = (catalog_files(&self.watch.catalog), config_files(&self.watch));
+        let config_changed = forced || config_now != self.config;
+        if !config_changed && catalog_now == self.catalog {
+            return;
+        }
+        (self.catalog, self.config) = (catalog_now, config_now);
+        tracing::info!(
+            reason = if forced { "SIGHUP" } else { "files changed" },
+            config = config_changed && self.watch.config.is_some(),
+            "reloading"
+        );
+        if config_changed && let Some(reconfigure) = &self.watch.config {
+            match reconfigured(reconfigure, state) {
+                Some(loader) => self.loader = loader,
+                // The catalog is not loaded with the old settings either: its change may need
+                // the new ones (a new secret, say); the next change or SIGHUP tries again.
+                None => return,
+            }
+        }
+        state.reload(load(&self.watch.catalog, &self.loader));
+    }
+}
+
 /// Watches until the process ends, reloading `state`'s config and catalog on every change.
-pub async fn run(watch: Watch, mut loader: Arc<Loader>, state: Arc<toolhost_server::State>) {
-    let config_files = |w: &Watch| fingerprint(w.config.iter().map(|c| c.path.clone()));
-    let (mut last_catalog, mut last_config) = (catalog_files(&watch.catalog), config_files(&watch));
+pub async fn run(watch: Watch, loader: Arc<Loader>, state: Arc<toolhost_server::State>) {
+    let interval = watch.interval;
+    let mut watcher = Watcher {
+        catalog: catalog_files(&watch.catalog),
+        config: config_files(&watch),
+        watch,
+        loader,
+    };
     #[cfg(unix)]
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     loop {
         let poll = async {
-            match watch.interval {
+            match interval {
                 Some(interval) => tokio::time::sleep(interval).await,
                 None => std::future::pending::<()>().await,
             }
@@ -93,40 +138,24 @@ pub async fn run(watch: Watch, mut loader: Arc<Loader>, state: Arc<toolhost_serv
             () = poll => false,
             () = signalled => true,
         };
-        let (catalog_now, config_now) = (catalog_files(&watch.catalog), config_files(&watch));
-        let config_changed = forced || config_now != last_config;
-        if !config_changed && catalog_now == last_catalog {
-            continue;
-        }
-        (last_catalog, last_config) = (catalog_now, config_now);
-        tracing::info!(
-            reason = if forced { "SIGHUP" } else { "files changed" },
-            config = config_changed && watch.config.is_some(),
-            "reloading"
-        );
-        if config_changed && let Some(reconfigure) = &watch.config {
-            match reconfigured(reconfigure, &state) {
-                Ok(new_loader) => loader = new_loader,
-                // The catalog is not loaded with the old settings either: its change may need
-                // the new ones (a new secret, say); the next change or SIGHUP tries again.
-                Err(()) => continue,
+        let state = Arc::clone(&state);
+        watcher = match tokio::task::spawn_blocking(move || {
+            watcher.look(forced, &state);
+            watcher
+        })
+        .await
+        {
+            Ok(watcher) => watcher,
+            Err(e) => {
+                tracing::error!("the reload watcher failed and stops; restart to reload again: {e}");
+                return;
             }
-        }
-        let dir = watch.catalog.clone();
-        let loader = Arc::clone(&loader);
-        // Reading and compiling a large catalog is blocking work; keep it off the async workers.
-        let loaded = tokio::task::spawn_blocking(move || load(&dir, &loader)).await;
-        match loaded {
-            Ok(result) => {
-                state.reload(result);
-            }
-            Err(e) => tracing::error!("catalog reload task failed: {e}"),
-        }
+        };
     }
 }
 
 /// Resolves the config file again and applies it; the new catalog loader on success.
-fn reconfigured(reconfigure: &Reconfigure, state: &toolhost_server::State) -> Result<Arc<Loader>, ()> {
+fn reconfigured(reconfigure: &Reconfigure, state: &toolhost_server::State) -> Option<Arc<Loader>> {
     let path = reconfigure.path.display();
     let new = reconfigure
         .args
@@ -137,11 +166,11 @@ fn reconfigured(reconfigure: &Reconfigure, state: &toolhost_server::State) -> Re
         Ok(done) => done,
         Err(e) => {
             state.record_reload_error(format!("config file {path}: {e:#}"));
-            return Err(());
+            return None;
         }
     };
-    let mut restart = state.apply(&new.server);
-    restart.extend(reconfigure.running.restart_needed_for(&new));
+    state.apply(&new.server);
+    let restart = reconfigure.running.restart_needed_for(&new);
     if !restart.is_empty() {
         tracing::warn!(
             "config file {path} changed settings that take effect on restart: {}",
@@ -149,7 +178,7 @@ fn reconfigured(reconfigure: &Reconfigure, state: &toolhost_server::State) -> Re
         );
     }
     tracing::info!("config file {path} applied");
-    Ok(Arc::new(loader))
+    Some(Arc::new(loader))
 }
 
 fn load(dir: &Path, loader: &Loader) -> Result<toolhost_core::Catalog, Vec<toolhost_core::Problem>> {

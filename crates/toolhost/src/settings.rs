@@ -179,25 +179,56 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The names of the settings outside what `State::apply` compares that differ from `new`'s:
-    /// they take effect on a restart. `self` is as resolved, before the server bound its port.
+    /// The names of the settings that differ from `new`'s and take effect only on a restart
+    /// (`State::apply` applies the others). `self` is as resolved, before the server bound its
+    /// port.
     pub fn restart_needed_for(&self, new: &Settings) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        let mut differs = |name, changed: bool| {
-            if changed {
-                names.push(name);
-            }
-        };
-        differs("listen", self.server.listen != new.server.listen);
-        differs("catalog", self.catalog != new.catalog);
-        differs("tls_cert/tls_key", self.tls != new.tls);
-        differs("reload_interval_ms", self.reload_interval != new.reload_interval);
-        differs(
-            "log/log_format",
-            (&self.log_level, self.log_format) != (&new.log_level, new.log_format),
-        );
-        differs("otlp_endpoint", self.otlp_endpoint != new.otlp_endpoint);
-        names
+        let (old_server, new_server) = (&self.server, &new.server);
+        let (old_limits, new_limits) = (&old_server.limits, &new_server.limits);
+        [
+            ("listen", old_server.listen != new_server.listen),
+            ("catalog", self.catalog != new.catalog),
+            ("tls_cert/tls_key", self.tls != new.tls),
+            ("reload_interval_ms", self.reload_interval != new.reload_interval),
+            (
+                "log/log_format",
+                (&self.log_level, self.log_format) != (&new.log_level, new.log_format),
+            ),
+            ("otlp_endpoint", self.otlp_endpoint != new.otlp_endpoint),
+            ("body_limit", old_server.body_limit != new_server.body_limit),
+            ("nact_prefix", old_server.nact_prefix != new_server.nact_prefix),
+            ("otc_prefix", old_server.otc_prefix != new_server.otc_prefix),
+            ("woa_prefix", old_server.woa_prefix != new_server.woa_prefix),
+            ("mcp_*", old_server.mcp != new_server.mcp),
+            ("public_url", old_server.public_url != new_server.public_url),
+            ("server_name", old_server.server_name != new_server.server_name),
+            (
+                "idempotency_*",
+                (old_server.idempotency_max_entries, old_server.idempotency_ttl)
+                    != (new_server.idempotency_max_entries, new_server.idempotency_ttl),
+            ),
+            (
+                "shutdown_timeout_secs",
+                old_server.shutdown_timeout != new_server.shutdown_timeout,
+            ),
+            ("max_in_flight", old_limits.max_in_flight != new_limits.max_in_flight),
+            (
+                "request_timeout_ms",
+                old_limits.request_timeout != new_limits.request_timeout,
+            ),
+            // The rate-limit layer is in the stack only when a rate was set at start.
+            (
+                "rate_limit_per_second (turning the limit on)",
+                old_limits.rate_per_second <= 0.0 && new_limits.rate_per_second > 0.0,
+            ),
+            (
+                "ready_requires_dependencies",
+                old_server.ready_requires_dependencies != new_server.ready_requires_dependencies,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(name, changed)| changed.then_some(name))
+        .collect()
     }
 }
 

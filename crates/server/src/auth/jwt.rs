@@ -252,22 +252,29 @@ impl Issuer {
         }
     }
 
-    /// For keys from a URL, for readiness: the URL, and whether a fresh key set is in hand
-    /// (fetching one, at the refetch rate, when it is not).
-    pub(super) async fn check(&self) -> Option<(String, Result<(), String>)> {
+    /// The URL of the issuer's key set, when it comes from one.
+    pub(super) fn jwks_url(&self) -> Option<&str> {
+        match &self.keys {
+            Keys::Remote { url, .. } => Some(url),
+            _ => None,
+        }
+    }
+
+    /// For keys from a URL, for readiness: whether a fresh key set is in hand (fetching one, at
+    /// the refetch rate, when it is not). Keys not from a URL are always in hand.
+    pub(super) async fn check(&self) -> Result<(), String> {
         let Keys::Remote { url, http, cache } = &self.keys else {
-            return None;
+            return Ok(());
         };
         let mut remote = cache.lock().await;
         if remote.fresh().is_none() {
             remote.refresh(http, url).await;
         }
-        let status = match (remote.fresh(), &remote.error) {
+        match (remote.fresh(), &remote.error) {
             (Some(_), _) => Ok(()),
             (None, Some(e)) => Err(e.clone()),
             (None, None) => Err("no key set fetched yet".to_owned()),
-        };
-        Some((url.clone(), status))
+        }
     }
 }
 

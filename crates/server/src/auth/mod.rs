@@ -102,13 +102,19 @@ impl Authenticator {
             .collect()
     }
 
-    /// The JWKS URLs of the issuers, each with whether its keys are in hand (for `/readyz`).
-    pub async fn check_jwks(&self) -> Vec<(String, Result<(), String>)> {
-        let mut checked = Vec::new();
-        for issuer in &self.issuers {
-            checked.extend(issuer.check().await);
-        }
-        checked
+    /// The JWKS URLs of the issuers, each with whether its keys are in hand (for `/readyz`),
+    /// fetching each at most for `limit`.
+    pub async fn check_jwks(&self, limit: std::time::Duration) -> Vec<(String, Result<(), String>)> {
+        let checks = self.issuers.iter().filter_map(|issuer| {
+            let url = issuer.jwks_url()?.to_owned();
+            Some(async move {
+                let result = tokio::time::timeout(limit, issuer.check())
+                    .await
+                    .unwrap_or_else(|_| Err(format!("no key set within {} s", limit.as_secs())));
+                (url, result)
+            })
+        });
+        futures_util::future::join_all(checks).await
     }
 
     /// Authenticates a request from its headers.

