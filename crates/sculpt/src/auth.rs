@@ -20,6 +20,8 @@ use crate::template::Template;
 const MAX_CACHED_TOKENS: usize = 1024;
 /// Lifetime assumed when the token endpoint gives no `expires_in`.
 const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
+/// The longest a token is kept, whatever `expires_in` says (a huge one would overflow).
+const MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
 /// One way to authenticate a step's request.
 #[derive(Debug)]
@@ -296,7 +298,8 @@ impl OAuth2 {
         if !status.is_success() {
             let detail = format!(
                 "the OAuth 2.0 token endpoint answered {status}: {}",
-                failure::excerpt(&text, 300)
+                // Scrub before cutting, so a cut cannot leave part of a secret behind.
+                failure::excerpt(&scrubber.scrub(&text), 300)
             );
             return Err(fail(status.is_server_error() || status.as_u16() == 429, detail));
         }
@@ -311,7 +314,9 @@ impl OAuth2 {
             .get("expires_in")
             .and_then(serde_json::Value::as_f64)
             .filter(|s| s.is_finite() && *s > 0.0)
-            .map_or(DEFAULT_LIFETIME, Duration::from_secs_f64);
+            .map_or(DEFAULT_LIFETIME, |s| {
+                Duration::from_secs_f64(s.min(MAX_LIFETIME.as_secs_f64()))
+            });
         // Refresh a tenth of the lifetime early (at most a minute), so a token never expires
         // while a request carrying it is on its way.
         let early = (lifetime / 10).min(Duration::from_secs(60));

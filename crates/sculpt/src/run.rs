@@ -46,19 +46,19 @@ impl Backend for Sculpted {
         Box::pin(self.run(call))
     }
 
-    /// Each step's base URL (scheme, host, port and path prefix), once; a host that comes from
-    /// the input is not known here. The OAuth token endpoint is a dependency too.
+    /// The origin (scheme, host, port) of each step's base URL and OAuth token endpoint; a
+    /// host that comes from the input is not known here. The catalog removes repeats.
     fn dependencies(&self) -> Vec<String> {
-        let mut urls: Vec<String> = Vec::new();
-        for step in &self.recipe.steps {
-            urls.push(step.base.clone());
-            if let Some(token_url) = step.auth.as_deref().and_then(crate::auth::Auth::token_url) {
-                urls.push(token_url.to_string());
-            }
-        }
-        urls.sort();
-        urls.dedup();
-        urls
+        let origin = |url: &reqwest::Url| url.origin().ascii_serialization();
+        self.recipe
+            .steps
+            .iter()
+            .flat_map(|step| {
+                let base = reqwest::Url::parse(&step.base).ok().map(|u| origin(&u));
+                let token = step.auth.as_deref().and_then(crate::auth::Auth::token_url).map(origin);
+                base.into_iter().chain(token)
+            })
+            .collect()
     }
 }
 
@@ -138,7 +138,8 @@ impl Sculpted {
                 return Ok(None);
             }
         }
-        let mut request = self.request(step, &scope)?;
+        // The phrase of a missing value may quote earlier steps' answers: scrub it too.
+        let mut request = self.request(step, &scope).map_err(|f| scrubber.failure(f))?;
         // Auth may add query parameters; each attempt starts again from the rendered URL.
         let plain_url = step.auth.as_ref().map(|_| request.url.clone());
         let policy = Policy {

@@ -123,7 +123,7 @@ pub(crate) async fn send(
         }
         let wait = backoff(attempt).max(retry_after.unwrap_or_default());
         // A wait that ends past the deadline would only turn an answer into a timeout.
-        if Instant::now() + wait >= deadline {
+        if Instant::now().checked_add(wait).is_none_or(|end| end >= deadline) {
             return (result, Attempts { count: attempt });
         }
         tracing::debug!(
@@ -192,14 +192,21 @@ fn transport(error: reqwest::Error) -> Failure {
     }
 }
 
-/// `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3).
+/// The longest `Retry-After` passed on: an upstream's answer must not overflow a deadline or
+/// tell a caller to wait for days.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+/// `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3), at most an hour.
 pub(crate) fn parse_retry_after(text: &str) -> Option<Duration> {
     let text = text.trim();
-    if let Ok(seconds) = text.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let at = httpdate::parse_http_date(text).ok()?;
-    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
+    let wait = match text.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => {
+            let at = httpdate::parse_http_date(text).ok()?;
+            at.duration_since(SystemTime::now()).unwrap_or_default()
+        }
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
 }
 
 /// Exponential backoff with equal jitter: half fixed, half random.
@@ -271,6 +278,11 @@ mod tests {
             "{parsed:?}"
         );
         assert_eq!(parse_retry_after("soon"), None);
+        assert_eq!(
+            parse_retry_after("10000000000000000000"),
+            Some(MAX_RETRY_AFTER),
+            "a huge value is capped, not an overflow"
+        );
     }
 
     #[test]

@@ -569,9 +569,19 @@ fn parse_all(sources: &[Source]) -> Vec<(Option<FileDef>, Vec<Problem>)> {
 
 fn parse(source: &Source, problems: &mut Vec<Problem>) -> Option<FileDef> {
     let result = if source.name.ends_with(".json") {
-        serde_json::from_str::<FileDef>(&source.text).map_err(|e| e.to_string())
+        serde_json::from_str::<FileDef>(&source.text).map_err(|e| format!("failed to parse: {e}"))
     } else {
-        serde_saphyr::from_str::<FileDef>(&source.text).map_err(|e| e.to_string())
+        serde_saphyr::from_str::<FileDef>(&source.text).map_err(|e| {
+            if too_large(&e) {
+                format!(
+                    "the file is larger than one catalog file may be ({} YAML nodes, about 1,000 to 5,000 tools); \
+                     split it into several files, e.g. one per toolkit: a catalog is a directory ({e})",
+                    serde_saphyr::Budget::default().max_nodes
+                )
+            } else {
+                format!("failed to parse: {e}")
+            }
+        })
     };
     result
         .map_err(|message| {
@@ -581,18 +591,29 @@ fn parse(source: &Source, problems: &mut Vec<Problem>) -> Option<FileDef> {
                     file: source.name.clone(),
                     ..Place::default()
                 },
-                message: if message.contains("budget breached") {
-                    // serde-saphyr's guard against huge or hostile YAML (250,000 nodes a file).
-                    format!(
-                        "the file is larger than one catalog file may be (250,000 YAML nodes, about 1,000 to 5,000 tools); \
-                         split it into several files, e.g. one per toolkit: a catalog is a directory ({message})"
-                    )
-                } else {
-                    format!("failed to parse: {message}")
-                },
+                message,
             });
         })
         .ok()
+}
+
+/// Whether the YAML parser refused a file for its size (serde-saphyr's guard against huge or
+/// hostile YAML), rather than for its depth or its aliases, which splitting would not help.
+fn too_large(error: &serde_saphyr::Error) -> bool {
+    use serde_saphyr::budget::BudgetBreach;
+    let mut error = error;
+    while let serde_saphyr::Error::WithSnippet { error: inner, .. }
+    | serde_saphyr::Error::AliasError { error: inner, .. } = error
+    {
+        error = inner;
+    }
+    matches!(
+        error,
+        serde_saphyr::Error::Budget {
+            breach: BudgetBreach::Nodes { .. } | BudgetBreach::Events { .. },
+            ..
+        }
+    )
 }
 
 /// `^[A-Za-z][A-Za-z0-9_]{0,63}$` (PROTOCOLS.md §1).

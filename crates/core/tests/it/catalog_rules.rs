@@ -669,4 +669,12 @@ fn an_oversized_file_is_told_to_split() {
         panic!("expected one problem, got:\n{}", render(&problems))
     };
     assert!(p.to_string().contains("split it into several files"), "{p}");
+    // Too deep is another budget, which splitting would not help.
+    let deep = format!("toolkits: {}{}\n", "[".repeat(100), "]".repeat(100));
+    let problems = problems_of(&[("deep.yaml", deep.as_str())]);
+    assert!(
+        problems.iter().all(|p| !p.to_string().contains("split it")),
+        "{}",
+        render(&problems)
+    );
 }
