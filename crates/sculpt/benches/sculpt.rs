@@ -134,7 +134,12 @@ fn sculpting(c: &mut Criterion) {
         b.iter(|| {
             runtime.block_on(async {
                 let calls = (0..32).map(|_| tokio::spawn(direct()));
-                futures_util::future::join_all(calls).await.len()
+                futures_util::future::join_all(calls)
+                    .await
+                    .into_iter()
+                    .collect::<Result<Vec<_>, _>>()
+                    .expect("a call task panicked")
+                    .len()
             })
         })
     });
@@ -142,7 +147,12 @@ fn sculpting(c: &mut Criterion) {
         b.iter(|| {
             runtime.block_on(async {
                 let calls = (0..32).map(|_| tokio::spawn(sculpted("weather")()));
-                futures_util::future::join_all(calls).await.len()
+                futures_util::future::join_all(calls)
+                    .await
+                    .into_iter()
+                    .collect::<Result<Vec<_>, _>>()
+                    .expect("a call task panicked")
+                    .len()
             })
         })
     });

@@ -55,15 +55,10 @@ outputs: { value: both.body.name }
     let inputs = r#"[{name: a, description: "a"}, {name: b, description: "b"}]"#;
     let outputs = r#"[{name: value, type: string, description: "v"}]"#;
     let engine = engine(&tool(inputs, outputs, backend), &upstream.base, &[]);
-    let started = Instant::now();
     let out = call(&engine, json!({"a": "1", "b": "2"})).await.unwrap();
-    let took = started.elapsed();
     assert_eq!(out["value"], "left-1+right-2");
+    // The upstream saw both at once: overlap proven without a wall-clock bound.
     assert_eq!(recorder.most.load(Ordering::SeqCst), 2, "left and right overlapped");
-    assert!(
-        took < Duration::from_millis(850),
-        "three 300 ms steps, two in parallel, took {took:?}"
-    );
     assert_eq!(
         recorder.order.lock().unwrap().last().map(String::as_str),
         Some("left-1+right-2")
@@ -193,7 +188,7 @@ outputs: { value: { jq: "def forever: forever; forever" } }
             other => panic!("expected a timeout, got {other:?}"),
         }
     }
-    // The same engine still answers other tools at once.
+    // The upstream is not left stuck by the cut-off calls: another tool answers from it at once.
     let fine = tool(
         "[]",
         outputs,
@@ -202,7 +197,7 @@ outputs: { value: { jq: "def forever: forever; forever" } }
     let other = crate::support::engine(&fine, &upstream.base, &[]);
     let started = Instant::now();
     assert_eq!(call(&other, json!({})).await.unwrap()["value"], 1);
-    assert!(started.elapsed() < Duration::from_millis(500));
+    assert!(started.elapsed() < Duration::from_secs(2));
 }
 
 #[tokio::test]

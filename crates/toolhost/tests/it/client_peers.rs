@@ -20,15 +20,18 @@ fn repo() -> PathBuf {
 
 /// The Python of a peer venv, or `None` (with a note) when it is not installed.
 fn python(venv: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("TOOLHOST_PEER_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/toolhost/peer")))?;
+    // The same rules as the sculpting peers' (crates/sculpt/tests/it/peer): the directory
+    // defaults under $HOME, and TOOLHOST_REQUIRE_PEERS set to anything but "" or "0" requires them.
+    let dir = std::env::var_os("TOOLHOST_PEER_DIR").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/toolhost/peer"),
+        PathBuf::from,
+    );
     let python = dir.join(venv).join("bin/python");
     if python.exists() {
         return Some(python);
     }
     assert!(
-        std::env::var_os("TOOLHOST_REQUIRE_PEERS").is_none(),
+        !std::env::var("TOOLHOST_REQUIRE_PEERS").is_ok_and(|v| !v.is_empty() && v != "0"),
         "TOOLHOST_REQUIRE_PEERS is set but {} is missing; run tests/peer/setup.sh",
         python.display()
     );

@@ -29,7 +29,15 @@ impl Logs {
         });
         let buffer = Arc::new(Mutex::new(Vec::new()));
         CAPTURE.with(|c| *c.borrow_mut() = Some(Arc::clone(&buffer)));
-        Self { buffer }
+        let logs = Self { buffer };
+        // A check that something is never logged means nothing unless capture works: another
+        // global subscriber would have taken every event.
+        tracing::trace!("log capture started");
+        assert!(
+            logs.text().contains("log capture started"),
+            "log capture does not work: is another global tracing subscriber installed?"
+        );
+        logs
     }
 
     /// The lines captured so far.
