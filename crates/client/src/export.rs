@@ -282,6 +282,7 @@ mod tests {
             definition: json!({}),
             address: Address::Mcp { pin: None },
             history: vec![],
+            compiled: Default::default(),
         }
     }
 

@@ -35,6 +35,8 @@ pub struct Denied {
     pub ip: IpAddr,
     /// The range's name, e.g. "loopback".
     pub range: &'static str,
+    /// Whether `--allow-private` opens the range (never for link-local, metadata and the like).
+    pub private: bool,
 }
 
 impl fmt::Display for Denied {
@@ -132,7 +134,11 @@ impl Policy {
             if let Some(range) = denied_range(candidate)
                 && !(self.private && range.private)
             {
-                return Err(Denied { ip, range: range.name });
+                return Err(Denied {
+                    ip,
+                    range: range.name,
+                    private: range.private,
+                });
             }
         }
         Ok(())
@@ -200,6 +206,15 @@ pub struct Guard {
     lookup: Arc<dyn Lookup>,
 }
 
+/// Why a host name gives no address to connect to.
+#[derive(Debug)]
+enum Unusable {
+    /// The name did not resolve, or to nothing.
+    Unresolved(String),
+    /// Every address it resolves to is denied; `private` when `--allow-private` opens them all.
+    Denied { reason: String, private: bool },
+}
+
 impl Guard {
     /// A guard applying `policy` to what `lookup` resolves.
     pub fn new(policy: Policy, lookup: Arc<dyn Lookup>) -> Self {
@@ -216,38 +231,50 @@ impl Guard {
 
     /// Checks a URL before anything connects: the scheme, an IP literal, or every address the
     /// host name resolves to (refused only when none is allowed; the denied ones are dropped at
-    /// connection time by the resolver).
+    /// connection time by the resolver). A name that does not resolve is a transport error,
+    /// not a refusal: `--allow-private` would not help it.
     pub async fn check_url(&self, url: &Url) -> Result<(), Error> {
-        let refuse = |reason: String| Error::Refused {
+        let refuse = |reason: String, private: bool| Error::Refused {
             url: url.to_string(),
             reason,
-            private: !self.policy.private,
+            private,
         };
+        let denied = |d: Denied| refuse(d.to_string(), d.private);
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(refuse(format!("the scheme `{}` is not http or https", url.scheme())));
+            return Err(refuse(
+                format!("the scheme `{}` is not http or https", url.scheme()),
+                false,
+            ));
         }
         match url.host() {
-            None => Err(refuse("the URL has no host".to_owned())),
-            Some(Host::Ipv4(ip)) => self.policy.check(IpAddr::V4(ip)).map_err(|d| refuse(d.to_string())),
-            Some(Host::Ipv6(ip)) => self.policy.check(IpAddr::V6(ip)).map_err(|d| refuse(d.to_string())),
-            Some(Host::Domain(name)) => {
-                let addrs = self.vetted(name).await.map_err(refuse)?;
-                tracing::debug!(host = name, addresses = ?addrs, "vetted");
-                Ok(())
-            }
+            None => Err(refuse("the URL has no host".to_owned(), false)),
+            Some(Host::Ipv4(ip)) => self.policy.check(IpAddr::V4(ip)).map_err(denied),
+            Some(Host::Ipv6(ip)) => self.policy.check(IpAddr::V6(ip)).map_err(denied),
+            Some(Host::Domain(name)) => match self.vetted(name).await {
+                Ok(addrs) => {
+                    tracing::debug!(host = name, addresses = ?addrs, "vetted");
+                    Ok(())
+                }
+                Err(Unusable::Unresolved(message)) => Err(Error::Transport {
+                    url: url.to_string(),
+                    message,
+                    connect: true,
+                }),
+                Err(Unusable::Denied { reason, private }) => Err(refuse(reason, private)),
+            },
         }
     }
 
     /// The allowed addresses of `host`; an error says why there are none.
-    async fn vetted(&self, host: &str) -> Result<Vec<IpAddr>, String> {
+    async fn vetted(&self, host: &str) -> Result<Vec<IpAddr>, Unusable> {
         // A trailing dot or brackets never reach here as literals: `url` parsed those already.
         let addrs = self
             .lookup
             .lookup(host)
             .await
-            .map_err(|e| format!("failed to resolve {host}: {e}"))?;
+            .map_err(|e| Unusable::Unresolved(format!("failed to resolve {host}: {e}")))?;
         if addrs.is_empty() {
-            return Err(format!("{host} has no addresses"));
+            return Err(Unusable::Unresolved(format!("{host} has no addresses")));
         }
         let mut denied = Vec::new();
         let allowed: Vec<IpAddr> = addrs
@@ -255,16 +282,17 @@ impl Guard {
             .filter(|ip| match self.policy.check(*ip) {
                 Ok(()) => true,
                 Err(d) => {
-                    denied.push(d.to_string());
+                    denied.push(d);
                     false
                 }
             })
             .collect();
         if allowed.is_empty() {
-            return Err(format!(
-                "{host} resolves only to denied addresses ({})",
-                denied.join("; ")
-            ));
+            let reasons: Vec<String> = denied.iter().map(ToString::to_string).collect();
+            return Err(Unusable::Denied {
+                reason: format!("{host} resolves only to denied addresses ({})", reasons.join("; ")),
+                private: denied.iter().all(|d| d.private),
+            });
         }
         Ok(allowed)
     }
@@ -306,8 +334,11 @@ impl reqwest::dns::Resolve for Guard {
             let vetted = guard
                 .vetted(&host)
                 .await
-                .map_err(|reason| -> Box<dyn std::error::Error + Send + Sync> {
-                    format!("refused by the SSRF guard: {reason}").into()
+                .map_err(|unusable| -> Box<dyn std::error::Error + Send + Sync> {
+                    match unusable {
+                        Unusable::Unresolved(message) => message.into(),
+                        Unusable::Denied { reason, .. } => format!("refused by the SSRF guard: {reason}").into(),
+                    }
                 })?;
             // reqwest sets the port from the URL; 0 is a placeholder.
             let addrs: reqwest::dns::Addrs = Box::new(vetted.into_iter().map(|ip| SocketAddr::new(ip, 0)));

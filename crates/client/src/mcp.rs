@@ -279,5 +279,6 @@ fn tool(source: &Source, listed: rmcp::model::Tool) -> Result<Tool, String> {
         name,
         definition,
         history: Vec::new(),
+        compiled: Default::default(),
     })
 }

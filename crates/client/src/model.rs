@@ -173,7 +173,8 @@ pub struct Tool {
     pub versions: Vec<String>,
     /// The inputs, in the server's order.
     pub inputs: Vec<Parameter>,
-    /// The JSON Schema of the input object: what local validation checks.
+    /// The JSON Schema of the input object: what local validation checks (compiled on the
+    /// first check and kept: change it before checking, not after).
     pub input_schema: Value,
     /// The outputs, when the server declares them as named fields.
     pub outputs: Vec<Output>,
@@ -189,6 +190,9 @@ pub struct Tool {
     pub(crate) address: Address,
     /// The definitions of the other versions the server listed (OTC), by version.
     pub(crate) history: Vec<(String, Value)>,
+    /// `input_schema`, compiled on the first check and kept (shared by clones): a tool is
+    /// checked on every call. `None` inside when the schema does not compile here.
+    pub(crate) compiled: std::sync::Arc<std::sync::OnceLock<Option<toolhost_core::validate::Validator>>>,
 }
 
 /// How a call reaches a tool; one variant per protocol.

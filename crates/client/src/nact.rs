@@ -138,6 +138,7 @@ pub(crate) fn tool(root: &Url, endpoint: &Source, raw: Value) -> Result<Tool, St
         endpoint: endpoint.clone(),
         definition: raw,
         history: Vec::new(),
+        compiled: Default::default(),
         address: Address::Nact {
             root: root.clone(),
             id: s.tool_id,
@@ -245,16 +246,7 @@ pub(crate) async fn invoke(
     input: &Map<String, Value>,
 ) -> Result<Value, error::Error> {
     let url = join(root, &format!("tools/{}/versions/{number}:invoke", urlencode(id)))?;
-    let body = Invocation {
-        name: None,
-        input_parameters: input
-            .iter()
-            .map(|(name, value)| NamedValue {
-                name: name.clone(),
-                value: value.clone(),
-            })
-            .collect(),
-    };
+    let body = invocation(input);
     let body = serde_json::to_value(&body).map_err(|e| error::Error::Setup(e.to_string()))?;
     let reply = ctx.http.post_json(&url, &body, ctx.timeout).await?;
     if !(200..300).contains(&reply.status) {
@@ -299,27 +291,47 @@ pub(crate) fn problem_error(reply: &Reply, tool: &str) -> error::Error {
             retryable: p.retryable,
             retry_after: reply.retry_after(),
         })),
-        Some(p) => error::Error::Status {
-            url: reply.url.to_string(),
-            status: reply.status,
-            detail: clean(&p.detail),
-            retry_after: reply.retry_after(),
-            retryable: Some(p.retryable),
-        },
-        None => error::Error::Status {
-            url: reply.url.to_string(),
-            status: reply.status,
-            detail: reply.snippet(),
-            retry_after: reply.retry_after(),
-            retryable: None,
-        },
+        problem => status_error(reply, problem),
+    }
+}
+
+/// An HTTP error that is not about a tool call: the problem's detail, else the body's start.
+fn status_error(reply: &Reply, problem: Option<Problem>) -> error::Error {
+    let (detail, retryable) = match problem {
+        Some(p) => (text::clean(&p.detail, 2000), Some(p.retryable)),
+        None => (reply.snippet(), None),
+    };
+    error::Error::Status {
+        url: reply.url.to_string(),
+        status: reply.status,
+        detail,
+        retry_after: reply.retry_after(),
+        retryable,
+    }
+}
+
+/// The N-ACT invocation body of `input`.
+fn invocation(input: &Map<String, Value>) -> Invocation {
+    Invocation {
+        name: None,
+        input_parameters: input
+            .iter()
+            .map(|(name, value)| NamedValue {
+                name: name.clone(),
+                value: value.clone(),
+            })
+            .collect(),
     }
 }
 
 /// A 2xx JSON body, or the error the answer is.
 pub(crate) fn json(reply: Reply, protocol: Protocol) -> Result<Value, error::Error> {
     if !(200..300).contains(&reply.status) {
-        return Err(problem_error(&reply, ""));
+        // A listing names no tool: its errors are plain HTTP errors, never a tool's.
+        return Err(status_error(
+            &reply,
+            serde_json::from_slice::<Problem>(&reply.body).ok(),
+        ));
     }
     reply.json().map_err(|detail| error::Error::Protocol {
         url: reply.url.to_string(),
@@ -406,16 +418,7 @@ impl NactClient {
             Some(n) => format!("{}/tools/{tool_segment}/versions/{n}:invoke", self.root),
             None => format!("{}/tools/{tool_segment}:invoke", self.root),
         };
-        let body = Invocation {
-            name: None,
-            input_parameters: input
-                .iter()
-                .map(|(name, value)| NamedValue {
-                    name: name.clone(),
-                    value: value.clone(),
-                })
-                .collect(),
-        };
+        let body = invocation(input);
         let result: InvocationResult = decode(self.http.post(url).json(&body).send().await?).await?;
         Ok(result
             .output_parameters

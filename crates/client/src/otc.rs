@@ -157,6 +157,7 @@ pub(crate) fn tool(base: &Url, endpoint: &Source, schema_form: &str, raw: Value)
         },
         definition: raw,
         history: Vec::new(),
+        compiled: Default::default(),
     })
 }
 

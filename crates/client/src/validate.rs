@@ -16,15 +16,18 @@ impl Tool {
     /// here (a remote `$ref`, an unknown draft) is not held against the call: the server
     /// still validates.
     pub fn check(&self, arguments: &Value) -> Result<(), Vec<ParameterError>> {
-        let validator = match toolhost_core::validate::compile(&self.input_schema) {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::debug!(tool = %self.name, error = %e, "the input schema does not compile here; not checking locally");
-                return Ok(());
-            }
+        let compiled = self.compiled.get_or_init(|| {
+            toolhost_core::validate::compile(&self.input_schema)
+                .inspect_err(|e| {
+                    tracing::debug!(tool = %self.name, error = %e, "the input schema does not compile here; not checking locally");
+                })
+                .ok()
+        });
+        let Some(validator) = compiled else {
+            return Ok(());
         };
         toolhost_core::validate::check(
-            &validator,
+            validator,
             &self.name,
             &self.inputs,
             schema::is_closed(&self.input_schema),

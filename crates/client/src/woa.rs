@@ -107,6 +107,7 @@ fn tool(transports: &wire::Transports, endpoint: &Source, raw: Value) -> Result<
         name: agent.id,
         definition: raw,
         history: Vec::new(),
+        compiled: Default::default(),
     })
 }
 

@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use jsonschema::{Draft, Validator};
+use jsonschema::Draft;
+/// A compiled JSON Schema, as [`compile`] makes it.
+pub use jsonschema::Validator;
 use serde_json::{Map, Value};
 
 use crate::catalog::{InputType, Parameter};

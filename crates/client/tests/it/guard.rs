@@ -52,11 +52,17 @@ async fn loopback_literals_in_every_form_are_refused_before_connecting() {
         format!("http://[::1]:{p}/nact"),
         format!("http://[::ffff:127.0.0.1]:{p}/nact"),
         format!("http://[::ffff:7f00:1]:{p}/nact"),
-        format!("http://0.0.0.0:{p}/nact"),
-        format!("http://0:{p}/nact"),
     ] {
         let message = refused(&client, &url).await;
         assert!(message.contains("--allow-private"), "{message}");
+    }
+    // "This network" is not private: --allow-private does not open it, so it is not offered.
+    for url in [format!("http://0.0.0.0:{p}/nact"), format!("http://0:{p}/nact")] {
+        let message = refused(&client, &url).await;
+        assert!(
+            !message.contains("--allow-private") && message.contains("--allow-net"),
+            "{message}"
+        );
     }
     for url in [
         "http://169.254.169.254/latest/meta-data/",
@@ -212,4 +218,34 @@ fn options_in_tests_allow_only_loopback() {
     let o = options(Stub::new(&[]));
     assert!(o.policy.check("127.0.0.1".parse().unwrap()).is_ok());
     assert!(o.policy.check("10.0.0.1".parse().unwrap()).is_err());
+}
+
+/// A name that does not resolve is a transport failure, not an SSRF refusal: `--allow-private`
+/// would not help it, and the message must not say it would. A metadata address is refused
+/// without that hint, since `--allow-private` never opens it.
+#[tokio::test]
+async fn an_unresolvable_name_is_not_a_refusal_and_metadata_is_never_private() {
+    let client = client(Stub::new(&[
+        ("metadata.test", &["169.254.169.254"]),
+        ("inside.test", &["10.1.2.3"]),
+    ]));
+    let err = client
+        .discover(&Source::parse("http://nowhere.test/").unwrap())
+        .await
+        .unwrap_err();
+    assert!(!matches!(err, Error::Refused { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("failed to resolve nowhere.test"), "{message}");
+    assert!(
+        !message.contains("allow-private") && !message.contains("SSRF"),
+        "{message}"
+    );
+    match client.discover(&Source::parse("http://metadata.test/").unwrap()).await {
+        Err(Error::Refused { private, .. }) => assert!(!private, "--allow-private never opens link-local"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    match client.discover(&Source::parse("http://inside.test/").unwrap()).await {
+        Err(Error::Refused { private, .. }) => assert!(private, "--allow-private opens 10/8"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
 }

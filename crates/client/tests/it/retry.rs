@@ -233,3 +233,27 @@ async fn otc_5xx_retries_keep_the_call_id() {
     assert_eq!(ids.len(), 2);
     assert_eq!(ids[0], ids[1], "the same call after a 5xx keeps its idempotency key");
 }
+
+/// A listing answered with a 422 problem is an HTTP error of the listing, not "the arguments
+/// for `` do not match" (a listing names no tool).
+#[tokio::test]
+async fn a_failed_listing_names_no_tool() {
+    let app = axum::Router::new().route(
+        "/tools",
+        axum::routing::get(|| async {
+            (
+                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                axum::Json(serde_json::json!({"type": "about:blank", "title": "bad", "status": 422,
+                    "detail": "the page size is out of range", "errors": {"page_size": "too big"}})),
+            )
+        }),
+    );
+    let base = crate::support::serve(app).await;
+    let client = crate::support::client(crate::support::Stub::new(&[]));
+    let source = toolhost_client::Source::parse(&base).unwrap();
+    let err = client.discover_as(&source, Some(Protocol::Nact)).await.unwrap_err();
+    assert!(matches!(err, Error::Status { status: 422, .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("page size is out of range"), "{message}");
+    assert!(!message.contains("arguments for"), "{message}");
+}
