@@ -83,6 +83,13 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// The failure code of [`ToolFailure::outcome_unknown`].
+pub const OUTCOME_UNKNOWN_CODE: &str = "outcome_unknown";
+
+/// What the model is told after a failure whose outcome is unknown.
+pub const OUTCOME_UNKNOWN_PROMPT: &str = "The tool may already have carried out this request before the failure: \
+do not call it again until you have checked whether it took effect (for example by looking the item up).";
+
 /// A tool that ran and failed: what to tell the caller and the model, and whether to retry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolFailure {
@@ -99,6 +106,10 @@ pub struct ToolFailure {
     /// A short machine-readable kind (e.g. `not_found`), which the catalog's `errors:` can
     /// rephrase for the model.
     pub code: Option<String>,
+    /// The tool may have acted before it failed (a non-idempotent request reached the upstream
+    /// and the answer was lost): not retryable, and the caller must check before trying again
+    /// (issue #12: N-ACT and WoA answer 409, OTC `can_retry: false`).
+    pub outcome_unknown: bool,
 }
 
 impl ToolFailure {
@@ -111,6 +122,19 @@ impl ToolFailure {
             retry_after: None,
             prompt: None,
             code: None,
+            outcome_unknown: false,
+        }
+    }
+
+    /// A failure after which nobody knows whether the tool acted: a request that changes
+    /// something reached the upstream, and then the connection broke or the time ran out.
+    /// Never retryable; the prompt tells the model to check first (issue #12).
+    pub fn outcome_unknown(message: impl Into<String>) -> Self {
+        Self {
+            outcome_unknown: true,
+            prompt: Some(OUTCOME_UNKNOWN_PROMPT.to_owned()),
+            code: Some(OUTCOME_UNKNOWN_CODE.to_owned()),
+            ..Self::permanent(message)
         }
     }
 
