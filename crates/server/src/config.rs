@@ -49,6 +49,11 @@ pub struct Mcp {
     /// Keep sessions (`Mcp-Session-Id`) for clients of protocol versions before 2026-07-28.
     /// Off by default: every request stands alone, so replicas need no session affinity.
     pub sessions: bool,
+    /// With sessions on: the most sessions kept; a new client closes the longest-idle one
+    /// (issue #21.8).
+    pub max_sessions: usize,
+    /// With sessions on: a session without a request for this long is closed.
+    pub session_idle: std::time::Duration,
     /// `Host` headers accepted (rmcp's DNS-rebinding guard); `*` accepts any.
     pub allowed_hosts: Vec<String>,
     /// Browser `Origin`s accepted; empty means no Origin check.
@@ -60,6 +65,8 @@ impl Default for Mcp {
         Self {
             path: "/mcp".to_owned(),
             sessions: false,
+            max_sessions: 1000,
+            session_idle: std::time::Duration::from_secs(300),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(str::to_owned).to_vec(),
             allowed_origins: Vec::new(),
         }

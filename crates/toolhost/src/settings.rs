@@ -62,6 +62,12 @@ pub struct ServeArgs {
     /// Keep MCP sessions for pre-2026-07-28 clients (needs session affinity behind a load balancer).
     #[arg(long, env = "TOOLHOST_MCP_SESSIONS")]
     mcp_sessions: bool,
+    /// With --mcp-sessions: the most MCP sessions kept; a new client closes the longest-idle one [default: 1000].
+    #[arg(long, env = "TOOLHOST_MCP_MAX_SESSIONS")]
+    mcp_max_sessions: Option<usize>,
+    /// With --mcp-sessions: close a session after this many seconds without a request [default: 300].
+    #[arg(long, env = "TOOLHOST_MCP_SESSION_IDLE_SECS")]
+    mcp_session_idle_secs: Option<u64>,
     /// Host headers MCP accepts, comma-separated; `*` for any [default: localhost,127.0.0.1,::1].
     #[arg(long, env = "TOOLHOST_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
     mcp_allowed_hosts: Option<Vec<String>>,
@@ -138,6 +144,8 @@ struct File {
     server_name: Option<String>,
     mcp_path: Option<String>,
     mcp_sessions: Option<bool>,
+    mcp_max_sessions: Option<usize>,
+    mcp_session_idle_secs: Option<u64>,
     mcp_allowed_hosts: Option<Vec<String>>,
     mcp_allowed_origins: Option<Vec<String>>,
     public_url: Option<String>,
@@ -259,6 +267,16 @@ impl ServeArgs {
         let mcp = toolhost_server::config::Mcp {
             path: mcp_path,
             sessions: self.mcp_sessions || file.mcp_sessions.unwrap_or(defaults.mcp.sessions),
+            max_sessions: match self.mcp_max_sessions.or(file.mcp_max_sessions) {
+                Some(0) => anyhow::bail!("mcp_max_sessions must be positive"),
+                Some(n) => n,
+                None => defaults.mcp.max_sessions,
+            },
+            session_idle: match self.mcp_session_idle_secs.or(file.mcp_session_idle_secs) {
+                Some(0) => anyhow::bail!("mcp_session_idle_secs must be positive"),
+                Some(secs) => Duration::from_secs(secs),
+                None => defaults.mcp.session_idle,
+            },
             allowed_hosts: self
                 .mcp_allowed_hosts
                 .or(file.mcp_allowed_hosts)

@@ -15,14 +15,15 @@
 mod convert;
 mod error;
 mod handler;
+mod sessions;
 
 use std::sync::Arc;
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 pub use handler::Handler;
+pub use sessions::Bounded as BoundedSessions;
 
 use crate::State;
 
@@ -63,7 +64,7 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
     if config.sessions {
         axum::routing::Router::new().fallback_service(StreamableHttpService::new(
             factory,
-            Arc::new(LocalSessionManager::default()),
+            Arc::new(sessions::Bounded::new(config.max_sessions, config.session_idle)),
             http,
         ))
     } else {
