@@ -37,7 +37,7 @@ const COUNTING: &str = r#"toolkits:
 "#;
 
 /// One run counter per test, so tests running in parallel do not count each other's runs.
-static RUNS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+static RUNS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
 
 fn counting<const SLOT: usize>(input: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
     let run = RUNS[SLOT].fetch_add(1, Ordering::SeqCst) + 1;
@@ -51,6 +51,21 @@ fn counting<const SLOT: usize>(input: &Map<String, Value>, _: &CallContext) -> R
 async fn counting_server<const SLOT: usize>() -> Server {
     Spawn::new(vec![yaml("counting.yaml", COUNTING)])
         .with_function("counting.run", counting::<SLOT>)
+        .start()
+        .await
+}
+
+/// Like [`counting_server`], with two API keys: `alice-key` and `bob-key`.
+async fn counting_server_with_keys<const SLOT: usize>() -> Server {
+    use toolhost_server::auth::{ApiKey, Authenticator, hash_key};
+    Spawn::new(vec![yaml("counting.yaml", COUNTING)])
+        .with_function("counting.run", counting::<SLOT>)
+        .with_config(|config| {
+            let keys = ["alice", "bob"]
+                .map(|name| ApiKey::new(name, &hash_key(&format!("{name}-key")), vec![]).unwrap())
+                .to_vec();
+            config.auth = Arc::new(Authenticator::new(keys, vec![]));
+        })
         .start()
         .await
 }
@@ -154,4 +169,62 @@ async fn refusals_are_not_remembered() {
         .await
         .expect_success();
     assert_eq!(runs::<4>(), 2);
+}
+
+/// Issue #21.4: a stored result belongs to the caller who made the call. Another caller who
+/// sends the same `call_id` (guessed, logged or replayed) gets a call of its own, never the
+/// first caller's result, and cannot take a `call_id` before its owner uses it.
+#[tokio::test]
+async fn a_call_id_belongs_to_its_caller() {
+    let server = counting_server_with_keys::<5>().await;
+    let alice = server
+        .call_as("alice-key", request("Counting.Run", "shared-id", "alice's secret"))
+        .await
+        .expect_success();
+    assert_eq!(alice["value"], json!({ "text": "alice's secret", "run": 1 }));
+    // Bob with Alice's call_id and other input: his own call, not a conflict with hers.
+    let bob = server
+        .call_as("bob-key", request("Counting.Run", "shared-id", "bob's text"))
+        .await
+        .expect_success();
+    assert_eq!(bob["value"], json!({ "text": "bob's text", "run": 2 }));
+    // Bob with Alice's call_id and her very input: still his own run, not her stored result.
+    let replay = server
+        .call_as("bob-key", request("Counting.Run", "shared-id-2", "x"))
+        .await
+        .expect_success();
+    assert_eq!(replay["value"]["run"], 3);
+    let alice_after_bob = server
+        .call_as("alice-key", request("Counting.Run", "shared-id-2", "x"))
+        .await
+        .expect_success();
+    assert_eq!(
+        alice_after_bob["value"]["run"], 4,
+        "Alice's call ran: Bob did not squat her call_id"
+    );
+    // Each still gets their own stored result on a repeat.
+    let repeat = server
+        .call_as("alice-key", request("Counting.Run", "shared-id", "alice's secret"))
+        .await;
+    assert_eq!(repeat.expect_success()["value"]["run"], 1);
+    assert_eq!(runs::<5>(), 4);
+}
+
+/// Issue #21.4: the same caller, `call_id` and input for another user (`context`) is another
+/// call: 400, never the first user's result.
+#[tokio::test]
+async fn a_call_id_reused_for_another_context_is_400() {
+    let server = counting_server::<6>().await;
+    let mut first = request("Counting.Run", "ctx", "same");
+    first["context"] = json!({ "user_id": "alice" });
+    server.call(first).await.expect_success();
+    let mut second = request("Counting.Run", "ctx", "same");
+    second["context"] = json!({ "user_id": "bob" });
+    let body = server.call(second).await.expect_server_error(SCHEMA);
+    assert!(message(&body).contains("context"), "says what differs: {body}");
+    assert_eq!(
+        runs::<6>(),
+        1,
+        "the second call did not run, and got nothing of the first"
+    );
 }

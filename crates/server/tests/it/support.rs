@@ -143,6 +143,12 @@ impl Server {
         .await
     }
 
+    /// `POST path` with a JSON body and one more header (a credential, say).
+    pub async fn post_json_with(&self, path: &str, header: (&str, &str), body: &Value) -> Reply {
+        let request = self.client.post(self.url(path)).header(header.0, header.1).json(body);
+        self.send(request).await
+    }
+
     /// `POST path` with raw bytes and the given `Content-Type` (none when `None`).
     pub async fn post(&self, path: &str, content_type: Option<&str>, body: impl Into<Vec<u8>>) -> Reply {
         let mut request = self.client.post(self.url(path)).body(body.into());

@@ -160,15 +160,33 @@ pub(super) fn context(context: Option<Context>, trace_id: Option<String>) -> Cal
     }
 }
 
-/// What makes two calls "the same call" for `call_id`: the tool id as written and the input.
-/// Keyed per process, so nobody can craft a collision.
-pub(super) fn fingerprint(tool_id: &str, input: &Map<String, Value>) -> u64 {
+/// What makes two calls "the same call" for `call_id`: the tool id as written, the input and the
+/// `context` (user, secrets, tokens), so that one caller's stored result is never handed to a
+/// call made for another user (issue #21.4). Keyed per process, so nobody can craft a collision.
+pub(super) fn fingerprint(tool_id: &str, input: &Map<String, Value>, context: Option<&Context>) -> u64 {
     static KEYS: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
     let mut hasher = KEYS.get_or_init(Default::default).build_hasher();
     tool_id.hash(&mut hasher);
     // serde_json's Map is ordered by key, so equal inputs serialize equally.
     serde_json::to_string(input).unwrap_or_default().hash(&mut hasher);
+    if let Some(context) = context {
+        context.user_id.hash(&mut hasher);
+        // Order-independent, as the spec gives these lists no order.
+        let mut secrets: Vec<_> = context.secrets.iter().map(|s| (&s.id, &s.value)).collect();
+        secrets.sort();
+        secrets.hash(&mut hasher);
+        let mut tokens: Vec<_> = context.authorization.iter().map(|a| (&a.id, &a.token)).collect();
+        tokens.sort();
+        tokens.hash(&mut hasher);
+    }
     hasher.finish()
+}
+
+/// The idempotency key of a call: its `call_id` within the caller's own namespace, so that
+/// another caller can neither read a stored result nor take a `call_id` before its owner uses it
+/// (issue #21.4).
+pub(super) fn call_key(caller: &str, call_id: &str) -> String {
+    format!("{caller}\u{0}{call_id}")
 }
 
 #[cfg(test)]
@@ -215,12 +233,24 @@ mod tests {
     }
 
     #[test]
-    fn fingerprints_depend_on_tool_and_input() {
+    fn fingerprints_depend_on_tool_input_and_context() {
         let a: Map<String, Value> = serde_json::from_str(r#"{"a":1,"b":2}"#).unwrap();
         let b: Map<String, Value> = serde_json::from_str(r#"{"b":2,"a":1}"#).unwrap();
         let c: Map<String, Value> = serde_json::from_str(r#"{"a":1,"b":3}"#).unwrap();
-        assert_eq!(fingerprint("T.x", &a), fingerprint("T.x", &b));
-        assert_ne!(fingerprint("T.x", &a), fingerprint("T.x", &c));
-        assert_ne!(fingerprint("T.x", &a), fingerprint("T.y", &a));
+        assert_eq!(fingerprint("T.x", &a, None), fingerprint("T.x", &b, None));
+        assert_ne!(fingerprint("T.x", &a, None), fingerprint("T.x", &c, None));
+        assert_ne!(fingerprint("T.x", &a, None), fingerprint("T.y", &a, None));
+        let alice: Context = serde_json::from_str(r#"{"user_id": "alice"}"#).unwrap();
+        let bob: Context = serde_json::from_str(r#"{"user_id": "bob"}"#).unwrap();
+        assert_ne!(fingerprint("T.x", &a, Some(&alice)), fingerprint("T.x", &a, Some(&bob)));
+        assert_ne!(fingerprint("T.x", &a, Some(&alice)), fingerprint("T.x", &a, None));
+        let s1: Context =
+            serde_json::from_str(r#"{"secrets": [{"id": "k", "value": "1"}, {"id": "j", "value": "2"}]}"#).unwrap();
+        let s2: Context =
+            serde_json::from_str(r#"{"secrets": [{"id": "j", "value": "2"}, {"id": "k", "value": "1"}]}"#).unwrap();
+        let s3: Context =
+            serde_json::from_str(r#"{"secrets": [{"id": "j", "value": "2"}, {"id": "k", "value": "9"}]}"#).unwrap();
+        assert_eq!(fingerprint("T.x", &a, Some(&s1)), fingerprint("T.x", &a, Some(&s2)));
+        assert_ne!(fingerprint("T.x", &a, Some(&s1)), fingerprint("T.x", &a, Some(&s3)));
     }
 }

@@ -113,7 +113,8 @@ pub(super) async fn call(
         .clone()
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let input = request.input.unwrap_or_default();
-    let fingerprint = convert::fingerprint(&request.tool_id, &input);
+    let fingerprint = convert::fingerprint(&request.tool_id, &input, request.context.as_ref());
+    let key = convert::call_key(&caller.id, &call_id);
     let invocation = Invocation {
         tool: tool.name.clone(),
         version: id.version,
@@ -124,13 +125,13 @@ pub(super) async fn call(
         },
     };
     let run = Box::pin(run(&state, invocation, &call_id, schema, &request.tool_id));
-    match state.calls.once(&call_id, fingerprint, run).await {
+    match state.calls.once(&key, fingerprint, run).await {
         Ok(result) => json(format!(r#"{{"$schema":{},"result":{result}}}"#, quote(schema))),
         Err(Refusal::Rejected(response)) => response,
         Err(Refusal::Conflict) => server_error(
             schema,
             format!(
-                "call_id `{call_id}` was already used for a different call; send a new call_id (it is an idempotency key)"
+                "call_id `{call_id}` was already used for a different call (another tool, input or context); send a new call_id (it is an idempotency key)"
             ),
             None,
         ),

@@ -33,6 +33,16 @@ impl Server {
             .await
     }
 
+    /// `POST /otc/tools/call` as the caller holding the API key `key` (header `OTC-API-Key`).
+    pub async fn call_as(&self, key: &str, request: Value) -> Reply {
+        self.post_json_with(
+            CALL,
+            ("otc-api-key", key),
+            &json!({ "$schema": SCHEMA, "request": request }),
+        )
+        .await
+    }
+
     /// `POST /otc/tools/call` with the raw JSON `body` (for bodies that are wrong on purpose).
     pub async fn call_body(&self, body: &Value) -> Reply {
         self.post_json(CALL, body).await
