@@ -86,6 +86,10 @@ impl fmt::Debug for Secret {
 /// The failure code of [`ToolFailure::outcome_unknown`].
 pub const OUTCOME_UNKNOWN_CODE: &str = "outcome_unknown";
 
+/// Failure codes that say an upstream's answer could not be used (see
+/// [`ToolFailure::is_unusable_answer`]); the `http` backend's codes of the same names.
+pub const UNUSABLE_ANSWER_CODES: &[&str] = &["upstream_unexpected", "response_too_large", "upstream_redirect", "mapping_failed"];
+
 /// What the model is told after a failure whose outcome is unknown.
 pub const OUTCOME_UNKNOWN_PROMPT: &str = "The tool may already have carried out this request before the failure: \
 do not call it again until you have checked whether it took effect (for example by looking the item up).";
@@ -124,6 +128,28 @@ impl ToolFailure {
             code: None,
             outcome_unknown: false,
         }
+    }
+
+    /// This failure, when it came after the tool may already have acted (an earlier step that
+    /// changes something ran): not retryable, and the model must check first. The message and
+    /// developer message are kept; the code becomes `outcome_unknown` (issue #12).
+    #[must_use]
+    pub fn into_outcome_unknown(self) -> Self {
+        if self.outcome_unknown {
+            return self;
+        }
+        Self {
+            message: format!("{} (the tool may already have carried out part of this request)", self.message),
+            developer_message: self.developer_message,
+            ..Self::outcome_unknown(String::new())
+        }
+    }
+
+    /// Whether the failure means that an upstream's answer could not be used (a missing field,
+    /// an oversized body, a redirect away, a mapping that failed on it), which a gateway reports
+    /// as 502 rather than as a failure of the tool's own.
+    pub fn is_unusable_answer(&self) -> bool {
+        matches!(self.code.as_deref(), Some(code) if UNUSABLE_ANSWER_CODES.contains(&code))
     }
 
     /// A failure after which nobody knows whether the tool acted: a request that changes
@@ -167,7 +193,10 @@ impl ToolFailure {
         if let Some(message) = &phrase.message {
             self.message.clone_from(message);
         }
-        if let Some(retryable) = phrase.retryable {
+        // A catalog may reword an unknown outcome, never make it retryable (issue #12).
+        if let Some(retryable) = phrase.retryable
+            && !self.outcome_unknown
+        {
             self.retryable = retryable;
         }
         if phrase.retry_after.is_some() {

@@ -8,9 +8,10 @@
 //! | `upstream_4xx` | the upstream answered 4xx (not 429) | no |
 //! | `rate_limited` | 429 | yes, after `Retry-After` (else 1 s) |
 //! | `upstream_5xx` | 5xx | yes, after `Retry-After` (else 1 s) |
-//! | `timeout` | a step ran out of time | yes, after 1 s |
-//! | `upstream_unreachable` | connecting failed | yes, after 1 s |
-//! | `upstream_error` | the connection broke mid-request | yes, after 1 s |
+//! | `timeout` | an idempotent step ran out of time | yes, after 1 s |
+//! | `upstream_unreachable` | connecting failed (nothing was sent) | yes, after 1 s |
+//! | `upstream_error` | the connection of an idempotent step broke mid-request | yes, after 1 s |
+//! | `outcome_unknown` | a step that is not idempotent timed out or lost its connection after sending, or any failure after such a step ran (the tool may have acted) | never; the prompt says to check first (issue #12) |
 //! | `upstream_redirect` | a 3xx not followed (another origin, or too many) | no |
 //! | `response_too_large` | the body is over `max_response_bytes` | no |
 //! | `upstream_unexpected` | an answer lacks what a later step or output needs | no |

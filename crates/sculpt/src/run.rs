@@ -74,6 +74,10 @@ impl Sculpted {
         let deadline = Instant::now() + call.version.timeout;
         let steps = &self.recipe.steps;
         let mut results: Results = vec![None; steps.len()];
+        // A failure after a step that changes something has run (or while one is in flight,
+        // which the failure cancels) leaves the tool partly done: retrying it would repeat that
+        // step, so the failure is an unknown outcome (issue #12).
+        let acted = |i: usize, results: &Results| !steps[i].idempotent && results[i].is_some();
         if let [only] = steps.as_slice() {
             results[0] = self.step(only, &call, &results, deadline).await?;
         } else {
@@ -96,11 +100,22 @@ impl Sculpted {
                         finished[i] = true;
                     }
                     // Dropping `running` cancels the other steps in flight.
-                    Some((_, Err(failure))) => return Err(failure),
+                    Some((failed, Err(failure))) => {
+                        let partly_done = (0..steps.len()).any(|j| {
+                            j != failed && (acted(j, &results) || (started[j] && !finished[j] && !steps[j].idempotent))
+                        });
+                        return Err(if partly_done { failure.into_outcome_unknown() } else { failure });
+                    }
                 }
             }
         }
-        self.outputs(&call, &results, deadline).await
+        self.outputs(&call, &results, deadline).await.map_err(|failure| {
+            if (0..steps.len()).any(|i| acted(i, &results)) {
+                failure.into_outcome_unknown()
+            } else {
+                failure
+            }
+        })
     }
 
     /// Runs one step; `Ok(None)` when its `when` says no.
@@ -302,6 +317,25 @@ impl Sculpted {
 
     fn transport_failure(&self, step: &Step, failure: Failure, scope: &Scope<'_>, scrubber: &Scrubber) -> ToolFailure {
         let detail = |what: String| format!("step `{}` ({}): {what}", step.name, step.shape);
+        // A request that changes something may have reached the upstream and acted before the
+        // connection broke or the time ran out: saying "try again" would repeat it (issue #12).
+        // Connecting failed means nothing was sent, so that one stays retryable.
+        if !step.idempotent {
+            let lost = match &failure {
+                Failure::Timeout => Some("no answer in time after the request was sent".to_owned()),
+                Failure::Transport(e) => Some(format!("the connection broke after the request was sent: {e}")),
+                _ => None,
+            };
+            if let Some(lost) = lost {
+                return scrubber.failure(
+                    ToolFailure::outcome_unknown(
+                        "the upstream service may have carried out this request, but its answer was lost; \
+                         check whether it took effect before trying again",
+                    )
+                    .with_developer_message(detail(lost)),
+                );
+            }
+        }
         let (key, failure) = match failure {
             Failure::Timeout => (
                 Some(Key::Timeout),

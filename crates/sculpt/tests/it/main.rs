@@ -14,4 +14,5 @@ mod placement;
 mod secrets;
 mod shipped;
 mod support;
+mod unknown_outcome;
 mod weather;
