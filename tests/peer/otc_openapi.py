@@ -4,7 +4,7 @@
    `error`: `additionalProperties: false` stands beside a `oneOf` whose branches declare
    `value` and `error`, and JSON Schema does not see properties declared inside `oneOf`
    branches as declared. We declare both at the top level too, which is what the spec's
-   prose and examples mean (PROTOCOLS.md section 4).
+   prose and examples mean (docs/protocols.md section 4).
 2. The spec's own call examples (protocol-call-tool.mdx and schemas-call-tool-request.mdx) are
    added as request examples, so schemathesis makes real successful calls and checks our
    results against the (corrected) response schema, not only errors.

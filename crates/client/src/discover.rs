@@ -1,6 +1,6 @@
 //! Discovery: which protocol a server speaks, and its tools in the one model.
 //!
-//! Given a URL and no protocol, the client tries, in order (PROTOCOLS.md §7):
+//! Given a URL and no protocol, the client tries, in order (docs/protocols.md §7):
 //!
 //! 1. a URL ending in `/.well-known/woa.json` is a WoA document;
 //! 2. `GET {url}/tools`: an N-ACT page (`items` + `paging`) or an OTC listing (`$schema` +

@@ -1,4 +1,4 @@
-//! The SSRF guard: which addresses the client may connect to (PROTOCOLS.md §7, DEPENDENCIES.md §8).
+//! The SSRF guard: which addresses the client may connect to (docs/protocols.md §7, DEPENDENCIES.md §8).
 //!
 //! URLs come from people and from servers (a WoA document names the invocation URL; a redirect
 //! names the next hop), so every connection is vetted, on by default:

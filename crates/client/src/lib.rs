@@ -4,7 +4,7 @@
 //!   server run as a child process over stdio), into one model: [`Server`] and [`Tool`].
 //! - **Validation before sending** ([`Tool::check`]): a model's proposed call checked locally,
 //!   every problem listed per parameter in words the model can act on.
-//! - **Invocation** ([`Client::call`]) through the tool's own protocol, with PROTOCOLS.md §7's
+//! - **Invocation** ([`Client::call`]) through the tool's own protocol, with docs/protocols.md §7's
 //!   retries ([`Retry`]), per-call timeouts and the tool's text for the model ([`ToolFailure`]).
 //! - **SSRF guard** ([`guard`]), on by default, refusing before connecting.
 //! - **Caching** of catalogs on disk with `ETag`/`Cache-Control` ([`Options::cache_dir`]).

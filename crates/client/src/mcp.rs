@@ -24,7 +24,7 @@ use crate::http::{Http, chain};
 use crate::model::{Address, Protocol, Source, Tool};
 use crate::{schema, text};
 
-/// toolhost's `_meta` key for a tool's semantic version (PROTOCOLS.md §6).
+/// toolhost's `_meta` key for a tool's semantic version (docs/protocols.md §6).
 pub const VERSION_META: &str = "toolhost/version";
 
 /// How much of a stdio server's stderr is kept for error messages.

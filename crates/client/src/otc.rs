@@ -1,4 +1,4 @@
-//! Open Tool Calling 1.0 (`specs/otc-1.0/openapi.json`, PROTOCOLS.md §4): discovery and calls.
+//! Open Tool Calling 1.0 (`specs/otc-1.0/openapi.json`, docs/protocols.md §4): discovery and calls.
 //!
 //! Besides the spec's shapes this reads LangChain's tool server (`langchain-tool-server`),
 //! which deviates: `GET /tools` is a bare array; a definition has no `version`, its `id` is the

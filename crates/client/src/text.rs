@@ -1,4 +1,4 @@
-//! Untrusted text from servers: names, descriptions and outputs (WoA draft §8.3, PROTOCOLS.md §7).
+//! Untrusted text from servers: names, descriptions and outputs (WoA draft §8.3, docs/protocols.md §7).
 //!
 //! A server controls every string it sends. Before such text reaches a terminal or a model it
 //! loses control characters (which could move the cursor, rewrite earlier lines or hide text)

@@ -1,4 +1,4 @@
-//! Web of Agents (draft-gaikwad-woa-00, PROTOCOLS.md §5): discovery and REST invocation.
+//! Web of Agents (draft-gaikwad-woa-00, docs/protocols.md §5): discovery and REST invocation.
 //!
 //! The document names the invocation URL (`transports.rest.base` + `invoke_path`), so the URL a
 //! call goes to comes from the server: it is checked by the SSRF guard like any other (§8.3 of

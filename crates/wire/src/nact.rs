@@ -1,4 +1,4 @@
-//! N-ACT (draft-rosenberg-aiproto-nact-00) wire types, with the readings of PROTOCOLS.md §3.
+//! N-ACT (draft-rosenberg-aiproto-nact-00) wire types, with the readings of docs/protocols.md §3.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

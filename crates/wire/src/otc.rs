@@ -1,4 +1,4 @@
-//! Open Tool Calling 1.0 wire types (`specs/otc-1.0/openapi.json`), with PROTOCOLS.md §4.
+//! Open Tool Calling 1.0 wire types (`specs/otc-1.0/openapi.json`), with docs/protocols.md §4.
 
 use std::collections::BTreeMap;
 use std::fmt;

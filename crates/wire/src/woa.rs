@@ -1,4 +1,4 @@
-//! Web of Agents (draft-gaikwad-woa-00) wire types, with the readings of PROTOCOLS.md §5.
+//! Web of Agents (draft-gaikwad-woa-00) wire types, with the readings of docs/protocols.md §5.
 //!
 //! These serve both sides: the server renders a [`Document`] and decodes an [`Envelope`]; a
 //! client decodes the document and sends the envelope. Field order follows the draft's §4.

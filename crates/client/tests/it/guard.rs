@@ -1,4 +1,4 @@
-//! The SSRF guard (PROTOCOLS.md §7): literals in every odd form, a stub resolver, redirects.
+//! The SSRF guard (docs/protocols.md §7): literals in every odd form, a stub resolver, redirects.
 //! Every refusal must happen before a connection: a loopback listener records whether anything
 //! connected, and no address outside loopback is ever dialled.
 

@@ -1,4 +1,4 @@
-//! The backward-compatibility check between consecutive versions (N-ACT §5.4, PROTOCOLS.md §1).
+//! The backward-compatibility check between consecutive versions (N-ACT §5.4, docs/protocols.md §1).
 //!
 //! A new version may add optional inputs, add outputs, loosen input constraints and reword
 //! descriptions. It may not remove or rename a parameter or an output, make an input required,

@@ -19,7 +19,7 @@ use super::{
 use crate::backend::{BackendFactory, Signature};
 use crate::validate::{self, Validators};
 
-/// Longest name of a tool, toolkit or parameter (PROTOCOLS.md §1; also keeps OTC ids short).
+/// Longest name of a tool, toolkit or parameter (docs/protocols.md §1; also keeps OTC ids short).
 const MAX_NAME: usize = 64;
 /// N-ACT §6.1: descriptions MUST be less than 2000 characters.
 const MAX_DESCRIPTION: usize = 1999;
@@ -616,7 +616,7 @@ fn too_large(error: &serde_saphyr::Error) -> bool {
     )
 }
 
-/// `^[A-Za-z][A-Za-z0-9_]{0,63}$` (PROTOCOLS.md §1).
+/// `^[A-Za-z][A-Za-z0-9_]{0,63}$` (docs/protocols.md §1).
 fn is_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())

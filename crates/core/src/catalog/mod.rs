@@ -1,7 +1,7 @@
 //! The tool catalog: tools, their append-only version histories, and the queries adapters run.
 //!
 //! A [`Catalog`] is immutable once built. [`Catalog::load`] parses YAML/JSON sources, checks every
-//! rule of PROTOCOLS.md §1 (names, semver order, backward compatibility) and compiles each
+//! rule of docs/protocols.md §1 (names, semver order, backward compatibility) and compiles each
 //! version's JSON Schemas once, so that a call only runs the compiled validators.
 
 mod compat;
@@ -29,7 +29,7 @@ pub use schema::{input_property, input_schema, output_schema};
 /// The default maximum of an `int` input that declares none (N-ACT §6.1: "The default is 65535").
 pub const DEFAULT_INT_MAX: i64 = 65535;
 
-/// The namespace of the UUIDv5 tool ids derived from `toolkit.name` (PROTOCOLS.md §1), so that
+/// The namespace of the UUIDv5 tool ids derived from `toolkit.name` (docs/protocols.md §1), so that
 /// every replica and every restart gives a tool the same id.
 pub const TOOL_ID_NAMESPACE: Uuid = Uuid::from_u128(0x6f1c_5a0e_3b7d_5e2a_9c4f_0d8b_1e6a_7c35);
 
@@ -266,7 +266,7 @@ pub struct Parameter {
     pub header: Option<String>,
 }
 
-/// The type of an input parameter and its constraints (PROTOCOLS.md §1).
+/// The type of an input parameter and its constraints (docs/protocols.md §1).
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputType {
     /// Text, optionally bounded in length (characters) and shaped by a regular expression.

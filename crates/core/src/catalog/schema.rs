@@ -1,4 +1,4 @@
-//! JSON Schema 2020-12 documents built from typed parameters (PROTOCOLS.md §1).
+//! JSON Schema 2020-12 documents built from typed parameters (docs/protocols.md §1).
 
 use serde_json::{Map, Value, json};
 

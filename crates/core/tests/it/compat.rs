@@ -1,4 +1,4 @@
-//! Backward compatibility between consecutive versions (N-ACT §5.4, PROTOCOLS.md §1,
+//! Backward compatibility between consecutive versions (N-ACT §5.4, docs/protocols.md §1,
 //! `catalog/compat.rs`): every breaking change is refused at the newer version, naming the tool,
 //! both versions and the parameter; every allowed change loads.
 

@@ -1,4 +1,4 @@
-//! Integration tests of toolhost-core: the catalog rules of PROTOCOLS.md §1, the engine, and the
+//! Integration tests of toolhost-core: the catalog rules of docs/protocols.md §1, the engine, and the
 //! catalogs shipped in `examples/`.
 //!
 //! Catalogs are built with the small helpers below rather than pasted YAML: [`tool`] gives a

@@ -1,4 +1,4 @@
-//! Inputs and outputs of a version (PROTOCOLS.md §1): names, types, constraints and enums.
+//! Inputs and outputs of a version (docs/protocols.md §1): names, types, constraints and enums.
 
 use toolhost_core::catalog::DEFAULT_INT_MAX;
 use toolhost_core::{InputType, Severity};

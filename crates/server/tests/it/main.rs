@@ -1,8 +1,8 @@
 //! Integration tests of toolhost-server: a real server on 127.0.0.1, driven over HTTP.
 //!
 //! One binary with modules (STYLE.md habit 7): `support` starts servers and reads replies; each
-//! `nact_*` module covers one part of N-ACT as PROTOCOLS.md §3 reads it, and each `otc_*` module
-//! one part of OTC 1.0 as PROTOCOLS.md §4 reads it.
+//! `nact_*` module covers one part of N-ACT as docs/protocols.md §3 reads it, and each `otc_*` module
+//! one part of OTC 1.0 as docs/protocols.md §4 reads it.
 
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 

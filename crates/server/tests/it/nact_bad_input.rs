@@ -1,5 +1,5 @@
 //! Invocation bodies that are wrong: malformed (400) or with invalid parameters (422, with an
-//! `errors` member naming each parameter; PROTOCOLS.md §3).
+//! `errors` member naming each parameter; docs/protocols.md §3).
 
 use serde_json::json;
 

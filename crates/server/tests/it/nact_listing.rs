@@ -1,4 +1,4 @@
-//! Enumeration: `GET /nact/tools`, one tool, its versions (N-ACT §6.1–6.4, PROTOCOLS.md §3).
+//! Enumeration: `GET /nact/tools`, one tool, its versions (N-ACT §6.1–6.4, docs/protocols.md §3).
 
 use serde_json::Value;
 
@@ -91,7 +91,7 @@ async fn tag_filter_is_repeatable_and_every_tag_must_match() {
         expected,
         "the order of tags does not matter"
     );
-    // The toolkit counts as a tag (PROTOCOLS.md §3).
+    // The toolkit counts as a tag (docs/protocols.md §3).
     let kit1: Vec<String> = (30..60).map(|i| format!("tool_{i:03}")).collect();
     assert_eq!(count("tag=Kit1").await, kit1);
     assert_eq!(count("tag=Kit1&tag=even").await.len(), 15);

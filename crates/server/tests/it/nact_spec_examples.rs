@@ -2,8 +2,8 @@
 //!
 //! The draft's JSON has mistakes (missing commas, `"{versionNum}` unquoted on one side, a
 //! trailing comma, `{ [ … ] }` around `allowed-values`); the expected documents here are the
-//! corrected readings of PROTOCOLS.md §3. Parameter names must match `^[A-Za-z][A-Za-z0-9_]*$`
-//! (PROTOCOLS.md §1), so the draft's display names ("City", "Temperature in Fahrenheit") become
+//! corrected readings of docs/protocols.md §3. Parameter names must match `^[A-Za-z][A-Za-z0-9_]*$`
+//! (docs/protocols.md §1), so the draft's display names ("City", "Temperature in Fahrenheit") become
 //! `city` and `temp_fh`; the draft's output id `temp-fh` is kept as the id.
 
 use serde_json::{Map, Value, json};
@@ -79,7 +79,7 @@ async fn spec_server() -> Server {
 }
 
 /// N-ACT §6.1, Figure 2 ("ToolSignature Object Example"), corrected: commas added,
-/// `version`/`currentVersion` as JSON integers (PROTOCOLS.md §3), names as identifiers.
+/// `version`/`currentVersion` as JSON integers (docs/protocols.md §3), names as identifiers.
 fn figure_2() -> Value {
     json!({
         "toolId": "0479a45d-ad0a-49d4-94db-75edf00d2ca4",
@@ -144,7 +144,7 @@ async fn figure_2_signature_from_the_enumeration() {
     );
     assert!(
         items[0]["version"].is_u64() && items[0]["currentVersion"].is_u64(),
-        "PROTOCOLS.md §3: integers"
+        "docs/protocols.md §3: integers"
     );
     // §6.4: `paging` holds the applied `pageLimit` and, on the last page, no `next`.
     assert_eq!(page["paging"], json!({ "pageLimit": 50 }));
@@ -221,7 +221,7 @@ async fn figure_3_enum_values_are_enforced_on_invocation() {
 #[tokio::test]
 async fn section_7_invocation_example() {
     // N-ACT §7: `POST {platform-root}/tools/{toolID}:invoke` with the invocation object; corrected:
-    // closing braces added, names as in the signature (PROTOCOLS.md §3).
+    // closing braces added, names as in the signature (docs/protocols.md §3).
     let server = spec_server().await;
     let request = json!({
         "name": "lookup_weather_by_city",
@@ -273,7 +273,7 @@ async fn section_7_the_draft_display_name_is_not_a_parameter_name() {
 
 #[tokio::test]
 async fn section_7_the_tool_name_in_the_body_must_match() {
-    // PROTOCOLS.md §3: a `name` that differs from the addressed tool is 400.
+    // docs/protocols.md §3: a `name` that differs from the addressed tool is 400.
     let server = spec_server().await;
     let request = json!({
         "name": "Lookup Weather",

@@ -1,4 +1,4 @@
-//! `call_id` as the idempotency key (schemas-call-tool-request.mdx, PROTOCOLS.md §4): a repeat
+//! `call_id` as the idempotency key (schemas-call-tool-request.mdx, docs/protocols.md §4): a repeat
 //! with the same input returns the first result without running the tool again, also while the
 //! first call still runs; with other input it is 400; refusals are not remembered.
 

@@ -1,6 +1,6 @@
 //! Tool requirements (schemas-tool-definition.mdx "Requirements", schemas-call-tool-request.mdx
 //! "Context"): a call without a required secret, token or user id is 400 naming it
-//! (PROTOCOLS.md §4), and secret values reach the backend but no response and no log line.
+//! (docs/protocols.md §4), and secret values reach the backend but no response and no log line.
 
 use serde_json::{Value, json};
 

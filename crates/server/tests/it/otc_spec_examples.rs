@@ -1,7 +1,7 @@
 //! The non-normative examples of the OTC 1.0 doc pages (`specs/otc-1.0/*.mdx`), ported as
 //! tests against the spec's tools (`tests/fixtures/otc-spec/tools.yaml`).
 //!
-//! Where toolhost reads an example differently, PROTOCOLS.md §4 says so and the test cites it:
+//! Where toolhost reads an example differently, docs/protocols.md §4 says so and the test cites it:
 //! input schemas also carry `additionalProperties: false`, and a tool without outputs omits
 //! `value` instead of sending `"value": null`.
 
@@ -217,7 +217,7 @@ async fn call_tool_successful_execution() {
     let server = Spawn::otc_spec().start().await;
     let body =
         json!({ "$schema": "otc://1.0", "request": add("123e4567-e89b-12d3-a456-426614174000", json!(10), json!(5)) });
-    // The example's `/call` is relative to the OTC root, which PROTOCOLS.md §2 mounts at `/otc`.
+    // The example's `/call` is relative to the OTC root, which docs/protocols.md §2 mounts at `/otc`.
     let result = server.post_json("/otc/call", &body).await.expect_result(SCHEMA);
     assert_eq!(result["call_id"], "123e4567-e89b-12d3-a456-426614174000");
     assert_eq!(result["success"], true);
@@ -287,7 +287,7 @@ async fn call_tool_execution_error() {
 #[tokio::test]
 async fn call_request_for_a_tool_without_output() {
     // schemas-call-tool-request.mdx example 2 and schemas-call-tool-response.mdx example 2; the
-    // example's `"value": null` is omitted (PROTOCOLS.md §4), which the `CallToolResponse`
+    // example's `"value": null` is omitted (docs/protocols.md §4), which the `CallToolResponse`
     // schema allows as the "Null Response".
     let server = Spawn::otc_spec().start().await;
     let result = server
@@ -305,7 +305,7 @@ async fn call_request_for_a_tool_without_output() {
 #[tokio::test]
 async fn call_request_with_inputs_spelled_as_in_the_prose() {
     // schemas-call-tool-request.mdx names the field `inputs`; the schema and examples `input`.
-    // PROTOCOLS.md §4 accepts both.
+    // docs/protocols.md §4 accepts both.
     let server = Spawn::otc_spec().start().await;
     let result = server
         .call(json!({ "tool_id": "Calculator.Add", "inputs": { "a": 1.5, "b": 2 } }))
@@ -337,7 +337,7 @@ fn timestamp(_: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Valu
 async fn call_request_without_input() {
     // schemas-call-tool-request.mdx example 3 (System.GetTimestamp, no `input`) and
     // schemas-call-tool-response.mdx example 3. With one output, `value` is that output's value
-    // (PROTOCOLS.md §4), not the example's `{"timestamp": …}` object.
+    // (docs/protocols.md §4), not the example's `{"timestamp": …}` object.
     let server = Spawn::new(vec![yaml("timestamp.yaml", TIMESTAMP)])
         .with_function("system.timestamp", timestamp)
         .start()

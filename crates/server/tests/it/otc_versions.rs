@@ -1,5 +1,5 @@
 //! OTC version resolution (protocol-call-tool.mdx, "Tool Version Resolution"), the accepted
-//! `$schema` forms (PROTOCOLS.md §4) and tool timeouts.
+//! `$schema` forms (docs/protocols.md §4) and tool timeouts.
 
 use serde_json::{Map, Value, json};
 use toolhost_core::{CallContext, ToolFailure};
@@ -85,7 +85,7 @@ async fn a_version_that_is_not_served_is_400() {
 
 #[tokio::test]
 async fn every_schema_form_is_accepted_and_echoed() {
-    // PROTOCOLS.md §4: `$schema` is echoed on every answer, in the request's form.
+    // docs/protocols.md §4: `$schema` is echoed on every answer, in the request's form.
     let server = Spawn::otc_spec().start().await;
     for schema in [SCHEMA, "urn:oxp:1.0", LONG_SCHEMA] {
         let envelope = |request: Value| json!({ "$schema": schema, "request": request });
@@ -148,7 +148,7 @@ async fn a_listing_without_a_body_or_with_null_is_otc_1_0() {
 
 #[tokio::test]
 async fn the_call_alias_and_the_call_path_answer_alike() {
-    // PROTOCOLS.md §4: `POST /call` (the examples' path) is an alias of `/tools/call`.
+    // docs/protocols.md §4: `POST /call` (the examples' path) is an alias of `/tools/call`.
     let server = Spawn::otc_spec().start().await;
     let body = json!({ "request": add("alias", json!(2), json!(2)) });
     let first = server.post_json(CALL, &body).await.expect_result(SCHEMA);

@@ -1,4 +1,4 @@
-//! The WoA document (draft-gaikwad-woa-00 §4, PROTOCOLS.md §5): its content, its validity
+//! The WoA document (draft-gaikwad-woa-00 §4, docs/protocols.md §5): its content, its validity
 //! against a schema written from the draft, caching (§7), and the public URL.
 
 use std::time::Duration;

@@ -130,7 +130,7 @@ pub struct Net {
     /// The limit on each request and each call attempt, in milliseconds.
     #[arg(long, env = "TOOLHOST_TIMEOUT_MS", default_value_t = 30_000)]
     timeout_ms: u64,
-    /// Attempts per call, the first included (retries follow PROTOCOLS.md §7).
+    /// Attempts per call, the first included (retries follow docs/protocols.md §7).
     #[arg(long, default_value_t = 3)]
     attempts: u32,
     /// Do not read or write the catalog cache.

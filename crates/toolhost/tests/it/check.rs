@@ -66,3 +66,38 @@ fn missing_directory_is_an_error() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("failed to read the catalog directory"));
 }
+
+/// Issue #12.1: everything the project runs or cites is in the repository. A fresh clone has
+/// nothing beside it, so no file may point outside it (the team's reading material lives there).
+#[test]
+fn nothing_in_the_repository_points_outside_it() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let forbidden = [format!("..{}shared", '/'), format!("PROTOCOLS{}md", '.')];
+    let mut offenders = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().map_while(Result::ok) {
+            let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') && name != ".ci" || name == "target" || name == "node_modules" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                for word in &forbidden {
+                    if text.contains(word.as_str()) {
+                        offenders.push(format!(
+                            "{} mentions {word}",
+                            path.strip_prefix(&root).unwrap_or(&path).display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+    assert!(root.join("docs/protocols.md").is_file());
+    assert!(root.join("tests/vendor/otc-1.0/LICENSE").is_file());
+}

@@ -1,5 +1,5 @@
 //! `toolhost serve` and WoA: the public URL setting and the start-up warning about plain http
-//! (draft-gaikwad-woa-00 §8.1, PROTOCOLS.md §5).
+//! (draft-gaikwad-woa-00 §8.1, docs/protocols.md §5).
 
 use serde_json::Value;
 

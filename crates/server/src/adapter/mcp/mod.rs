@@ -1,4 +1,4 @@
-//! MCP (Model Context Protocol) through the official Rust SDK, rmcp, as PROTOCOLS.md §6 reads it.
+//! MCP (Model Context Protocol) through the official Rust SDK, rmcp, as docs/protocols.md §6 reads it.
 //!
 //! The tool list is data built from the catalog (no `#[tool]` macros), once per catalog
 //! (`Tools`). The same [`Handler`] serves streamable HTTP at `/mcp` (stateless by default, so

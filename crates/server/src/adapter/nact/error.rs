@@ -1,4 +1,4 @@
-//! Core errors as N-ACT problems (PROTOCOLS.md §3): one exhaustive match, no catch-all arm.
+//! Core errors as N-ACT problems (docs/protocols.md §3): one exhaustive match, no catch-all arm.
 
 use axum::http::StatusCode;
 use toolhost_core::{Error, ParameterError};

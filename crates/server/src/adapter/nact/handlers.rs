@@ -17,7 +17,7 @@ use crate::http::body::Json;
 use crate::http::cache;
 use crate::http::problem::ProblemResponse;
 
-/// N-ACT §6.4 leaves the bounds to the server: 50 by default, at most 500 (PROTOCOLS.md §3).
+/// N-ACT §6.4 leaves the bounds to the server: 50 by default, at most 500 (docs/protocols.md §3).
 const DEFAULT_PAGE_LIMIT: u32 = 50;
 const MAX_PAGE_LIMIT: u32 = 500;
 /// Listings change on reload, and every signature carries `currentVersion`, which changes when

@@ -1,4 +1,4 @@
-//! N-ACT (draft-rosenberg-aiproto-nact-00) as PROTOCOLS.md §3 reads it.
+//! N-ACT (draft-rosenberg-aiproto-nact-00) as docs/protocols.md §3 reads it.
 //!
 //! | route | what |
 //! |---|---|

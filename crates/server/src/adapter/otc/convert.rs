@@ -9,7 +9,7 @@ use toolhost_wire::otc::{
     AuthorizationRequirement, Context, InputSchema, OAuth2, Requirements, SecretRequirement, ToolDefinition,
 };
 
-/// `$schema` values that mean OTC 1.0 (PROTOCOLS.md §4): the shorthand, the OXP urn, and the
+/// `$schema` values that mean OTC 1.0 (docs/protocols.md §4): the shorthand, the OXP urn, and the
 /// long URL forms the spec's versioning page uses.
 const ACCEPTED_SCHEMAS: &[&str] = &[
     "otc://1.0",
@@ -66,7 +66,7 @@ pub(super) fn definition(tool: &Tool, version: &Version) -> ToolDefinition {
 }
 
 /// `null` with no outputs, the single output's own schema, or the object of all outputs
-/// (PROTOCOLS.md §4: the spec's `Calculator.Add` answers `"value": 15`).
+/// (docs/protocols.md §4: the spec's `Calculator.Add` answers `"value": 15`).
 fn output_schema(version: &Version) -> Option<Value> {
     match version.outputs.as_slice() {
         [] => None,

@@ -1,4 +1,4 @@
-//! Open Tool Calling 1.0 (`specs/otc-1.0/`) as PROTOCOLS.md §4 reads it.
+//! Open Tool Calling 1.0 (`specs/otc-1.0/`) as docs/protocols.md §4 reads it.
 //!
 //! | route | what |
 //! |---|---|

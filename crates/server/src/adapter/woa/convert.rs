@@ -29,7 +29,7 @@ pub(super) fn document(catalog: &Catalog, site: &Site, access: &Access) -> wire:
             mcp: Some(Mcp {
                 server: site.mcp_server.clone(),
                 tool_namespace: site.tool_namespace.clone(),
-                // The MCP tool name is the agent id (PROTOCOLS.md §1), so `agent` carries it.
+                // The MCP tool name is the agent id (docs/protocols.md §1), so `agent` carries it.
                 tool_field: "agent".to_owned(),
             }),
             other: Default::default(),

@@ -1,4 +1,4 @@
-//! Web of Agents (draft-gaikwad-woa-00) as PROTOCOLS.md §5 reads it.
+//! Web of Agents (draft-gaikwad-woa-00) as docs/protocols.md §5 reads it.
 //!
 //! | route | what |
 //! |---|---|
@@ -24,7 +24,7 @@
 //! Invocation: decode the envelope (400 for a malformed one, 415 for a body that is not
 //! JSON), check it against the URL (`convert::call`), make one [`Engine::invoke`] call, and
 //! answer with the output object itself. Errors are problem documents with the statuses of
-//! N-ACT (PROTOCOLS.md §3; see `error.rs`).
+//! N-ACT (docs/protocols.md §3; see `error.rs`).
 //!
 //! [`Engine::invoke`]: toolhost_core::Engine::invoke
 

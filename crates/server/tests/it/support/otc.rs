@@ -6,13 +6,13 @@ use serde_json::{Map, Value, json};
 
 use super::{Reply, Server, Spawn, yaml};
 
-/// The default `$schema` (PROTOCOLS.md §4).
+/// The default `$schema` (docs/protocols.md §4).
 pub const SCHEMA: &str = "otc://1.0";
 
 /// The long `$schema` form of `specs/otc-1.0/versioning.mdx`.
 pub const LONG_SCHEMA: &str = "https://github.com/OpenToolCalling/Specification/tree/main/spec/http/1.0/openapi.json";
 
-/// Where OTC calls go (PROTOCOLS.md §2).
+/// Where OTC calls go (docs/protocols.md §2).
 pub const CALL: &str = "/otc/tools/call";
 
 /// The tools of the spec's examples: `Calculator.Add`, `Doorbell.Ring`, `Gmail.GetEmails`,
