@@ -111,13 +111,22 @@ impl Client {
     ///
     /// The arguments are checked locally first ([`Tool::check`]); an invalid call is
     /// [`Error::InvalidArguments`] and nothing is sent. Failures are retried as
-    /// [`Options::retry`] says (PROTOCOLS.md §7), each attempt within [`Options::timeout`].
+    /// [`Options::retry`] says, each attempt within [`Options::timeout`]; a tool not marked
+    /// idempotent ([`Tool::is_idempotent`]) only where the request surely never arrived (or, on
+    /// OTC, under the same `call_id`).
     /// A tool's own failure is [`Error::Tool`], with the text the tool offers the model.
     pub async fn call(&self, tool: &Tool, arguments: Value) -> Result<Value, Error> {
         let input = tool.checked(arguments)?;
         let ctx = self.ctx(Freshness::Cached);
         let retry = self.options.retry;
         let timeout = self.options.timeout;
+        // A tool that may change things is sent again only when the request surely never
+        // arrived: a 5xx, a dropped connection or a tool's "try again" may follow a call that
+        // acted, and a second one would act twice (issue #12). OTC alone has a way to ask
+        // again safely: the same `call_id` is the spec's idempotency key.
+        let idempotent = tool.is_idempotent();
+        let safe = |e: &Error| idempotent || e.nothing_sent();
+        let safe_otc = |e: &Error| idempotent || !matches!(e, Error::Tool(_));
         let within = |result: Result<Result<Value, Error>, tokio::time::error::Elapsed>| {
             result.unwrap_or_else(|_| {
                 Err(Error::Timeout {
@@ -129,7 +138,7 @@ impl Client {
         match &tool.address {
             Address::Nact { root, id, number } => {
                 retry
-                    .run(|_, _| async {
+                    .run_if(safe, |_, _| async {
                         within(tokio::time::timeout(timeout, nact::invoke(&ctx, tool, root, id, *number, &input)).await)
                     })
                     .await
@@ -140,7 +149,7 @@ impl Client {
                 // tool failed needs a new one, or the server would replay the failure.
                 let call_id = std::sync::Mutex::new(uuid::Uuid::new_v4().to_string());
                 retry
-                    .run(|_, previous| {
+                    .run_if(safe_otc, |_, previous| {
                         let id = match (previous, call_id.lock()) {
                             (Some(Error::Tool(_)), Ok(mut id)) => {
                                 *id = uuid::Uuid::new_v4().to_string();
@@ -160,7 +169,7 @@ impl Client {
             }
             Address::Woa { invoke, agent } => {
                 retry
-                    .run(|_, _| async {
+                    .run_if(safe, |_, _| async {
                         within(
                             tokio::time::timeout(timeout, woa::invoke(&ctx, tool, invoke.as_ref(), agent, &input))
                                 .await,

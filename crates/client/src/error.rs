@@ -119,7 +119,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether the same request may succeed if sent again (PROTOCOLS.md §7): a 5xx (unless the
+    /// Whether the same request may succeed if sent again (docs/protocols.md §7): a 5xx (unless the
     /// server said it is not retryable), a tool failure the tool marks retryable, or a
     /// connection that never opened. Never a 4xx, never invalid arguments.
     pub fn is_retryable(&self) -> bool {
@@ -137,6 +137,12 @@ impl Error {
             | Self::File { .. }
             | Self::Setup(_) => false,
         }
+    }
+
+    /// Whether the request surely never reached the server (a connection that never opened),
+    /// so sending it again cannot repeat anything, whatever the tool does.
+    pub fn nothing_sent(&self) -> bool {
+        matches!(self, Self::Transport { connect: true, .. })
     }
 
     /// How long the server asked to wait before retrying.

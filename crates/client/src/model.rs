@@ -195,6 +195,24 @@ pub struct Tool {
     pub(crate) compiled: std::sync::Arc<std::sync::OnceLock<Option<toolhost_core::validate::Validator>>>,
 }
 
+impl Tool {
+    /// Whether the server says a call can be repeated with no further effect: MCP's
+    /// `annotations.idempotentHint` or `readOnlyHint` (honoured in any protocol's definition, as
+    /// an extension). N-ACT, OTC and WoA have no such mark of their own, so their tools are
+    /// taken to change things, and a call that may have reached the server is not sent twice
+    /// (issue #12).
+    pub fn is_idempotent(&self) -> bool {
+        let hint = |name: &str| {
+            self.definition
+                .get("annotations")
+                .and_then(|a| a.get(name))
+                .and_then(Value::as_bool)
+                == Some(true)
+        };
+        hint("idempotentHint") || hint("readOnlyHint")
+    }
+}
+
 /// How a call reaches a tool; one variant per protocol.
 #[derive(Debug, Clone)]
 pub(crate) enum Address {

@@ -147,7 +147,7 @@ pub(crate) fn tool(root: &Url, endpoint: &Source, raw: Value) -> Result<Tool, St
     })
 }
 
-/// An N-ACT input parameter as core's typed parameter (PROTOCOLS.md §3); an unknown type keeps
+/// An N-ACT input parameter as core's typed parameter (docs/protocols.md §3); an unknown type keeps
 /// a schema that accepts anything, so a newer server's types do not block calls.
 fn parameter(p: &InputParameter) -> Parameter {
     let number = |v: &Option<Value>| v.as_ref().and_then(Value::as_f64);
@@ -264,7 +264,9 @@ pub(crate) async fn invoke(
 }
 
 /// A non-2xx answer with (or without) a problem document, as N-ACT and WoA send them
-/// (PROTOCOLS.md §3): 422 lists parameters; 502–504 are the tool failing; others are HTTP errors.
+/// (docs/protocols.md): 422 with `errors` lists parameters; a problem naming the tool's failure
+/// `code` (422 a failure retrying cannot change, 409 one after which the tool may have acted),
+/// and 502–504, are the tool failing; others are HTTP errors.
 pub(crate) fn problem_error(reply: &Reply, tool: &str) -> error::Error {
     let problem = serde_json::from_slice::<Problem>(&reply.body).ok();
     let clean = |s: &str| text::clean(s, 2000);
@@ -283,14 +285,16 @@ pub(crate) fn problem_error(reply: &Reply, tool: &str) -> error::Error {
                     .collect(),
             }
         }
-        Some(p) if (502..=504).contains(&reply.status) => error::Error::Tool(Box::new(ToolFailure {
-            tool: tool.to_owned(),
-            message: clean(&p.detail),
-            prompt: p.prompt.as_deref().map(clean),
-            developer_message: None,
-            retryable: p.retryable,
-            retry_after: reply.retry_after(),
-        })),
+        Some(p) if (502..=504).contains(&reply.status) || p.code.is_some() => {
+            error::Error::Tool(Box::new(ToolFailure {
+                tool: tool.to_owned(),
+                message: clean(&p.detail),
+                prompt: p.prompt.as_deref().map(clean),
+                developer_message: None,
+                retryable: p.retryable,
+                retry_after: reply.retry_after(),
+            }))
+        }
         problem => status_error(reply, problem),
     }
 }

@@ -1,8 +1,9 @@
-//! Retries of tool calls (PROTOCOLS.md §7): bounded, with jittered exponential backoff.
+//! Retries of tool calls (docs/protocols.md §7): bounded, with jittered exponential backoff.
 //!
 //! Only what [`Error::is_retryable`] allows is retried: a 5xx the server does not mark final,
 //! an OTC failure with `can_retry`, a connection that never opened. A 4xx or invalid arguments
-//! never are. A server's `Retry-After` / `retry_after_ms` is honoured, up to
+//! never are. A call to a tool that is not marked idempotent is narrower still (see
+//! [`Retry::run_if`]): the caller decides what is safe to send twice. A server's `Retry-After` / `retry_after_ms` is honoured, up to
 //! [`Retry::max_wait`], so a server cannot park a client for an hour.
 
 use std::future::Future;
@@ -62,7 +63,17 @@ impl Retry {
     /// Runs `attempt` until it succeeds, fails for good, or attempts run out. `attempt` gets
     /// the attempt number (0 first) and the previous error, so that it can change what it sends
     /// (OTC needs a fresh `call_id` after a tool failure).
-    pub async fn run<T, F, Fut>(&self, mut attempt: F) -> Result<T, Error>
+    pub async fn run<T, F, Fut>(&self, attempt: F) -> Result<T, Error>
+    where
+        F: FnMut(u32, Option<&Error>) -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        self.run_if(Error::is_retryable, attempt).await
+    }
+
+    /// Like [`Retry::run`], but retries only errors for which `may_retry` holds (and which are
+    /// retryable at all).
+    pub async fn run_if<T, F, Fut>(&self, may_retry: impl Fn(&Error) -> bool, mut attempt: F) -> Result<T, Error>
     where
         F: FnMut(u32, Option<&Error>) -> Fut,
         Fut: Future<Output = Result<T, Error>>,
@@ -73,7 +84,7 @@ impl Retry {
                 Ok(value) => return Ok(value),
                 Err(e) => e,
             };
-            if n + 1 >= self.attempts || !error.is_retryable() {
+            if n + 1 >= self.attempts || !error.is_retryable() || !may_retry(&error) {
                 return Err(error);
             }
             let Some(wait) = self.delay(n, error.retry_after()) else {

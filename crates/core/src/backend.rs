@@ -28,6 +28,13 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn dependencies(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Whether a call cut short (by the version's timeout) may already have changed something
+    /// elsewhere, e.g. a request that is not idempotent was sent. Then the timeout is reported as
+    /// an unknown outcome, never as retryable (issue #12). No by default (pure functions).
+    fn may_act(&self) -> bool {
+        false
+    }
 }
 
 /// What a backend is given for one call.
@@ -88,7 +95,16 @@ pub const OUTCOME_UNKNOWN_CODE: &str = "outcome_unknown";
 
 /// Failure codes that say an upstream's answer could not be used (see
 /// [`ToolFailure::is_unusable_answer`]); the `http` backend's codes of the same names.
-pub const UNUSABLE_ANSWER_CODES: &[&str] = &["upstream_unexpected", "response_too_large", "upstream_redirect", "mapping_failed"];
+pub const UNUSABLE_ANSWER_CODES: &[&str] = &[
+    "upstream_unexpected",
+    "response_too_large",
+    "upstream_redirect",
+    "mapping_failed",
+    INVALID_OUTPUT_CODE,
+];
+
+/// The failure code of a backend result that does not match the version's declared outputs.
+pub const INVALID_OUTPUT_CODE: &str = "invalid_output";
 
 /// What the model is told after a failure whose outcome is unknown.
 pub const OUTCOME_UNKNOWN_PROMPT: &str = "The tool may already have carried out this request before the failure: \
@@ -139,7 +155,10 @@ impl ToolFailure {
             return self;
         }
         Self {
-            message: format!("{} (the tool may already have carried out part of this request)", self.message),
+            message: format!(
+                "{} (the tool may already have carried out part of this request)",
+                self.message
+            ),
             developer_message: self.developer_message,
             ..Self::outcome_unknown(String::new())
         }

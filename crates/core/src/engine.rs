@@ -119,6 +119,11 @@ fn summarize(errors: &[ParameterError]) -> String {
 }
 
 impl Engine {
+    /// The catalog says the tool can be called twice with no further effect.
+    fn is_safe_to_repeat(tool: &Tool) -> bool {
+        tool.annotations.idempotent == Some(true) || tool.annotations.read_only == Some(true)
+    }
+
     /// An engine serving `catalog`.
     pub fn new(catalog: Catalog) -> Self {
         Self {
@@ -193,6 +198,19 @@ impl Engine {
         let output = match result {
             Err(_) => {
                 tracing::warn!(tool = %tool.name, version = %version.semver, timeout_ms = version.timeout.as_millis() as u64, "backend timed out");
+                // Cut short mid-request, a tool that changes things may already have acted: a
+                // retry could do it twice (issue #12).
+                if version.backend.may_act() && !Self::is_safe_to_repeat(&tool) {
+                    let failure = ToolFailure::outcome_unknown(format!(
+                        "the tool did not finish within {} ms and may already have carried out this request; \
+                         check whether it took effect before trying again",
+                        version.timeout.as_millis()
+                    ));
+                    return Err(Error::Failed {
+                        tool: tool.name.clone(),
+                        failure: Box::new(failure),
+                    });
+                }
                 return Err(Error::Timeout {
                     tool: tool.name.clone(),
                     after: version.timeout,
@@ -218,8 +236,13 @@ impl Engine {
                 details = %validate::explain_output(&version.validators.output, &output),
                 "backend returned output that does not match the declared outputs; not passed on"
             );
-            let failure = ToolFailure::permanent("the tool returned a result that does not match its declared outputs; this is a fault of the server, not of the call")
+            let mut failure = ToolFailure::permanent("the tool returned a result that does not match its declared outputs; this is a fault of the server, not of the call")
+                .with_code(crate::backend::INVALID_OUTPUT_CODE)
                 .with_developer_message("output shape check failed; see the server log");
+            // The tool ran to its end, so whatever it does was done: not to be repeated blindly.
+            if version.backend.may_act() && !Self::is_safe_to_repeat(&tool) {
+                failure = failure.into_outcome_unknown();
+            }
             return Err(Error::Failed {
                 tool: tool.name.clone(),
                 failure: Box::new(failure),

@@ -60,6 +60,11 @@ impl Backend for Sculpted {
             })
             .collect()
     }
+
+    /// A step that is not idempotent may have been sent when the version's timeout cut the call.
+    fn may_act(&self) -> bool {
+        self.recipe.steps.iter().any(|step| !step.idempotent)
+    }
 }
 
 /// The results so far, indexed like the steps (`None`: not finished, or skipped).
@@ -104,7 +109,11 @@ impl Sculpted {
                         let partly_done = (0..steps.len()).any(|j| {
                             j != failed && (acted(j, &results) || (started[j] && !finished[j] && !steps[j].idempotent))
                         });
-                        return Err(if partly_done { failure.into_outcome_unknown() } else { failure });
+                        return Err(if partly_done {
+                            failure.into_outcome_unknown()
+                        } else {
+                            failure
+                        });
                     }
                 }
             }

@@ -1,4 +1,4 @@
-//! RFC 9457 problem details, as N-ACT and WoA errors use them (PROTOCOLS.md §3, §5).
+//! RFC 9457 problem details, as N-ACT and WoA errors use them (docs/protocols.md §3, §5).
 
 use std::collections::BTreeMap;
 
@@ -24,6 +24,9 @@ pub struct Problem {
     pub errors: Option<BTreeMap<String, String>>,
     /// Whether the same request may succeed if retried.
     pub retryable: bool,
+    /// The tool's failure code (e.g. `not_found`, `outcome_unknown`), when a tool ran and failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     /// Text for the model's prompt, when the tool offers one (OTC's `additional_prompt_content`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,

@@ -1,5 +1,7 @@
-//! Retries (PROTOCOLS.md §7): 5xx and OTC `can_retry` are retried with backoff, honouring
-//! `Retry-After` / `retry_after_ms`; 4xx, 422 and failures a server marks final never are.
+//! Retries: a 5xx is retried with backoff, honouring `Retry-After`, only where sending the call
+//! twice cannot act twice: a tool the server marks idempotent, or OTC under the same `call_id`
+//! (the spec's idempotency key). A tool not marked idempotent is sent once (issue #12); 4xx, 422
+//! and failures a server marks final never are retried.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,13 +28,20 @@ fn problem(status: u16, retryable: bool, detail: &str) -> Response {
 
 /// An N-ACT server whose one tool answers `fail(n)` for attempt `n` until it returns `None`.
 async fn nact(fail: fn(usize) -> Option<Response>) -> (String, Arc<AtomicUsize>) {
+    nact_marked(false, fail).await
+}
+
+/// Like [`nact`], the tool carrying MCP's `idempotentHint` as an extension when `idempotent`.
+async fn nact_marked(idempotent: bool, fail: fn(usize) -> Option<Response>) -> (String, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&calls);
+    let mut tool = signature("flaky", "Flaky.");
+    if idempotent {
+        tool["annotations"] = json!({"idempotentHint": true});
+    }
+    let listing = page(vec![tool]);
     let app = axum::Router::new()
-        .route(
-            "/nact/tools",
-            get(|| async { Json(page(vec![signature("flaky", "Flaky.")])) }),
-        )
+        .route("/nact/tools", get(move || async move { Json(listing) }))
         .route(
             "/nact/tools/{*rest}",
             post(move || {
@@ -59,8 +68,8 @@ async fn call(base: &str, protocol: Protocol, tool: &str, input: Value) -> (Resu
 }
 
 #[tokio::test]
-async fn a_server_that_fails_twice_then_succeeds() {
-    let (base, calls) = nact(|n| (n < 2).then(|| problem(503, true, "busy"))).await;
+async fn an_idempotent_tool_whose_server_fails_twice_then_succeeds() {
+    let (base, calls) = nact_marked(true, |n| (n < 2).then(|| problem(503, true, "busy"))).await;
     let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
     assert_eq!(result.unwrap(), json!({"n": 7}));
     assert_eq!(calls.load(Ordering::SeqCst), 3);
@@ -68,7 +77,10 @@ async fn a_server_that_fails_twice_then_succeeds() {
 
 #[tokio::test]
 async fn attempts_are_bounded() {
-    let (base, calls) = nact(|_| Some((StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response())).await;
+    let (base, calls) = nact_marked(true, |_| {
+        Some((StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response())
+    })
+    .await;
     let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
     let err = result.unwrap_err();
     assert!(matches!(err, Error::Status { status: 500, .. }), "{err}");
@@ -77,7 +89,7 @@ async fn attempts_are_bounded() {
 
 #[tokio::test]
 async fn retry_after_is_honoured() {
-    let (base, calls) = nact(|n| {
+    let (base, calls) = nact_marked(true, |n| {
         (n == 0).then(|| {
             let mut response = problem(503, true, "busy");
             response.headers_mut().insert(header::RETRY_AFTER, "1".parse().unwrap());
@@ -94,6 +106,49 @@ async fn retry_after_is_honoured() {
         "waited {:?}",
         started.elapsed()
     );
+}
+
+/// A 5xx, a dropped answer or a tool's "try again" may follow a call that acted: a tool not
+/// marked idempotent is sent once, whatever the server says (issue #12).
+#[tokio::test]
+async fn a_tool_not_marked_idempotent_is_sent_once() {
+    for fail in [
+        (|_| Some(problem(503, true, "busy"))) as fn(usize) -> Option<Response>,
+        |_| Some((StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response()),
+        |_| Some(problem(504, true, "timed out")),
+    ] {
+        let (base, calls) = nact(fail).await;
+        let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
+        assert!(result.is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "{:?}", result);
+    }
+}
+
+/// toolhost's answer when a tool may have acted: 409 with the failure's code, a tool failure
+/// (with the text for the model), never retried even for a tool marked idempotent.
+#[tokio::test]
+async fn an_unknown_outcome_is_a_tool_failure_and_never_retried() {
+    let (base, calls) = nact_marked(true, |_| {
+        let body = json!({"type": "about:blank", "title": "t", "status": 409, "retryable": false,
+            "detail": "tool `flaky` failed and may already have acted: the connection dropped",
+            "code": "outcome_unknown", "prompt": "Check before trying again."});
+        Some(
+            (
+                StatusCode::CONFLICT,
+                [(header::CONTENT_TYPE, "application/problem+json")],
+                body.to_string(),
+            )
+                .into_response(),
+        )
+    })
+    .await;
+    let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
+    let Err(Error::Tool(failure)) = result else {
+        panic!("{result:?}")
+    };
+    assert!(!failure.retryable);
+    assert_eq!(failure.prompt.as_deref(), Some("Check before trying again."));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
@@ -147,10 +202,11 @@ async fn invalid_arguments_are_refused_locally() {
     assert_eq!(calls.load(Ordering::SeqCst), 0, "nothing was sent");
 }
 
-/// An OTC server whose one tool fails with `can_retry` until the third call; it records the
-/// `call_id`s it saw.
+/// An OTC tool failure with `can_retry` is the model's to act on (OTC gives the hints to the
+/// model): a new attempt needs a new `call_id`, which makes it a new call, so a tool not marked
+/// idempotent is not called again by the client.
 #[tokio::test]
-async fn otc_can_retry_with_retry_after_ms_and_a_fresh_call_id() {
+async fn otc_can_retry_of_a_tool_not_marked_idempotent_is_left_to_the_model() {
     let ids: Arc<Mutex<Vec<String>>> = Arc::default();
     let seen = Arc::clone(&ids);
     let app = axum::Router::new()
@@ -182,22 +238,17 @@ async fn otc_can_retry_with_retry_after_ms_and_a_fresh_call_id() {
             }),
         );
     let base = serve(app).await;
-    let started = Instant::now();
     let (result, _) = call(&format!("{base}/otc"), Protocol::Otc, "Test_flaky", json!({})).await;
-    assert_eq!(result.unwrap(), json!(15));
-    assert!(
-        started.elapsed() >= Duration::from_millis(400),
-        "{:?}",
-        started.elapsed()
-    );
-    let ids = ids.lock().unwrap();
-    assert_eq!(ids.len(), 3);
-    assert!(
-        ids[0] != ids[1] && ids[1] != ids[2],
-        "a retry after a tool failure needs a new call_id: {ids:?}"
-    );
+    let Err(Error::Tool(failure)) = result else {
+        panic!("{result:?}")
+    };
+    assert!(failure.retryable, "the tool's hint reaches the model");
+    assert_eq!(failure.retry_after, Some(Duration::from_millis(200)));
+    assert_eq!(ids.lock().unwrap().len(), 1);
 }
 
+/// A 5xx on OTC is asked again under the same `call_id`, the spec's idempotency key, whatever the
+/// tool: a server that ran the call answers with its result instead of running it twice.
 #[tokio::test]
 async fn otc_5xx_retries_keep_the_call_id() {
     let ids: Arc<Mutex<Vec<String>>> = Arc::default();

@@ -35,7 +35,9 @@ async fn raw_upstream(after: After, requests: Arc<AtomicUsize>) -> String {
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
         loop {
-            let Ok((mut socket, _)) = listener.accept().await else { return };
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
             let requests = Arc::clone(&requests);
             tokio::spawn(async move {
                 let mut seen = Vec::new();
@@ -88,8 +90,16 @@ fn assert_unknown(f: &ToolFailure) {
     assert!(!f.retryable, "an unknown outcome is never retryable: {f:?}");
     assert_eq!(f.code.as_deref(), Some(OUTCOME_UNKNOWN_CODE));
     assert_eq!(f.prompt.as_deref(), Some(OUTCOME_UNKNOWN_PROMPT));
-    assert!(f.message.contains("check"), "tells the model to check first: {}", f.message);
-    assert!(!f.message.contains("try again;") && !f.message.ends_with("try again"), "{}", f.message);
+    assert!(
+        f.message.contains("check"),
+        "tells the model to check first: {}",
+        f.message
+    );
+    assert!(
+        !f.message.contains("try again;") && !f.message.ends_with("try again"),
+        "{}",
+        f.message
+    );
 }
 
 #[tokio::test]
@@ -117,6 +127,31 @@ async fn a_post_that_times_out_after_sending_is_an_unknown_outcome() {
     let f = failure(call(&engine, json!({"title": "x"})).await);
     assert_unknown(&f);
     assert_eq!(requests.load(Ordering::SeqCst), 1);
+}
+
+/// The version's own timeout (not a step's) cuts the call while the POST waits for its answer.
+#[tokio::test]
+async fn a_post_cut_by_the_versions_timeout_is_an_unknown_outcome() {
+    let requests = Arc::new(AtomicUsize::new(0));
+    let base = raw_upstream(After::Stall(Duration::from_secs(3)), Arc::clone(&requests)).await;
+    let text = tool(TITLE, OUT, &create("POST", "")).replace("timeout_ms: 5000", "timeout_ms: 300");
+    let engine = engine(&text, &base, &[]);
+    let f = failure(call(&engine, json!({"title": "x"})).await);
+    assert_unknown(&f);
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+
+    // A tool whose request is idempotent, cut the same way, is a plain (retryable) timeout.
+    let text =
+        tool(TITLE, OUT, &create("PUT", "    idempotent: true\n")).replace("timeout_ms: 5000", "timeout_ms: 300");
+    let engine = crate::support::engine(&text, &base, &[]);
+    let result = call(&engine, json!({"title": "x"})).await;
+    match result {
+        Err(toolhost_core::Error::Timeout { .. }) => {}
+        Err(toolhost_core::Error::Failed { failure, .. }) => {
+            assert!(failure.retryable && !failure.outcome_unknown, "{failure:?}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -157,7 +192,10 @@ async fn a_failure_after_a_post_step_succeeded_is_an_unknown_outcome() {
                     async { axum::Json(json!({"id": 7})) }
                 }),
             )
-            .route("/tickets/{id}", get(|| async { axum::http::StatusCode::SERVICE_UNAVAILABLE })),
+            .route(
+                "/tickets/{id}",
+                get(|| async { axum::http::StatusCode::SERVICE_UNAVAILABLE }),
+            ),
     )
     .await;
     let backend = "kind: http\nbase_url: BASE\nsteps:\n  - name: create\n    method: POST\n    path: /tickets\n    body: { title: \"{{input.title}}\" }\n  - name: fetch\n    path: /tickets/{{create.body.id}}\noutputs: { value: fetch.body }\n";
@@ -168,11 +206,8 @@ async fn a_failure_after_a_post_step_succeeded_is_an_unknown_outcome() {
     assert_eq!(creates.load(Ordering::SeqCst), 1);
 
     // The same tool whose output cannot be read after the POST acted: also not retryable.
-    let upstream = serve(Router::new().route(
-        "/tickets",
-        post(|| async { axum::Json(json!({"unexpected": true})) }),
-    ))
-    .await;
+    let upstream =
+        serve(Router::new().route("/tickets", post(|| async { axum::Json(json!({"unexpected": true})) }))).await;
     let backend = "kind: http\nbase_url: BASE\nsteps:\n  - name: create\n    method: POST\n    path: /tickets\noutputs: { value: create.body.id }\n";
     let outputs = r#"[{name: value, type: json, description: "v"}]"#;
     let unreadable = engine(&tool(TITLE, outputs, backend), &upstream.base, &[]);

@@ -32,6 +32,7 @@ impl ProblemResponse {
                 detail: detail.into(),
                 errors: None,
                 retryable: false,
+                code: None,
                 prompt: None,
             }),
             retry_after: None,
@@ -64,19 +65,51 @@ impl IntoResponse for ProblemResponse {
     }
 }
 
-/// A tool that ran and failed, for the protocols with HTTP statuses (N-ACT, WoA; PROTOCOLS.md
-/// §3): 502 when retrying will not help, 503 with `Retry-After` (one second when the tool gave
-/// no hint) when it may. `subject` names the tool as the protocol does ("tool `x`").
+/// A tool that ran and failed, for the protocols with HTTP statuses (N-ACT §7, WoA §5.2, issue
+/// #12, #22.3). The status class is the executor's retry signal, so a 5xx only where retrying is
+/// safe and may help:
+///
+/// - the tool may have acted before it failed (outcome unknown): 409, never retryable, with a
+///   prompt telling the model to check first;
+/// - retryable (an upstream 5xx or 429, unreachable, busy): 503 with `Retry-After` (one second
+///   when the tool gave no hint);
+/// - an upstream's answer the tool cannot use: 502;
+/// - any other failure, which retrying cannot change (division by zero, an unknown code, an
+///   upstream 4xx): 422.
+///
+/// `subject` names the tool as the protocol does ("tool `x`").
 pub fn tool_failed(subject: &str, failure: ToolFailure) -> ProblemResponse {
-    let (status, kind) = if failure.retryable {
-        (StatusCode::SERVICE_UNAVAILABLE, "tool-unavailable")
+    let (status, kind, detail) = if failure.outcome_unknown {
+        (
+            StatusCode::CONFLICT,
+            "outcome-unknown",
+            format!("{subject} failed and may already have acted: {}", failure.message),
+        )
+    } else if failure.retryable {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "tool-unavailable",
+            format!("{subject} is unavailable for now: {}", failure.message),
+        )
+    } else if failure.is_unusable_answer() {
+        (
+            StatusCode::BAD_GATEWAY,
+            "upstream-answer-unusable",
+            format!("{subject} failed: {}", failure.message),
+        )
     } else {
-        (StatusCode::BAD_GATEWAY, "tool-failed")
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "tool-failed",
+            format!("{subject} failed: {}", failure.message),
+        )
     };
-    let mut p = ProblemResponse::new(status, kind, format!("{subject} failed: {}", failure.message));
-    p.problem.retryable = failure.retryable;
+    let mut p = ProblemResponse::new(status, kind, detail);
+    p.problem.retryable = failure.retryable && !failure.outcome_unknown;
     p.problem.prompt = failure.prompt;
-    p.retry_after = failure
+    p.problem.code = failure.code;
+    p.retry_after = p
+        .problem
         .retryable
         .then(|| failure.retry_after.unwrap_or(Duration::from_secs(1)));
     p

@@ -1,5 +1,6 @@
-//! Tools that ran and failed: 502 permanent, 503 temporary with `Retry-After`, 504 timeout
-//! (PROTOCOLS.md §3; N-ACT §7 "5xx for temporary failures").
+//! Tools that ran and failed (N-ACT §7: a 5xx tells the executor to retry without asking the
+//! model, so only temporary failures are 5xx): 422 permanent, 409 outcome unknown, 502 an
+//! unusable backend answer, 503 temporary with `Retry-After`, 504 timeout.
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,7 @@ async fn failing_server() -> crate::support::Server {
 }
 
 #[tokio::test]
-async fn division_by_zero_is_502_not_retryable_with_a_prompt() {
+async fn division_by_zero_is_422_not_retryable_with_a_prompt() {
     let server = Spawn::bundled().start().await;
     let reply = server
         .invoke(
@@ -22,9 +23,11 @@ async fn division_by_zero_is_502_not_retryable_with_a_prompt() {
             &[("dividend", json!(1)), ("divisor", json!(0))],
         )
         .await;
-    let problem = reply.expect_problem(502);
+    // Issue #22.3: a permanent failure is not a 5xx (N-ACT §7).
+    let problem = reply.expect_problem(422);
     assert_eq!(problem["retryable"], false);
     assert_eq!(problem["type"], "urn:toolhost:problem:tool-failed");
+    assert_eq!(problem["code"], "division_by_zero", "{problem}");
     assert!(
         problem["detail"]
             .as_str()
@@ -43,6 +46,31 @@ async fn division_by_zero_is_502_not_retryable_with_a_prompt() {
     assert!(
         problem.get("errors").is_none(),
         "a tool failure is not a parameter error"
+    );
+}
+
+/// Issue #12: the tool may have acted before it failed. Not a 5xx (an executor would retry it
+/// without asking), not retryable, and the prompt tells the model to check first.
+#[tokio::test]
+async fn an_unknown_outcome_is_409_never_retryable_with_a_prompt_to_check() {
+    let server = failing_server().await;
+    let reply = server.invoke("/nact/tools/uncertain_tool", &[]).await;
+    let problem = reply.expect_problem(409);
+    assert_eq!(problem["type"], "urn:toolhost:problem:outcome-unknown");
+    assert_eq!(problem["retryable"], false);
+    assert_eq!(problem["code"], "outcome_unknown");
+    assert!(reply.header("retry-after").is_none(), "{problem}");
+    let prompt = problem["prompt"].as_str().unwrap_or_default();
+    assert!(
+        prompt.contains("do not call it again until you have checked"),
+        "{problem}"
+    );
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("may already have acted"),
+        "{problem}"
     );
 }
 

@@ -17,7 +17,7 @@ use toolhost_core::catalog::{Loader, Source};
 use toolhost_core::native::{Function, Functions};
 use toolhost_core::{CallContext, Engine, ToolFailure};
 
-/// The media type of every error body (RFC 9457, PROTOCOLS.md §3).
+/// The media type of every error body (RFC 9457, docs/protocols.md §3).
 pub const PROBLEM: &str = "application/problem+json";
 
 /// What to serve: catalog sources, extra native functions and limits.
@@ -429,8 +429,8 @@ pub fn histories() -> Source {
 }
 
 /// Tools that fail in each way a backend can: permanently (the bundled `divide_numbers` covers
-/// that), temporarily (with and without a retry hint), by timing out, and by answering with the
-/// wrong shape. Serve with [`with_failing_functions`].
+/// that), temporarily (with and without a retry hint), with an unknown outcome, by timing out,
+/// and by answering with the wrong shape. Serve with [`with_failing_functions`].
 pub fn failures() -> Source {
     yaml(
         "failures.yaml",
@@ -457,6 +457,12 @@ pub fn failures() -> Source {
             inputs: [{ name: text, description: Any text. }]
             outputs: [{ name: text, type: string, description: The same text but too late. }]
             backend: { kind: native, function: testing.echo, delay_ms: 500 }
+      - name: uncertain_tool
+        description: Sent a request that changes something and lost the answer.
+        versions:
+          - version: 1.0.0
+            outputs: [{ name: answer, type: string, description: Never produced. }]
+            backend: { kind: native, function: failing.uncertain }
       - name: misshapen_tool
         description: Answers with an object that does not match its declared outputs.
         versions:
@@ -472,6 +478,13 @@ pub fn with_failing_functions(spawn: Spawn) -> Spawn {
     spawn
         .with_function("failing.busy", busy)
         .with_function("failing.flaky", flaky)
+        .with_function("failing.uncertain", uncertain)
+}
+
+fn uncertain(_: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
+    Err(ToolFailure::outcome_unknown(
+        "the ticket service may have created the ticket; check before trying again",
+    ))
 }
 
 fn busy(_: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {

@@ -1,4 +1,4 @@
-//! WoA invocation over the REST transport (draft-gaikwad-woa-00 §5, PROTOCOLS.md §5): the
+//! WoA invocation over the REST transport (draft-gaikwad-woa-00 §5, docs/protocols.md §5): the
 //! draft's Appendix B flow, every envelope rule, and the error taxonomy shared with N-ACT.
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
@@ -301,9 +301,10 @@ async fn wrong_methods_are_405() {
         .expect_problem(405);
 }
 
-/// The same taxonomy as N-ACT (PROTOCOLS.md §3): 502, 503 with `Retry-After`, 504.
+/// The same taxonomy as N-ACT: a permanent failure 422 (WoA §5.2: not a 5xx), an unknown
+/// outcome 409, an unusable answer 502, 503 with `Retry-After`, 504 (issues #12, #22.3).
 #[tokio::test]
-async fn tool_failures_are_5xx_problems() {
+async fn tool_failures_are_problems_with_the_retry_signal_in_the_status() {
     let server = with_failing_functions(Spawn::bundled().with_sources(vec![failures()]))
         .start()
         .await;
@@ -313,13 +314,22 @@ async fn tool_failures_are_5xx_problems() {
         async move { server.post_json(&path, &json!({ "input": input })).await }
     };
     let reply = invoke("divide_numbers", json!({"dividend": 1, "divisor": 0})).await;
-    let problem = reply.expect_problem(502);
+    let problem = reply.expect_problem(422);
     assert_eq!(problem["retryable"], false);
+    assert_eq!(problem["type"], "urn:toolhost:problem:tool-failed");
     assert!(
         problem["prompt"]
             .as_str()
             .unwrap_or_default()
             .contains("non-zero divisor"),
+        "{problem}"
+    );
+
+    let problem = invoke("uncertain_tool", json!({})).await.expect_problem(409);
+    assert_eq!(problem["retryable"], false);
+    assert_eq!(problem["type"], "urn:toolhost:problem:outcome-unknown");
+    assert!(
+        problem["prompt"].as_str().unwrap_or_default().contains("checked"),
         "{problem}"
     );
 

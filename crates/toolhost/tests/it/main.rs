@@ -14,4 +14,5 @@ mod sculpt;
 mod serve;
 mod support;
 mod tls;
+mod unknown_outcome;
 mod woa;

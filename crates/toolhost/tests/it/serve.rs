@@ -48,7 +48,11 @@ async fn serves_the_bundled_catalog_and_stops_cleanly_on_sigterm() {
     let toolhost_client::nact::Error::Problem(problem) = err else {
         panic!("expected a problem, got {err:?}")
     };
-    assert_eq!(problem.status, 502);
+    assert_eq!(
+        problem.status, 422,
+        "a failure that retrying cannot change is not a 5xx"
+    );
+    assert_eq!(problem.code.as_deref(), Some("division_by_zero"));
     assert!(
         problem
             .prompt

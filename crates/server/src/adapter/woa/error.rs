@@ -1,10 +1,12 @@
 //! Core errors as WoA problems: one exhaustive match, no catch-all arm.
 //!
 //! The draft leaves "problem type URIs and error code taxonomies" to the deployment (§5.2);
-//! toolhost uses N-ACT's statuses (PROTOCOLS.md §3, §5) so a client that knows one knows both:
-//! 404 unknown agent or version, 400 a call that cannot be made, 422 invalid input, 502 the
-//! tool failed, 503 (with `Retry-After`) it failed for now, 504 it timed out. Only the wording
-//! differs: agents, not tools, and the whole input is `input`.
+//! toolhost uses N-ACT's statuses (docs/protocols.md) so a client that knows one knows both:
+//! 404 unknown agent or version, 400 a call that cannot be made, 422 invalid input or a tool
+//! failure that retrying cannot change, 409 a failure after which the tool may already have
+//! acted (never retry blindly), 502 an upstream answer the tool could not use, 503 (with
+//! `Retry-After`) it failed for now, 504 it timed out. Only the wording differs: agents, not
+//! tools, and the whole input is `input`.
 
 use axum::http::StatusCode;
 use toolhost_core::{Error, ParameterError};
