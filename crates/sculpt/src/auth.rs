@@ -7,18 +7,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use toolhost_core::{Secret, ToolFailure};
 
 use crate::failure::{self, Scrubber};
 use crate::reference::Scope;
+use crate::send;
 use crate::template::Template;
 
 /// Cached tokens per distinct client credentials kept at most; past it the cache starts over.
 const MAX_CACHED_TOKENS: usize = 1024;
-/// Lifetime assumed when the token endpoint gives no `expires_in`.
+/// The largest token endpoint answer read; a token response is a few hundred bytes.
+const MAX_TOKEN_RESPONSE: u64 = 64 * 1024;
+/// A token's lifetime when the endpoint gives none.
 const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
 /// The longest a token is kept, whatever `expires_in` says (a huge one would overflow).
 const MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
@@ -244,27 +246,22 @@ impl OAuth2 {
         scrubber: &mut Scrubber,
         deadline: Instant,
     ) -> Result<Token, ToolFailure> {
-        let mut form: Vec<(&str, &str)> = vec![("grant_type", "client_credentials")];
+        let mut form: Vec<(String, String)> = vec![("grant_type".to_owned(), "client_credentials".to_owned())];
         let scopes = self.scopes.join(" ");
         if !scopes.is_empty() {
-            form.push(("scope", &scopes));
+            form.push(("scope".to_owned(), scopes));
         }
-        form.extend(self.params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        let mut request = client
-            .post(self.token_url.clone())
-            .header(reqwest::header::ACCEPT, "application/json");
+        form.extend(self.params.iter().cloned());
+        let mut headers = HeaderMap::new();
+        headers.insert(reqwest::header::ACCEPT, HeaderValue::from_static("application/json"));
         if self.basic {
-            // RFC 6749 §2.3.1: form-encode id and secret, then Basic.
-            let encode = |s: &str| utf8_percent_encode(s, NON_ALPHANUMERIC).to_string();
-            let credentials =
-                base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", encode(id), encode(secret)));
+            let credentials = basic_credentials(id, secret);
             scrubber.add(&credentials);
-            request = request.header(AUTHORIZATION, sensitive(&format!("Basic {credentials}"))?);
+            headers.insert(AUTHORIZATION, sensitive(&format!("Basic {credentials}"))?);
         } else {
-            form.push(("client_id", id));
-            form.push(("client_secret", secret));
+            form.push(("client_id".to_owned(), id.to_owned()));
+            form.push(("client_secret".to_owned(), secret.to_owned()));
         }
-        let remaining = deadline.saturating_duration_since(Instant::now());
         let fail = |retryable: bool, detail: String| {
             let message = "the upstream service did not accept the server's credentials";
             let failure = if retryable {
@@ -275,24 +272,36 @@ impl OAuth2 {
             } else {
                 ToolFailure::permanent(message)
             };
+            let detail = format!("{detail} (token endpoint {})", origin(&self.token_url));
             scrubber.failure(failure.with_code(failure::AUTH).with_developer_message(detail))
         };
-        let sent = tokio::time::timeout(remaining, async {
-            let response = request.form(&form).send().await?;
-            let status = response.status();
-            let body = response.bytes().await?;
-            Ok::<_, reqwest::Error>((status, body))
-        })
-        .await;
+        // The one send path of every upstream request: the same deadline, redirect rule and
+        // body cap (a token endpoint cannot fill the server's memory).
+        let request = send::Request {
+            method: reqwest::Method::POST,
+            url: self.token_url.clone(),
+            headers,
+            body: Some(send::Body::Form(form)),
+        };
+        let policy = send::Policy {
+            retries: 0,
+            idempotent: false,
+            timeout: None,
+            max_body: MAX_TOKEN_RESPONSE,
+        };
+        let (sent, _) = send::send(client, &request, policy, deadline).await;
         let (status, body) = match sent {
-            Err(_) => return Err(fail(true, "the OAuth 2.0 token request timed out".to_owned())),
-            Ok(Err(e)) => {
+            Ok(answer) => (answer.status, answer.body),
+            Err(send::Failure::Timeout) => return Err(fail(true, "the OAuth 2.0 token request timed out".to_owned())),
+            Err(send::Failure::TooLarge { limit }) => {
                 return Err(fail(
-                    true,
-                    format!("the OAuth 2.0 token request failed: {}", e.without_url()),
+                    false,
+                    format!("the OAuth 2.0 token endpoint's answer is larger than {limit} bytes"),
                 ));
             }
-            Ok(Ok(answer)) => answer,
+            Err(send::Failure::Connect(e) | send::Failure::Transport(e) | send::Failure::Redirect(e)) => {
+                return Err(fail(true, format!("the OAuth 2.0 token request failed: {e}")));
+            }
         };
         let text = String::from_utf8_lossy(&body);
         if !status.is_success() {
@@ -324,5 +333,40 @@ impl OAuth2 {
             value: Secret::new(access_token),
             refresh_at: Instant::now() + lifetime - early,
         })
+    }
+}
+
+/// The client's credentials for HTTP Basic as RFC 6749 §2.3.1 asks: each of id and secret
+/// encoded with `application/x-www-form-urlencoded` (Appendix B: letters, digits and `*-._`
+/// as they are, a space as `+`, every other byte as `%XX`), joined by `:`, then Base64.
+pub(crate) fn basic_credentials(id: &str, secret: &str) -> String {
+    let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", encode(id), encode(secret)))
+}
+
+/// `scheme://host:port` of a URL, for messages: never its path or query, which may carry secrets.
+fn origin(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::basic_credentials;
+
+    #[test]
+    fn basic_credentials_are_form_urlencoded_per_rfc_6749_appendix_b() {
+        let decode = |b64: &str| {
+            use base64::Engine as _;
+            String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).unwrap()).unwrap()
+        };
+        assert_eq!(
+            decode(&basic_credentials("my-app.prod_1", "s*cret")),
+            "my-app.prod_1:s*cret"
+        );
+        assert_eq!(decode(&basic_credentials("a b", "p:w/d~é")), "a+b:p%3Aw%2Fd%7E%C3%A9");
+        assert_eq!(
+            decode(&basic_credentials("1f0e8c2a-7b1d-4e2f-9a3c-5d6e7f8a9b0c", "x")),
+            "1f0e8c2a-7b1d-4e2f-9a3c-5d6e7f8a9b0c:x"
+        );
     }
 }

@@ -198,21 +198,29 @@ impl std::fmt::Debug for Scrubber {
     }
 }
 
+/// Percent-encodes all but RFC 3986's unreserved characters (letters, digits, `-._~`).
+const UNRESERVED_KEPT: &percent_encoding::AsciiSet =
+    &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
 /// What replaces a secret in scrubbed text.
 pub(crate) const REDACTED: &str = "<redacted>";
 
 impl Scrubber {
-    /// Adds a secret: as it is, percent-encoded, form-encoded and JSON-escaped, since an
-    /// upstream may echo it back in any of these forms.
+    /// Adds a secret: as it is, and in every encoding it may have been sent in and an upstream
+    /// may echo back: percent-encoded (everything, and RFC 3986's unreserved `-._~` kept as
+    /// URL paths and queries keep them), `application/x-www-form-urlencoded` (`*-._` kept, a
+    /// space as `+`: what query and form encoders send) and JSON-escaped.
     pub fn add(&mut self, secret: &str) {
         if secret.is_empty() {
             return;
         }
         let percent = utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string();
-        let form = percent.replace("%20", "+");
+        let unreserved = utf8_percent_encode(secret, UNRESERVED_KEPT).to_string();
+        let form: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
+        let plus = percent.replace("%20", "+");
         let json = Value::String(secret.to_owned()).to_string();
         let json = json.trim_matches('"').to_owned();
-        for needle in [secret.to_owned(), percent, form, json] {
+        for needle in [secret.to_owned(), percent, unreserved, form, plus, json] {
             if !self.needles.contains(&needle) && !self.shared.contains(&needle) {
                 self.needles.push(needle);
             }

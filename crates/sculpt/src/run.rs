@@ -127,8 +127,32 @@ impl Sculpted {
         })
     }
 
-    /// Runs one step; `Ok(None)` when its `when` says no.
+    /// Runs one step; `Ok(None)` when its `when` says no. A failure is logged at `warn` with
+    /// the step, its request shape and what the upstream (or its token endpoint) answered,
+    /// scrubbed, so an operator can see why without turning on debug logs (issue #12.8).
     async fn step(
+        &self,
+        step: &Step,
+        call: &BackendCall<'_>,
+        results: &[Option<Arc<StepResult>>],
+        deadline: Instant,
+    ) -> Result<Option<Arc<StepResult>>, ToolFailure> {
+        let result = self.run_step(step, call, results, deadline).await;
+        if let Err(failure) = &result {
+            tracing::warn!(
+                step = %step.name,
+                request = %step.shape,
+                code = failure.code.as_deref().unwrap_or("error"),
+                retryable = failure.retryable,
+                outcome_unknown = failure.outcome_unknown,
+                detail = failure.developer_message.as_deref().unwrap_or(&failure.message),
+                "upstream step failed"
+            );
+        }
+        result
+    }
+
+    async fn run_step(
         &self,
         step: &Step,
         call: &BackendCall<'_>,

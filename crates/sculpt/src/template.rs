@@ -148,6 +148,16 @@ impl ValueTemplate {
                     Self::Array(items)
                 }
             }
+            // The output mappings' `{jq: ...}` is not evaluated in a request: sent as it is, it
+            // would reach the upstream as `{"jq": "..."}` (issue #12.7).
+            Value::Object(members) if members.len() == 1 && members.get("jq").is_some_and(Value::is_string) => {
+                return Err(
+                    "`{jq: ...}` works in `outputs` only; a request is built from templates \
+                     (`\"{{input.name}}\"`, `\"{{step.body.field}}\"`): compute the value in an earlier \
+                     step's output, or reshape it in `outputs`"
+                        .to_owned(),
+                );
+            }
             Value::Object(members) => {
                 let members = members
                     .iter()

@@ -220,3 +220,58 @@ async fn a_refused_client_is_a_permanent_auth_failure_without_the_secret() {
     let text = format!("{f:?}");
     assert!(text.contains("401") && !text.contains("bad-secret-value"), "{text}");
 }
+
+/// Issue #12.3: RFC 6749 §2.3.1 → Appendix B. The token endpoint here takes the Basic
+/// credentials' bytes as they are (no decoding), as many do: a client id with `-`, `.` and `_`
+/// (every UUID client id) must arrive unchanged, and a space as `+`.
+#[tokio::test]
+async fn basic_client_credentials_are_form_encoded_as_rfc_6749_asks() {
+    let (issuer, base) = issuer(3600).await;
+    let engine = engine(
+        &tool("[]", OUT, OAUTH),
+        &base,
+        &[("CLIENT_ID", "my-app.prod_1*"), ("CLIENT_SECRET", "good secret")],
+    );
+    assert_eq!(
+        call(&engine, json!({})).await.unwrap()["seen"],
+        "Bearer tok-my-app.prod_1*-1"
+    );
+    assert_eq!(issuer.issued.load(Ordering::SeqCst), 1);
+}
+
+/// Issue #21.1: a secret sent form-encoded comes back from an upstream that echoes it in the
+/// form it received; no form of it reaches the caller.
+#[tokio::test]
+async fn a_refused_secret_echoed_in_its_sent_encoding_is_scrubbed() {
+    let (_, base) = issuer(3600).await;
+    for secret in ["bad-s.e_c*r~t", "bad s3cr/et+~", "bad-é_ü.x"] {
+        let engine = oauth_engine(&base, secret);
+        let f = failure(call(&engine, json!({})).await);
+        let text = format!("{f:?}");
+        let sent: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
+        assert!(text.contains("<redacted>"), "{text}");
+        assert!(!text.contains(secret) && !text.contains(&sent), "{secret}: {text}");
+    }
+}
+
+/// Issue #12.8: a refused token request leaves the operator more than `status=502`: a `warn`
+/// line naming the step, the token endpoint's status and a scrubbed excerpt of its answer.
+#[tokio::test]
+async fn a_refused_token_request_is_logged_at_warn_with_step_status_and_scrubbed_excerpt() {
+    let logs = crate::support::Logs::capture();
+    let (_, base) = issuer(3600).await;
+    let engine = oauth_engine(&base, "bad-Zq-secret");
+    let _ = failure(call(&engine, json!({})).await);
+    let logged = logs.text();
+    let line = logged
+        .lines()
+        .find(|l| l.contains("upstream step failed"))
+        .unwrap_or_else(|| panic!("no failure line: {logged}"));
+    assert!(line.contains("WARN"), "{line}");
+    assert!(line.contains("step=s"), "{line}");
+    assert!(line.contains("401") && line.contains("invalid_client"), "{line}");
+    assert!(
+        line.contains("<redacted>") && !logged.contains("bad-Zq-secret"),
+        "{line}"
+    );
+}
