@@ -36,9 +36,15 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Where WoA invocation is mounted, e.g. `/woa` (its `/agents/{agent_id}/invoke`).
     pub woa_prefix: String,
-    /// Whether `/readyz` answers 503 while a dependency (an upstream of a sculpted tool, a JWKS
-    /// URL) is unreachable; when false it only reports them.
+    /// Whether `/readyz` answers 503 while any dependency (an upstream of a sculpted tool, a
+    /// JWKS URL) is unreachable. Off by default: one third-party upstream down must not make
+    /// every replica unready at once (issue #12.5); it is reported, and only the
+    /// [`Config::ready_critical`] ones fail readiness.
     pub ready_requires_dependencies: bool,
+    /// Dependencies (origins, `https://api.example.com`, or URLs, compared by origin) whose
+    /// being unreachable makes `/readyz` answer 503. JWKS URLs always do: without keys no
+    /// token can be checked.
+    pub ready_critical: Vec<String>,
 }
 
 /// MCP streamable HTTP settings.
@@ -90,7 +96,8 @@ impl Default for Config {
             mcp: Mcp::default(),
             public_url: None,
             woa_prefix: "/woa".to_owned(),
-            ready_requires_dependencies: true,
+            ready_requires_dependencies: false,
+            ready_critical: Vec::new(),
         }
     }
 }

@@ -256,8 +256,9 @@ async fn healthz() -> Response {
     json_response(StatusCode::OK, r#"{"status":"alive"}"#.to_owned())
 }
 
-/// Ready when a catalog is loaded (always, since the server refuses to start without one) and,
-/// unless `ready_requires_dependencies` is off, every dependency answers. Reports the catalog's
+/// Ready when a catalog is loaded (always, since the server refuses to start without one) and
+/// every critical dependency (a JWKS URL, or one listed in `ready_critical`) answers, or every one with
+/// `ready_requires_dependencies`; the others are only reported. Reports the catalog's
 /// generation, whether the last reload failed, and the dependencies. The text of the reload
 /// error and the dependencies' URLs only when authentication is off: `/readyz` needs no
 /// credentials, and file paths, upstream addresses and config lines are not for everyone (the
@@ -270,7 +271,15 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
         .map_or(0, |d| d.as_secs());
     let dependencies = state.readiness.check(&state).await;
     let unreachable = dependencies.iter().filter(|d| !d.ok).count();
-    let ready = unreachable == 0 || !state.config.ready_requires_dependencies;
+    let critical: Vec<String> = state.config.ready_critical.iter().map(|c| origin(c)).collect();
+    // Without its keys the server can authenticate nobody: a JWKS URL is always critical.
+    let is_critical = |d: &Dependency| d.kind == "jwks" || critical.contains(&origin(&d.url));
+    let critical_down = dependencies.iter().filter(|d| !d.ok && is_critical(d)).count();
+    let ready = if state.config.ready_requires_dependencies {
+        unreachable == 0
+    } else {
+        critical_down == 0
+    };
     let mut body = json!({
         "status": if ready { "ready" } else { "not ready" },
         "catalog": {
@@ -278,7 +287,7 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
             "tools": state.engine.catalog().tools().len(),
             "loaded_at_unix": loaded_at,
         },
-        "dependencies": {"checked": dependencies.len(), "unreachable": unreachable},
+        "dependencies": {"checked": dependencies.len(), "unreachable": unreachable, "critical_unreachable": critical_down},
         "reload_failures": status.failures,
         "last_reload_failed": status.last_error.is_some(),
     });

@@ -96,10 +96,14 @@ pub struct ServeArgs {
     /// The longest a request may take, in milliseconds; then 504 [default: 0 = no deadline].
     #[arg(long, env = "TOOLHOST_REQUEST_TIMEOUT_MS")]
     request_timeout_ms: Option<u64>,
-    /// Whether /readyz answers 503 while an upstream of a sculpted tool or a JWKS URL is
-    /// unreachable; false only reports them [default: true].
-    #[arg(long, env = "TOOLHOST_READY_REQUIRES_DEPENDENCIES")]
+    /// Whether /readyz answers 503 while any upstream of a sculpted tool or JWKS URL is
+    /// unreachable; false only reports them, except the --ready-critical ones [default: false].
+    #[arg(long, env = "TOOLHOST_READY_REQUIRES_DEPENDENCIES", value_parser = clap::builder::BoolishValueParser::new())]
     ready_requires_dependencies: Option<bool>,
+    /// A dependency (origin or URL, repeatable or comma-separated) whose being unreachable
+    /// makes /readyz answer 503; the others are only reported.
+    #[arg(long, env = "TOOLHOST_READY_CRITICAL", value_delimiter = ',')]
+    ready_critical: Option<Vec<String>>,
     /// Requests per second per caller (API key, token subject, or client IP) [default: 0 = no limit].
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_PER_SECOND")]
     rate_limit_per_second: Option<f64>,
@@ -158,6 +162,7 @@ struct File {
     #[serde(default)]
     max_calls_by_tool: std::collections::HashMap<String, usize>,
     ready_requires_dependencies: Option<bool>,
+    ready_critical: Option<Vec<String>>,
     request_timeout_ms: Option<u64>,
     rate_limit_per_second: Option<f64>,
     rate_limit_burst: Option<u32>,
@@ -233,6 +238,7 @@ impl Settings {
                 "ready_requires_dependencies",
                 old_server.ready_requires_dependencies != new_server.ready_requires_dependencies,
             ),
+            ("ready_critical", old_server.ready_critical != new_server.ready_critical),
         ]
         .into_iter()
         .filter_map(|(name, changed)| changed.then_some(name))
@@ -364,6 +370,10 @@ impl ServeArgs {
                     .ready_requires_dependencies
                     .or(file.ready_requires_dependencies)
                     .unwrap_or(defaults.ready_requires_dependencies),
+                ready_critical: self
+                    .ready_critical
+                    .or(file.ready_critical)
+                    .unwrap_or(defaults.ready_critical),
                 shutdown_timeout: self
                     .shutdown_timeout_secs
                     .or(file.shutdown_timeout_secs)

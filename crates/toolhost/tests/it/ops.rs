@@ -374,8 +374,10 @@ async fn readyz_status(http: &reqwest::Client, base: &str) -> u16 {
         .map_or(0, |r| r.status().as_u16())
 }
 
-/// `/readyz` checks the upstreams of sculpted tools: ready while one accepts connections, 503
-/// once it does not, and only a report with `ready_requires_dependencies = false`.
+/// `/readyz` checks the upstreams of sculpted tools. By default an unreachable one is reported,
+/// not fatal: one third-party API down must not take every replica out of the load balancer
+/// (issue #12.5). One named with `--ready-critical`, or every one with
+/// `--ready-requires-dependencies`, makes it 503.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_checks_the_upstreams_of_sculpted_tools() {
     let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -383,9 +385,16 @@ async fn readyz_checks_the_upstreams_of_sculpted_tools() {
     let dir = Scratch::new();
     dir.write("tools.yaml", &SCULPTED.replace("BASE", &url));
     let catalog = dir.0.to_str().unwrap().to_owned();
-    let strict = Server::start(&["--catalog", &catalog], &[], None);
-    let lenient = Server::start(
-        &["--catalog", &catalog, "--ready-requires-dependencies", "false"],
+    let lenient = Server::start(&["--catalog", &catalog], &[], None);
+    let strict = Server::start(
+        &["--catalog", &catalog, "--ready-requires-dependencies", "true"],
+        &[],
+        None,
+    );
+    let critical_url = format!("{url}/some/path");
+    let critical = Server::start(&["--catalog", &catalog, "--ready-critical", &critical_url], &[], None);
+    let unrelated = Server::start(
+        &["--catalog", &catalog, "--ready-critical", "https://elsewhere.example"],
         &[],
         None,
     );
@@ -404,10 +413,18 @@ async fn readyz_checks_the_upstreams_of_sculpted_tools() {
     assert_eq!(status["dependencies"]["unreachable"], 1, "{status}");
     let error = status["dependencies"]["list"][0]["error"].as_str().unwrap_or_default();
     assert!(error.contains("connection failed"), "{status}");
-    let status = wait_ready(&http, &lenient.base, |s| s["dependencies"]["unreachable"] == 1).await;
-    assert_eq!(status["dependencies"]["unreachable"], 1, "{status}");
-    assert_eq!(readyz_status(&http, &lenient.base).await, 200, "reported, not required");
-    assert!(strict.terminate() && lenient.terminate());
+    assert_eq!(
+        wait_status(503, || readyz_status(&http, &critical.base)).await,
+        503,
+        "named critical"
+    );
+    for server in [&lenient, &unrelated] {
+        let status = wait_ready(&http, &server.base, |s| s["dependencies"]["unreachable"] == 1).await;
+        assert_eq!(status["dependencies"]["unreachable"], 1, "{status}");
+        assert_eq!(status["dependencies"]["critical_unreachable"], 0, "{status}");
+        assert_eq!(readyz_status(&http, &server.base).await, 200, "reported, not required");
+    }
+    assert!(strict.terminate() && lenient.terminate() && critical.terminate() && unrelated.terminate());
 }
 
 /// With authentication on, `/readyz` (which needs no credentials) counts the dependencies but
@@ -435,7 +452,7 @@ async fn readyz_checks_jwks_urls_and_names_nothing_to_strangers() {
     let status: Value = reply.json().await.unwrap();
     assert_eq!(
         status["dependencies"],
-        json!({"checked": 1, "unreachable": 1}),
+        json!({"checked": 1, "unreachable": 1, "critical_unreachable": 1}),
         "{status}"
     );
     assert!(
