@@ -34,10 +34,16 @@ struct Cli {
 enum Command {
     /// Serve a catalog (the bundled example catalog when --catalog is not given).
     Serve(Box<ServeArgs>),
-    /// Check a catalog directory and print every problem; exits 1 if any is an error.
+    /// Check a catalog and print every problem; exits 1 if any is an error. With --config, as
+    /// `serve --config` would load it: `{{secret.NAME}}` checked against its [secrets], its
+    /// tag scopes and call timeout applied.
     Check {
-        /// The catalog directory (*.yaml, *.yml, *.json files).
-        dir: PathBuf,
+        /// The catalog: a directory (its *.yaml, *.yml, *.json files) or one file. With
+        /// --config, the config's `catalog` when left out.
+        path: Option<PathBuf>,
+        /// The server's config file (TOML), as `serve --config` takes it.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// Print the SHA-256 of an API key, for `[[auth.api_keys]] sha256` (reads the key from stdin
     /// when not given, so it stays out of shell history).
@@ -53,7 +59,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Client(command) => client::run(command),
-        Command::Check { dir } => check(&dir),
+        Command::Check { path, config } => check(path, config),
         Command::HashKey { key } => {
             let key = key.unwrap_or_else(|| {
                 let mut line = String::new();
@@ -76,16 +82,43 @@ fn main() -> ExitCode {
     }
 }
 
-fn check(dir: &std::path::Path) -> ExitCode {
-    // `check` has no server config, so `{{secret.NAME}}` is not checked against `[secrets]`.
-    let loader = match toolhost_sculpt::Factory::for_checking() {
-        Ok(sculpt) => Loader::default().with_backend(toolhost_sculpt::KIND, Arc::new(sculpt)),
-        Err(e) => {
-            eprintln!("toolhost: {e}");
-            return ExitCode::FAILURE;
+fn check(path: Option<PathBuf>, config: Option<PathBuf>) -> ExitCode {
+    let fail = |message: String| {
+        eprintln!("toolhost: {message}");
+        ExitCode::FAILURE
+    };
+    let (loader, path, secrets_checked) = match config {
+        // The same loader as `serve --config`: the secret names, tag scopes and timeouts the
+        // server would use, so `check` finds what `serve` would refuse.
+        Some(config) => {
+            let settings = match ServeArgs::for_check(config, path).resolve() {
+                Ok(settings) => settings,
+                Err(e) => return fail(format!("{e:#}")),
+            };
+            let Some(path) = settings.catalog.clone() else {
+                return fail("no catalog to check: give its path, or set `catalog` in the config file".to_owned());
+            };
+            match make_loader(&settings) {
+                Ok(loader) => (loader, path, true),
+                Err(e) => return fail(format!("{e:#}")),
+            }
+        }
+        None => {
+            let Some(path) = path else {
+                return fail("give the catalog to check: a directory or a file (or --config FILE)".to_owned());
+            };
+            // No server config: `{{secret.NAME}}` cannot be checked against `[secrets]`.
+            match toolhost_sculpt::Factory::for_checking() {
+                Ok(sculpt) => (
+                    Loader::default().with_backend(toolhost_sculpt::KIND, Arc::new(sculpt)),
+                    path,
+                    false,
+                ),
+                Err(e) => return fail(e.to_string()),
+            }
         }
     };
-    match load(Some(dir), &loader) {
+    match load(Some(&path), &loader) {
         Ok(catalog) => {
             for warning in catalog.warnings() {
                 eprintln!("{warning}");
@@ -96,6 +129,11 @@ fn check(dir: &std::path::Path) -> ExitCode {
                 catalog.tools().len(),
                 catalog.warnings().len()
             );
+            if !secrets_checked {
+                eprintln!(
+                    "note: `{{{{secret.NAME}}}}` names were not checked against a server's [secrets]; pass --config to check them"
+                );
+            }
             ExitCode::SUCCESS
         }
         Err(problems) => {
@@ -143,7 +181,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Ok(catalog) => catalog,
         Err(problems) => {
             report(&problems);
-            anyhow::bail!("the catalog has errors; fix them (`toolhost check DIR` lists them) and start again");
+            anyhow::bail!(
+                "the catalog has errors; fix them (`toolhost check --config FILE CATALOG` lists them) and start again"
+            );
         }
     };
     for warning in catalog.warnings() {

@@ -58,6 +58,9 @@ fn fingerprint(paths: impl IntoIterator<Item = PathBuf>) -> Fingerprint {
 }
 
 fn catalog_files(dir: &Path) -> Fingerprint {
+    if dir.is_file() {
+        return fingerprint([dir.to_path_buf()]);
+    }
     fingerprint(
         std::fs::read_dir(dir)
             .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect::<Vec<_>>())

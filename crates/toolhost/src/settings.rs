@@ -21,7 +21,7 @@ pub enum LogFormat {
 }
 
 /// Flags of `toolhost serve`; each also reads a `TOOLHOST_*` environment variable.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct ServeArgs {
     /// The catalog directory; the bundled example catalog when absent.
     #[arg(long, env = "TOOLHOST_CATALOG")]
@@ -248,6 +248,16 @@ impl Settings {
 
 impl ServeArgs {
     /// Merges flags/environment over the config file over defaults.
+    /// What `toolhost check --config FILE [PATH]` resolves: the config file alone (and the
+    /// environment it names), with PATH over the file's catalog.
+    pub fn for_check(config: PathBuf, catalog: Option<PathBuf>) -> Self {
+        Self {
+            config: Some(config),
+            catalog,
+            ..Self::default()
+        }
+    }
+
     pub fn resolve(self) -> anyhow::Result<Settings> {
         let file = match &self.config {
             Some(path) => read(path)?,

@@ -39,8 +39,25 @@ pub struct Source {
 }
 
 impl Source {
-    /// Reads every `*.yaml`, `*.yml` and `*.json` file directly in `dir`, sorted by name.
+    /// Reads every `*.yaml`, `*.yml` and `*.json` file directly in `dir`, sorted by name; or,
+    /// when `dir` is a file, that one file.
     pub fn read_dir(dir: &Path) -> Result<Vec<Source>, Vec<Problem>> {
+        if dir.is_file() {
+            return match std::fs::read_to_string(dir) {
+                Ok(text) => Ok(vec![Source {
+                    name: dir.display().to_string(),
+                    text,
+                }]),
+                Err(e) => Err(vec![Problem {
+                    severity: Severity::Error,
+                    place: Place {
+                        file: dir.display().to_string(),
+                        ..Place::default()
+                    },
+                    message: format!("failed to read the catalog file: {e}"),
+                }]),
+            };
+        }
         let place = |message: String| {
             vec![Problem {
                 severity: Severity::Error,
@@ -53,7 +70,7 @@ impl Source {
         };
         let entries = std::fs::read_dir(dir).map_err(|e| {
             place(format!(
-                "failed to read the catalog directory: {e}; pass an existing directory"
+                "failed to read the catalog: {e}; pass an existing directory or catalog file"
             ))
         })?;
         let mut paths: Vec<_> = entries

@@ -55,7 +55,7 @@ fn read_dir_of_a_missing_directory_is_an_error() {
     let problems = Source::read_dir(&missing).expect_err("missing");
     assert_eq!(problems.len(), 1);
     assert!(
-        problems[0].message.contains("failed to read the catalog directory"),
+        problems[0].message.contains("failed to read the catalog"),
         "{}",
         problems[0]
     );

@@ -64,7 +64,7 @@ toolkits:
 fn missing_directory_is_an_error() {
     let out = run(&["check", "/nonexistent/toolhost/catalog"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("failed to read the catalog directory"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("failed to read the catalog"));
 }
 
 /// Issue #12.1: everything the project runs or cites is in the repository. A fresh clone has
@@ -100,4 +100,62 @@ fn nothing_in_the_repository_points_outside_it() {
     assert!(offenders.is_empty(), "{offenders:#?}");
     assert!(root.join("docs/protocols.md").is_file());
     assert!(root.join("tests/vendor/otc-1.0/LICENSE").is_file());
+}
+
+const SECRET_TOOL: &str = r#"
+toolkits:
+  - name: Demo
+    tools:
+      - name: fetch_thing
+        description: Fetches a thing.
+        versions:
+          - version: 1.0.0
+            outputs: [{ name: thing, type: json, description: The thing. }]
+            backend:
+              kind: http
+              base_url: https://api.example.com
+              auth: { bearer: "{{secret.API_TOKNE}}" }
+              steps: [{ name: get, path: /thing }]
+              outputs: { thing: get.body }
+"#;
+
+/// Issue #12.9: `check FILE` checks one file; `check --config` finds what `serve --config`
+/// would refuse (a misspelled `{{secret.NAME}}`), with the catalog given or the config's own.
+#[test]
+fn check_takes_one_file_and_the_servers_config() {
+    let dir = Scratch::new();
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    let file = dir.write("catalog/tools.yaml", SECRET_TOOL);
+    let config = dir.write(
+        "toolhost.toml",
+        "catalog = \"catalog\"\n\n[secrets]\nAPI_TOKEN = { env = \"CHECK_TEST_API_TOKEN\" }\n",
+    );
+    let out = run(&["check", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "a single file is a catalog: {stderr}");
+    assert!(
+        stderr.contains("ok: 1 tools") && stderr.contains("pass --config"),
+        "{stderr}"
+    );
+
+    let with_config = |args: &[&str]| {
+        let mut command = std::process::Command::new(crate::support::BIN);
+        command.args(args).env("CHECK_TEST_API_TOKEN", "t");
+        command.output().unwrap()
+    };
+    let config = config.to_str().unwrap();
+    for args in [
+        vec!["check", "--config", config],
+        vec!["check", "--config", config, file.to_str().unwrap()],
+    ] {
+        let out = with_config(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("API_TOKNE"), "{args:?}: {stderr}");
+    }
+    dir.write("catalog/tools.yaml", &SECRET_TOOL.replace("API_TOKNE", "API_TOKEN"));
+    let out = with_config(&["check", "--config", config]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("pass --config"), "{stderr}");
 }
