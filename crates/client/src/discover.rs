@@ -19,6 +19,7 @@ use crate::client::Client;
 use crate::error::Error;
 use crate::http::{Freshness, Http};
 use crate::model::{Protocol, Server, Source, Tool};
+use crate::text::shown_url;
 use crate::{nact, otc, woa};
 
 /// Bounds on what one discovery reads.
@@ -109,10 +110,20 @@ async fn probe(client: &Client, ctx: &Ctx<'_>, source: &Source, url: &Url) -> Re
         return Ok(server(source, Protocol::Woa, source.clone(), found));
     }
     let mut tried = Vec::new();
+    // A server that wants credentials says so on every protocol it speaks: that is the answer,
+    // not "no tool protocol answered" (issue #12.10).
+    let mut refused_auth: Option<Error> = None;
+    let mut note = |what: String, e: Error, tried: &mut Vec<String>| {
+        if let Error::Status { status: 401 | 403, .. } = e {
+            refused_auth.get_or_insert(e);
+        } else {
+            tried.push(format!("{what}: {}", cause(&e)));
+        }
+    };
     let listing = nact::join(url, "tools")?;
     match ctx.http.get(&listing, ctx.freshness).await {
         Err(e @ Error::Refused { .. }) => return Err(e),
-        Err(e) => tried.push(format!("N-ACT/OTC at {listing}: {e}")),
+        Err(e) => note(format!("N-ACT/OTC at {}", shown_url(listing.as_str())), e, &mut tried),
         Ok(reply) if reply.status == 200 => match reply.json() {
             Ok(body) if nact::is_page(&body) => {
                 let found = nact::discover(ctx, url, Some(body)).await?;
@@ -123,28 +134,50 @@ async fn probe(client: &Client, ctx: &Ctx<'_>, source: &Source, url: &Url) -> Re
                 return Ok(server(source, Protocol::Otc, source.clone(), found));
             }
             Ok(_) => tried.push(format!(
-                "N-ACT/OTC at {listing}: JSON that is neither a page nor a listing"
+                "N-ACT/OTC at {}: JSON that is neither a page nor a listing",
+                shown_url(listing.as_str())
             )),
-            Err(e) => tried.push(format!("N-ACT/OTC at {listing}: {e}")),
+            Err(e) => tried.push(format!("N-ACT/OTC at {}: {e}", shown_url(listing.as_str()))),
         },
-        Ok(reply) => tried.push(format!("N-ACT/OTC at {listing}: HTTP {}", reply.status)),
+        Ok(reply) if matches!(reply.status, 401 | 403) => {
+            note(String::new(), nact::status_error(&reply, None), &mut tried);
+        }
+        Ok(reply) => tried.push(format!(
+            "N-ACT/OTC at {}: HTTP {}",
+            shown_url(listing.as_str()),
+            reply.status
+        )),
     }
     match client.mcp_tools(source).await {
         Ok(found) => return Ok(server(source, Protocol::Mcp, source.clone(), found)),
         Err(e @ Error::Refused { .. }) => return Err(e),
-        Err(e) => tried.push(format!("MCP at {url}: {e}")),
+        Err(e) => note(format!("MCP at {}", shown_url(url.as_str())), e, &mut tried),
     }
     if matches!(url.path(), "" | "/") {
         let document = woa::document_url(url)?;
         match woa::discover(ctx, &document).await {
             Ok(found) => return Ok(server(source, Protocol::Woa, Source::Url(document), found)),
-            Err(e) => tried.push(format!("WoA at {document}: {e}")),
+            Err(e) => note(format!("WoA at {}", shown_url(document.as_str())), e, &mut tried),
         }
+    }
+    if let Some(refused) = refused_auth {
+        return Err(refused);
     }
     Err(Error::NotFound {
         url: url.to_string(),
         tried: tried.join("; "),
     })
+}
+
+/// Why one protocol did not answer, without the address (the list says it once).
+fn cause(e: &Error) -> String {
+    match e {
+        Error::Status { status, .. } => format!("HTTP {status}"),
+        Error::Transport { message, .. } => message.clone(),
+        Error::Mcp { message, .. } => message.clone(),
+        Error::Protocol { detail, .. } => detail.clone(),
+        other => other.to_string(),
+    }
 }
 
 fn server(source: &Source, protocol: Protocol, endpoint: Source, mut found: Found) -> Server {

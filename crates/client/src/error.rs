@@ -6,12 +6,22 @@ use std::time::Duration;
 use toolhost_core::ParameterError;
 
 use crate::model::Protocol;
+use crate::text::shown_url as shown;
+
+/// What an HTTP status most likely asks of the user, said after it.
+fn advice(status: u16) -> &'static str {
+    match status {
+        401 => " (the server wants credentials, which this client does not send yet)",
+        403 => " (the credentials do not allow this)",
+        _ => "",
+    }
+}
 
 /// Why discovering, checking or calling a tool failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The SSRF guard refused the address before connecting.
-    #[error("refused to connect to {url}: {reason}{}", if *.private {
+    #[error("refused to connect to {}: {reason}{}", shown(.url), if *.private {
         "; to reach it on purpose pass --allow-private (loopback and private ranges) or --allow-net CIDR"
     } else {
         "; to reach it on purpose pass --allow-net CIDR"
@@ -25,7 +35,7 @@ pub enum Error {
         private: bool,
     },
     /// The request did not complete: connection, TLS, timeout or a body too large.
-    #[error("failed to reach {url}: {message}")]
+    #[error("failed to reach {}: {message}", shown(.url))]
     Transport {
         /// The URL.
         url: String,
@@ -35,7 +45,7 @@ pub enum Error {
         connect: bool,
     },
     /// The server answered with an HTTP error that is not a tool failure.
-    #[error("{url} answered HTTP {status}: {detail}")]
+    #[error("{} answered HTTP {status}{}: {detail}", shown(.url), advice(*.status))]
     Status {
         /// The URL.
         url: String,
@@ -49,7 +59,7 @@ pub enum Error {
         retryable: Option<bool>,
     },
     /// The server answered, but not in the protocol's shape.
-    #[error("{url} did not answer like {protocol}: {detail}")]
+    #[error("{} did not answer like {protocol}: {detail}", shown(.url))]
     Protocol {
         /// The URL or command.
         url: String,
@@ -60,7 +70,8 @@ pub enum Error {
     },
     /// No protocol answered at the address.
     #[error(
-        "no tool protocol answered at {url} (tried {tried}); give the protocol's own address, e.g. http://host/nact, http://host/otc or http://host/mcp, or name it with --protocol"
+        "no tool protocol answered at {} (tried {tried}); give the protocol's own address, e.g. http://host/nact, http://host/otc or http://host/mcp, or name it with --protocol",
+        shown(.url)
     )]
     NotFound {
         /// The address.
@@ -69,7 +80,7 @@ pub enum Error {
         tried: String,
     },
     /// The server has no tool of that name.
-    #[error("{server} has no tool `{name}`; its tools are: {known}")]
+    #[error("{} has no tool `{name}`; its tools are: {known}", shown(.server))]
     UnknownTool {
         /// The server.
         server: String,
@@ -98,7 +109,7 @@ pub enum Error {
         timeout: Duration,
     },
     /// An MCP session failed (start, handshake or transport).
-    #[error("MCP at {server}: {message}")]
+    #[error("MCP at {}: {message}", shown(.server))]
     Mcp {
         /// The server.
         server: String,
@@ -187,7 +198,14 @@ pub struct ToolFailure {
 
 impl fmt::Display for ToolFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tool `{}` failed: {}", self.tool, self.message)?;
+        // Servers often name the tool themselves ("tool `x` failed: …"): say it once.
+        let named = format!("`{}`", self.tool);
+        let first_words: String = self.message.chars().take(self.tool.len() + 12).collect();
+        if first_words.contains(&named) {
+            f.write_str(&self.message)?;
+        } else {
+            write!(f, "tool `{}` failed: {}", self.tool, self.message)?;
+        }
         if let Some(prompt) = &self.prompt {
             write!(f, " ({prompt})")?;
         }

@@ -42,6 +42,15 @@ impl Reply {
         if text.trim().is_empty() {
             return "(no body)".to_owned();
         }
+        // A web page's markup says nothing a user can act on.
+        let html = self
+            .headers
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/html"));
+        if html || text.trim_start().starts_with('<') {
+            return "a web page, not a tool protocol's answer".to_owned();
+        }
         text::one_line(&text, 300)
     }
 

@@ -62,7 +62,7 @@ impl Session {
                 let service = tokio::time::timeout(timeout, ().serve(transport))
                     .await
                     .map_err(|_| failed(format!("no answer to `initialize` within {} ms", timeout.as_millis())))?
-                    .map_err(|e| failed(chain(&e)))?;
+                    .map_err(|e| failed(text::plain_error(&chain(&e))))?;
                 (service, None)
             }
             Source::Command { program, args } => {
@@ -90,7 +90,7 @@ impl Session {
                 };
                 let service = started
                     .map_err(|_| with_stderr(format!("no answer to `initialize` within {} ms", timeout.as_millis())))?
-                    .map_err(|e| with_stderr(chain(&e)))?;
+                    .map_err(|e| with_stderr(text::plain_error(&chain(&e))))?;
                 (service, tail)
             }
         };
@@ -111,7 +111,7 @@ impl Session {
             let page = tokio::time::timeout(timeout, self.peer.list_tools(Some(params)))
                 .await
                 .map_err(|_| self.error(format!("no answer to `tools/list` within {} ms", timeout.as_millis())))?
-                .map_err(|e| self.error(chain(&e)))?;
+                .map_err(|e| self.error(text::plain_error(&chain(&e))))?;
             for listed in page.tools {
                 if found.tools.len() >= limits.max_tools {
                     found
@@ -153,7 +153,7 @@ impl Session {
                 tool: tool.name.clone(),
                 timeout,
             })?
-            .map_err(|e| self.error(chain(&e)))?;
+            .map_err(|e| self.error(text::plain_error(&chain(&e))))?;
         let texts: Vec<String> = result
             .content
             .iter()

@@ -300,7 +300,7 @@ pub(crate) fn problem_error(reply: &Reply, tool: &str) -> error::Error {
 }
 
 /// An HTTP error that is not about a tool call: the problem's detail, else the body's start.
-fn status_error(reply: &Reply, problem: Option<Problem>) -> error::Error {
+pub(crate) fn status_error(reply: &Reply, problem: Option<Problem>) -> error::Error {
     let (detail, retryable) = match problem {
         Some(p) => (text::clean(&p.detail, 2000), Some(p.retryable)),
         None => (reply.snippet(), None),

@@ -96,3 +96,96 @@ mod tests {
         assert!(!is_plain_name(&"a".repeat(256)));
     }
 }
+
+/// A URL as messages show it: without user name and password, and with every query value
+/// replaced by `…`, since a user may put a key in either (issue #12.10). Text that is not a URL
+/// is returned as it is.
+pub fn shown_url(text: &str) -> String {
+    let Ok(mut url) = url::Url::parse(text) else {
+        return text.to_owned();
+    };
+    if url.cannot_be_a_base() {
+        return text.to_owned();
+    }
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let keys: Vec<String> = url.query_pairs().map(|(k, _)| k.into_owned()).collect();
+    if keys.is_empty() {
+        return url.to_string();
+    }
+    url.set_query(None);
+    let fragment = url.fragment().map(str::to_owned);
+    url.set_fragment(None);
+    let query: Vec<String> = keys.iter().map(|k| format!("{k}=…")).collect();
+    let mut shown = format!("{url}?{}", query.join("&"));
+    if let Some(fragment) = fragment {
+        shown.push('#');
+        shown.push_str(&fragment);
+    }
+    shown
+}
+
+/// An error text from a library, in the user's terms: no Rust type paths (`[rmcp::transport::
+/// worker::WorkerTransport<…>]`, `reqwest::Error { … }`), no transport plumbing words.
+pub fn plain_error(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    // Drop every bracketed segment that names a Rust path.
+    while let Some(start) = rest.find('[') {
+        let Some(len) = closing(&rest[start..]) else { break };
+        let inside = &rest[start..start + len];
+        out.push_str(&rest[..start]);
+        if !inside.contains("::") {
+            out.push_str(inside);
+        }
+        rest = &rest[start + len..];
+    }
+    out.push_str(rest);
+    let out = out
+        .replace("Send message error Transport  error: ", "")
+        .replace("Send message error Transport error: ", "")
+        .replace(", when send initialize request", " to `initialize`")
+        .replace("when send initialize request", "sending `initialize`");
+    one_line(&out, 1000)
+}
+
+/// The length of the bracketed segment `text` starts with, nested brackets and angle brackets
+/// included; `None` when it does not close.
+fn closing(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' | '<' => depth += 1,
+            ']' | '>' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + c.len_utf8());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod message_tests {
+    use super::{plain_error, shown_url};
+
+    #[test]
+    fn urls_in_messages_lose_credentials() {
+        assert_eq!(
+            shown_url("https://me:pw@api.example.com/x?api_key=s3cret&v=1"),
+            "https://api.example.com/x?api_key=…&v=…"
+        );
+        assert_eq!(shown_url("http://127.0.0.1:8080/nact"), "http://127.0.0.1:8080/nact");
+        assert_eq!(shown_url("stdio:npx server"), "stdio:npx server");
+    }
+
+    #[test]
+    fn library_errors_lose_type_names() {
+        let rmcp = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: HTTP 501, when send initialize request";
+        assert_eq!(plain_error(rmcp), "HTTP 501 to `initialize`");
+        assert_eq!(plain_error("keep [this] part"), "keep [this] part");
+    }
+}

@@ -1,4 +1,4 @@
-//! `toolhost`: serve a tool catalog over N-ACT (and the other protocols as they land), or check one.
+//! `toolhost`: serve a tool catalog over N-ACT, OTC, WoA and MCP, check it, and the client subcommands.
 
 mod auth_config;
 mod client;

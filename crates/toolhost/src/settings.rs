@@ -51,7 +51,7 @@ pub struct ServeArgs {
     #[arg(long, env = "TOOLHOST_IDEMPOTENCY_TTL_SECS")]
     idempotency_ttl_secs: Option<u64>,
     /// Serve MCP over stdin/stdout instead of listening (logs go to stderr).
-    #[arg(long, env = "TOOLHOST_STDIO")]
+    #[arg(long, env = "TOOLHOST_STDIO", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     stdio: bool,
     /// The server's name: MCP `serverInfo.name` and WoA's MCP `tool_namespace` [default: toolhost].
     #[arg(long, env = "TOOLHOST_SERVER_NAME")]
@@ -60,7 +60,7 @@ pub struct ServeArgs {
     #[arg(long, env = "TOOLHOST_MCP_PATH")]
     mcp_path: Option<String>,
     /// Keep MCP sessions for pre-2026-07-28 clients (needs session affinity behind a load balancer).
-    #[arg(long, env = "TOOLHOST_MCP_SESSIONS")]
+    #[arg(long, env = "TOOLHOST_MCP_SESSIONS", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     mcp_sessions: bool,
     /// With --mcp-sessions: the most MCP sessions kept; a new client closes the longest-idle one [default: 1000].
     #[arg(long, env = "TOOLHOST_MCP_MAX_SESSIONS")]

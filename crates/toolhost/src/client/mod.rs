@@ -122,7 +122,7 @@ pub struct Net {
     protocol: Option<Protocol>,
     /// Allow loopback and private addresses (RFC 1918, CGNAT, unique-local), which the SSRF
     /// guard refuses by default; link-local and metadata addresses stay refused.
-    #[arg(long, env = "TOOLHOST_ALLOW_PRIVATE")]
+    #[arg(long, env = "TOOLHOST_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     allow_private: bool,
     /// Allow this range, e.g. 10.1.0.0/16 or 127.0.0.1 (repeatable, or comma-separated).
     #[arg(long = "allow-net", value_name = "CIDR", env = "TOOLHOST_ALLOW_NET", value_delimiter = ',', value_parser = parse_net)]

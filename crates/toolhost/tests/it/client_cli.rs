@@ -260,3 +260,69 @@ async fn toolhost_itself_over_stdio() {
         stderr(&missing)
     );
 }
+
+/// Issue #12.10: client errors in the user's terms. A server that wants credentials says so
+/// (not "no tool protocol answered"); a key put in the URL is never echoed; no Rust type names;
+/// a tool's failure is named once.
+#[tokio::test]
+async fn client_errors_say_what_failed_in_the_users_terms() {
+    let dir = Scratch::new();
+    let hash = toolhost_server::auth::hash_key("the-right-key");
+    let config = dir.write(
+        "toolhost.toml",
+        &format!("[[auth.api_keys]]\nname = \"ci\"\nsha256 = \"{hash}\"\n"),
+    );
+    let server = crate::support::Server::start(&["--config", config.to_str().unwrap()], &[], None);
+    let base = server.base.replace("http://", "http://someone:Pw-Secret-1@");
+    for url in [
+        format!("{base}/nact?api_key=Key-Secret-2"),
+        format!("{base}/?api_key=Key-Secret-2"),
+    ] {
+        let out = toolhost(net(&["tools", &url])).await;
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.contains("HTTP 401") && text.contains("credentials"), "{text}");
+        assert!(!text.contains("no tool protocol answered"), "{text}");
+        assert!(!text.contains("Secret-1") && !text.contains("Secret-2"), "{text}");
+        assert!(!text.contains("::"), "no Rust paths: {text}");
+    }
+
+    // A web server that speaks no tool protocol: its markup and the MCP SDK's types stay out.
+    let app = axum::Router::new().fallback(|method: axum::http::Method| async move {
+        let status = if method == axum::http::Method::POST { 501 } else { 404 };
+        (
+            axum::http::StatusCode::from_u16(status).unwrap(),
+            [("content-type", "text/html")],
+            "<!DOCTYPE HTML><html><body><h1>Error response</h1></body></html>",
+        )
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let web = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let out = toolhost(net(&["tools", &web])).await;
+    let text = stderr(&out);
+    assert!(text.contains("no tool protocol answered"), "{text}");
+    assert!(
+        !text.contains("::") && !text.contains("<html") && !text.contains("DOCTYPE"),
+        "{text}"
+    );
+    assert!(text.contains("HTTP 501 to `initialize`"), "{text}");
+    assert!(
+        !text.contains(&format!("MCP at {web}: MCP at")),
+        "one prefix per cause: {text}"
+    );
+
+    let local = Local::bundled().await;
+    let out = toolhost(net(&[
+        "call",
+        &local.base,
+        "divide_numbers",
+        "--arg",
+        "dividend=1",
+        "--arg",
+        "divisor=0",
+    ]))
+    .await;
+    let text = stderr(&out);
+    assert_eq!(text.matches("failed").count(), 1, "{text}");
+}
