@@ -38,6 +38,18 @@ async function exercise(label, transport) {
     _meta: { "toolhost/version": "1.0.0" },
   });
   check(`${label}: _meta toolhost/version pins 1.0.0 (no unit output)`, !pinned.isError && pinned.structuredContent?.value === 1000 && !("unit" in pinned.structuredContent), pinned);
+  const major = await client.callTool({
+    name: "convert_length",
+    arguments: { value: 1, from: "KILOMETRE", to: "METRE" },
+    _meta: { "toolhost/version": "1" },
+  });
+  check(`${label}: _meta toolhost/version "1" pins 1.0.0, as OTC's @1 does`, !major.isError && !("unit" in (major.structuredContent ?? {})), major);
+  const zero = await client.callTool({
+    name: "convert_length",
+    arguments: { value: 1, from: "KILOMETRE", to: "METRE" },
+    _meta: { "toolhost/version": "01.0.0" },
+  });
+  check(`${label}: a version with a leading zero is refused with what a version looks like`, zero.isError === true && (zero.content?.[0]?.text ?? "").includes("leading zeros"), zero);
   const latest = await client.callTool({ name: "convert_length", arguments: { value: 1, from: "KILOMETRE", to: "METRE" } });
   check(`${label}: latest version has the unit output`, latest.structuredContent?.unit === "METRE", latest);
 

@@ -184,15 +184,18 @@ impl Engine {
         let started = Instant::now();
         let result = tokio::time::timeout(version.timeout, version.backend.call(call)).await;
         let elapsed = started.elapsed();
-        let outcome = match &result {
-            Err(_) => "timeout",
-            Ok(Err(_)) => "error",
-            Ok(Ok(_)) => "ok",
+        // The kind of a backend error is its failure code (`rate_limited`, `upstream_4xx`,
+        // `outcome_unknown`, a catalog's own code: a set the catalog bounds), so a dashboard can
+        // tell a 429 from a dropped connection (issue #12.11).
+        let kind = match &result {
+            Err(_) => Some("timeout".to_owned()),
+            Ok(Err(failure)) => Some(failure.code.clone().unwrap_or_else(|| "error".to_owned())),
+            Ok(Ok(_)) => None,
         };
         metrics::histogram!("toolhost_backend_duration_seconds", "tool" => tool.name.clone())
             .record(elapsed.as_secs_f64());
-        if outcome != "ok" {
-            metrics::counter!("toolhost_backend_errors_total", "tool" => tool.name.clone(), "kind" => outcome)
+        if let Some(kind) = kind {
+            metrics::counter!("toolhost_backend_errors_total", "tool" => tool.name.clone(), "kind" => kind)
                 .increment(1);
         }
         let output = match result {

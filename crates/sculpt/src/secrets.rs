@@ -32,7 +32,7 @@ pub enum Error {
     #[error("secret `{name}`: environment variable `{variable}` is not set (or not valid UTF-8)")]
     Env { name: String, variable: String },
     /// The file cannot be read.
-    #[error("secret `{name}`: failed to read {}: {reason}", .path.display())]
+    #[error("secret `{name}` in [secrets]: failed to read the file {}: {reason}; create it, or point `{name} = {{ file = \"...\" }}` at the right one", .path.display())]
     File {
         name: String,
         path: PathBuf,
@@ -69,7 +69,12 @@ pub fn resolve(sources: &BTreeMap<String, SecretSource>, base: &Path) -> Result<
                 let mut text = std::fs::read_to_string(&path).map_err(|e| Error::File {
                     name: name.clone(),
                     path: path.clone(),
-                    reason: e.kind().to_string(),
+                    reason: match e.kind() {
+                        std::io::ErrorKind::NotFound => "there is no such file".to_owned(),
+                        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+                        std::io::ErrorKind::IsADirectory => "it is a directory".to_owned(),
+                        _ => e.to_string(),
+                    },
                 })?;
                 // Files written by editors and `echo` end in a newline that is not part of it.
                 if text.ends_with('\n') {
@@ -104,6 +109,10 @@ mod tests {
         let missing = BTreeMap::from([("NOPE".to_owned(), SecretSource::File("missing".into()))]);
         let error = resolve(&missing, &dir).map(|_| ()).unwrap_err().to_string();
         assert!(error.contains("secret `NOPE`") && error.contains("missing"), "{error}");
+        assert!(
+            error.contains("there is no such file") && !error.contains("entity"),
+            "{error}"
+        );
         let unset = BTreeMap::from([(
             "UNSET".to_owned(),
             SecretSource::Env("TOOLHOST_SCULPT_TEST_SURELY_UNSET".into()),

@@ -37,6 +37,9 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
     let meters = meters();
     meters.in_flight.increment(1.0);
     let started = Instant::now();
+    // A failed call is counted under the version it asked for (or the current one), like a
+    // successful one, not under `version=""` (issue #12.11).
+    let selector = invocation.version.clone();
     let result = state.engine.invoke(invocation).await;
     meters.in_flight.decrement(1.0);
     let elapsed = started.elapsed().as_secs_f64();
@@ -51,7 +54,14 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
             | Error::InvalidInput { tool, .. }
             | Error::Failed { tool, .. }
             | Error::Timeout { tool, .. }),
-        ) => meters.record(protocol, tool, None, outcome(e), elapsed),
+        ) => {
+            let catalog = state.engine.catalog();
+            let version = catalog
+                .find(tool)
+                .and_then(|t| t.resolve(&selector))
+                .map(|v| v.semver.clone());
+            meters.record(protocol, tool, version.as_ref(), outcome(e), elapsed);
+        }
     }
     result
 }

@@ -314,7 +314,8 @@ async fn render() -> Response {
     response
 }
 
-fn json_response(status: StatusCode, body: String) -> Response {
+/// `body` (JSON text) with `status` and `Content-Type: application/json`.
+pub(crate) fn json_response(status: StatusCode, body: String) -> Response {
     let mut response = (status, body).into_response();
     response
         .headers_mut()

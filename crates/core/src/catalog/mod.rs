@@ -196,6 +196,35 @@ pub enum VersionSelector {
     Semver(semver::Version),
 }
 
+impl VersionSelector {
+    /// A version pin as every protocol takes it (OTC's `@x` / `@x.y.z`, MCP's `_meta`, WoA's
+    /// `version`): `x` is exactly `x.0.0`, `x.y.z` exactly that version; digits only, no leading
+    /// zeros, no pre-release. The error says what a version looks like.
+    pub fn pin(text: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = text.split('.').collect();
+        let digits = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+        let leading_zero = |p: &&str| p.len() > 1 && p.starts_with('0');
+        if !matches!(parts.len(), 1 | 3) || !parts.iter().all(digits) {
+            return Err(format!(
+                "`{text}` is not a version; write a major version such as `1` (meaning 1.0.0) or a full one such as `1.2.0`"
+            ));
+        }
+        if parts.iter().any(leading_zero) {
+            return Err(format!(
+                "`{text}` is not a version: numbers in a version have no leading zeros; write e.g. `1.0.0`"
+            ));
+        }
+        let full = if parts.len() == 1 {
+            format!("{text}.0.0")
+        } else {
+            text.to_owned()
+        };
+        semver::Version::parse(&full)
+            .map(Self::Semver)
+            .map_err(|_| format!("`{text}` is not a version: a number is too large; write e.g. `1.0.0`"))
+    }
+}
+
 impl fmt::Display for VersionSelector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

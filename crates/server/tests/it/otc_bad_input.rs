@@ -77,7 +77,11 @@ async fn input_that_is_not_an_object_is_400() {
 async fn a_tool_id_with_two_version_parts_is_400() {
     let server = server().await;
     let reply = server.call(json!({ "tool_id": "Calculator.Add@1.2" })).await;
-    assert_400(&reply, SCHEMA, "`Calculator.Add@1.2` is not a tool id");
+    assert_400(
+        &reply,
+        SCHEMA,
+        "`1.2` is not a version; write a major version such as `1`",
+    );
 }
 
 #[tokio::test]

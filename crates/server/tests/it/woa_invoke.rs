@@ -172,7 +172,18 @@ async fn version_pins_a_served_version() {
         problem["detail"].as_str().unwrap().contains("1.2.0"),
         "lists what is served: {problem}"
     );
-    for version in [json!("1"), json!("v1.0.0"), json!("latest"), json!(1), json!([1, 0, 0])] {
+    // `1` is 1.0.0 on every protocol, as OTC's `@1` (issue #12.11).
+    server
+        .post_json(path, &json!({"input": input, "version": "1"}))
+        .await
+        .expect_ok();
+    for version in [
+        json!("v1.0.0"),
+        json!("latest"),
+        json!("01.0.0"),
+        json!(1),
+        json!([1, 0, 0]),
+    ] {
         server
             .post_json(path, &json!({"input": input, "version": version}))
             .await

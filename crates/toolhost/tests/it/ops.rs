@@ -254,6 +254,31 @@ async fn metrics_and_request_ids() {
     ] {
         assert!(text.contains(name), "{name} missing from /metrics:\n{text}");
     }
+    // Issue #12.11: a failed call is counted under its version, and a backend error by its
+    // failure code, not `version=""` and `kind="error"`.
+    let divide = json!({"input_parameters": [{"name": "dividend", "value": 1}, {"name": "divisor", "value": 0}]});
+    let reply = http
+        .post(format!("{}/nact/tools/divide_numbers:invoke", server.base))
+        .json(&divide)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 422);
+    let text = metrics(http.clone(), server.base.clone()).await;
+    let failed = text
+        .lines()
+        .find(|l| l.starts_with("toolhost_tool_calls_total{") && l.contains("tool=\"divide_numbers\""))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        failed.contains("outcome=\"tool_error\"") && !failed.contains("version=\"\""),
+        "{failed}"
+    );
+    let kind = text
+        .lines()
+        .find(|l| l.starts_with("toolhost_backend_errors_total{") && l.contains("tool=\"divide_numbers\""))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(kind.contains("kind=\"division_by_zero\""), "{kind}");
+
     let health = http.get(format!("{}/healthz", server.base)).send().await.unwrap();
     assert_eq!(health.status(), 200);
     let logs = server.logs_when(|l| l.iter().any(|l| l.contains("trace-me-42")));

@@ -93,13 +93,21 @@ impl ServerHandler for Handler {
             .or_else(|| context.meta.0.get(VERSION_META));
         let version = match pinned {
             None => VersionSelector::Latest,
-            Some(v) => match v.as_str().and_then(|s| semver::Version::parse(s).ok()) {
-                Some(semver) => VersionSelector::Semver(semver),
-                None => {
-                    let text = format!("`_meta.{VERSION_META}` must be a version like \"1.0.0\", but is {v}");
-                    return Ok(convert::failure(text).into());
+            // The same forms as OTC's `@x` / `@x.y.z`; a bare number too, as JSON allows it.
+            Some(v) => {
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(n) if n.is_u64() => n.to_string(),
+                    other => other.to_string(),
+                };
+                match VersionSelector::pin(&text) {
+                    Ok(selector) => selector,
+                    Err(why) => {
+                        let text = format!("`_meta.{VERSION_META}`: {why}");
+                        return Ok(convert::failure(text).into());
+                    }
                 }
-            },
+            }
         };
         let invocation = Invocation {
             tool: request.name.into_owned(),

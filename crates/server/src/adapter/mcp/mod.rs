@@ -15,6 +15,7 @@
 mod convert;
 mod error;
 mod handler;
+mod malformed;
 mod sessions;
 
 use std::sync::Arc;
@@ -61,7 +62,9 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
     }
     let handler = Handler::new(Arc::clone(state));
     let factory = move || Ok(handler.clone());
-    if config.sessions {
+    let limit = state.config.body_limit;
+    let malformed = axum::middleware::from_fn(move |request, next| malformed::answer(limit, request, next));
+    let router = if config.sessions {
         axum::routing::Router::new().fallback_service(StreamableHttpService::new(
             factory,
             Arc::new(sessions::Bounded::new(config.max_sessions, config.session_idle)),
@@ -73,7 +76,8 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
             Arc::new(NeverSessionManager::default()),
             http,
         ))
-    }
+    };
+    router.layer(malformed)
 }
 
 pub(crate) use convert::Tools;

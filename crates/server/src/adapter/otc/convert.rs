@@ -113,31 +113,9 @@ pub(super) fn tool_id(id: &str) -> Result<ToolId<'_>, String> {
         .ok_or_else(explain)?;
     let version = match version {
         None => VersionSelector::Latest,
-        Some(v) => {
-            let parts: Vec<&str> = v.split('.').collect();
-            if !matches!(parts.len(), 1 | 3)
-                || !parts
-                    .iter()
-                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-            {
-                return Err(explain());
-            }
-            let full = if parts.len() == 1 {
-                format!("{v}.0.0")
-            } else {
-                v.to_owned()
-            };
-            let semver = semver_strict(&full).ok_or_else(|| {
-                format!("`{v}` in `{id}` is not a valid version (no leading zeros); write e.g. @1.0.0")
-            })?;
-            VersionSelector::Semver(semver)
-        }
+        Some(v) => VersionSelector::pin(v).map_err(|why| format!("in tool id `{id}`: {why} (e.g. `{path}@1.0.0`)"))?,
     };
     Ok(ToolId { toolkit, name, version })
-}
-
-fn semver_strict(text: &str) -> Option<semver::Version> {
-    semver::Version::parse(text).ok()
 }
 
 /// The call's context for the backend: secrets and tokens wrapped so they are never printed.

@@ -93,9 +93,9 @@ pub(super) fn call(agent: &str, envelope: Envelope) -> Result<Call, String> {
     }
     let version = match &envelope.version {
         None => VersionSelector::Latest,
-        Some(text) => semver::Version::parse(text).map(VersionSelector::Semver).map_err(|e| {
-            format!("`version` must be a semantic version such as `1.2.0`, but got `{text}` ({e}); leave it out to run the latest")
-        })?,
+        Some(text) => {
+            VersionSelector::pin(text).map_err(|why| format!("`version`: {why}; leave it out to run the latest"))?
+        }
     };
     let input = match envelope.input {
         Some(Value::Object(input)) => input,
@@ -211,8 +211,10 @@ mod tests {
             message.contains("`summarize`") && message.contains("default"),
             "{message}"
         );
-        let message = refused(json!({"input": {}, "version": "1"}));
-        assert!(message.contains("semantic version"), "{message}");
+        let message = refused(json!({"input": {}, "version": "1.x"}));
+        assert!(message.contains("`1.x` is not a version"), "{message}");
+        let pinned = call("add", envelope(json!({"input": {}, "version": "1"}))).unwrap();
+        assert_eq!(pinned.version, VersionSelector::Semver(semver::Version::new(1, 0, 0)));
         assert!(refused(json!({})).contains("no `input`"));
         for (input, said) in [
             (json!([1]), "an array"),

@@ -1,0 +1,112 @@
+//! A body that is not a JSON-RPC message gets a JSON-RPC error (issue #12.11, #22.9).
+//!
+//! rmcp's streamable HTTP transport answers any JSON body it cannot deserialize with 415 and a
+//! plain-text message, which says "wrong content type" to a client that sent the right one.
+//! JSON-RPC 2.0 (§5.1) says: invalid JSON is a parse error (-32700), valid JSON that is not a
+//! request an invalid request (-32600), sent as an error object with `id: null`; over HTTP,
+//! with 400. This layer keeps the body (a cheap, shared buffer) and, only when the transport
+//! refused a JSON body as unsupported, answers so instead. Nothing is parsed twice on the
+//! success path.
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+
+/// JSON-RPC 2.0's parse error.
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC 2.0's invalid request.
+const INVALID_REQUEST: i64 = -32600;
+
+/// The layer's function: see the module documentation. `limit` is the server's body limit.
+pub(super) async fn answer(limit: usize, request: Request, next: Next) -> Response {
+    let json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"));
+    if request.method() != Method::POST || !json {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                INVALID_REQUEST,
+                &format!("the request body is larger than {limit} bytes"),
+            );
+        }
+    };
+    let response = next.run(Request::from_parts(parts, Body::from(bytes.clone()))).await;
+    if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return response;
+    }
+    let (code, message) = explain(&bytes);
+    error(StatusCode::BAD_REQUEST, code, &message)
+}
+
+/// The JSON-RPC error code and a message a client can act on, for a body the transport refused.
+fn explain(body: &[u8]) -> (i64, String) {
+    let value: serde_json::Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(e) => return (PARSE_ERROR, format!("the body is not valid JSON ({e})")),
+    };
+    let problem = match &value {
+        serde_json::Value::Array(_) => {
+            "a batch (JSON array) is not accepted; send one JSON-RPC message per request".to_owned()
+        }
+        serde_json::Value::Object(m) => {
+            if m.get("jsonrpc").and_then(|v| v.as_str()) != Some("2.0") {
+                "`jsonrpc` must be \"2.0\"".to_owned()
+            } else if m.get("id").is_some_and(serde_json::Value::is_null) {
+                "`id` must be a string or a number, not null".to_owned()
+            } else if m.get("params").is_some_and(|p| !p.is_object()) {
+                "`params` must be an object".to_owned()
+            } else if m.get("method").is_some_and(|v| !v.is_string()) {
+                "`method` must be a string".to_owned()
+            } else {
+                "it is not a JSON-RPC request, notification or response that MCP defines (check `method` and the shape of `params`)".to_owned()
+            }
+        }
+        _ => "a JSON-RPC message is a JSON object".to_owned(),
+    };
+    (INVALID_REQUEST, format!("invalid request: {problem}"))
+}
+
+fn error(status: StatusCode, code: i64, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    crate::ops::json_response(status, body.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{INVALID_REQUEST, PARSE_ERROR, explain};
+
+    #[test]
+    fn each_shape_gets_its_code_and_reason() {
+        assert_eq!(explain(b"{\"jsonrpc\": \"2.0\", \"id\": 1, ").0, PARSE_ERROR);
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        assert_eq!(explain(deep.as_bytes()).0, PARSE_ERROR, "past the parser's depth limit");
+        for (body, said) in [
+            (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, "batch"),
+            (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, "`id`"),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
+                "`params`",
+            ),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, "`jsonrpc`"),
+            (r#""ping""#, "JSON object"),
+        ] {
+            let (code, message) = explain(body.as_bytes());
+            assert_eq!(code, INVALID_REQUEST, "{body}");
+            assert!(message.contains(said), "{body}: {message}");
+        }
+    }
+}
