@@ -96,6 +96,8 @@ const DENIED: &[Range] = &[
 pub struct Policy {
     allow: Vec<IpNet>,
     private: bool,
+    /// Origins (host, port) the user named themselves: reachable whatever they resolve to.
+    trusted: Vec<(String, u16)>,
 }
 
 impl Policy {
@@ -120,6 +122,33 @@ impl Policy {
     /// Whether private ranges are open.
     pub fn allows_private(&self) -> bool {
         self.private
+    }
+
+    /// Also allows the origin (host and port) of `url`, whatever it resolves to: a URL the user
+    /// typed is the user's own choice, loopback included (issue #12). Only that origin: a URL
+    /// learned from a server (a WoA transport, a redirect, a lockfile entry) at another host or
+    /// port stays under the guard.
+    pub fn trust(mut self, url: &Url) -> Self {
+        if let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) {
+            self.trusted.push((host.to_ascii_lowercase(), port));
+        }
+        self
+    }
+
+    /// Whether `url`'s origin is one the user named ([`Policy::trust`]).
+    pub fn trusts(&self, url: &Url) -> bool {
+        match (url.host_str(), url.port_or_known_default()) {
+            (Some(host), Some(port)) => self
+                .trusted
+                .iter()
+                .any(|(h, p)| *p == port && h.eq_ignore_ascii_case(host)),
+            _ => false,
+        }
+    }
+
+    /// Whether `host` is the host of an origin the user named, at any port.
+    fn trusts_host(&self, host: &str) -> bool {
+        self.trusted.iter().any(|(h, _)| h.eq_ignore_ascii_case(host))
     }
 
     /// Checks one address; `Err` names the range that denies it.
@@ -246,6 +275,26 @@ impl Guard {
                 false,
             ));
         }
+        if self.policy.trusts(url) {
+            return Ok(());
+        }
+        // The host the user named, at another port, was not named: it is checked as any other.
+        if let Some(Host::Domain(name)) = url.host()
+            && self.policy.trusts_host(name)
+        {
+            return self
+                .vetted_strictly(name)
+                .await
+                .map(|_| ())
+                .map_err(|unusable| match unusable {
+                    Unusable::Unresolved(message) => Error::Transport {
+                        url: url.to_string(),
+                        message,
+                        connect: true,
+                    },
+                    Unusable::Denied { reason, private } => refuse(reason, private),
+                });
+        }
         match url.host() {
             None => Err(refuse("the URL has no host".to_owned(), false)),
             Some(Host::Ipv4(ip)) => self.policy.check(IpAddr::V4(ip)).map_err(denied),
@@ -265,8 +314,25 @@ impl Guard {
         }
     }
 
-    /// The allowed addresses of `host`; an error says why there are none.
+    /// The addresses to connect to for `host`: all it resolves to when the user named it (its
+    /// origin was checked by [`Guard::check_url`] before any request), else the allowed ones.
     async fn vetted(&self, host: &str) -> Result<Vec<IpAddr>, Unusable> {
+        if self.policy.trusts_host(host) {
+            let addrs = self
+                .lookup
+                .lookup(host)
+                .await
+                .map_err(|e| Unusable::Unresolved(format!("failed to resolve {host}: {e}")))?;
+            if addrs.is_empty() {
+                return Err(Unusable::Unresolved(format!("{host} has no addresses")));
+            }
+            return Ok(addrs);
+        }
+        self.vetted_strictly(host).await
+    }
+
+    /// The allowed addresses of `host` by the policy's ranges; an error says why there are none.
+    async fn vetted_strictly(&self, host: &str) -> Result<Vec<IpAddr>, Unusable> {
         // A trailing dot or brackets never reach here as literals: `url` parsed those already.
         let addrs = self
             .lookup
@@ -310,9 +376,20 @@ impl Guard {
                 let message = format!("refused a redirect to the scheme `{}`", url.scheme());
                 return attempt.error(message);
             }
+            if policy.trusts(url) {
+                return attempt.follow();
+            }
             let literal = match url.host() {
                 Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
                 Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+                Some(Host::Domain(name)) if policy.trusts_host(name) => {
+                    // The resolver lets the named host through at any port: a hop to another
+                    // port of it was not named, so it is refused here.
+                    let message = format!(
+                        "refused a redirect to {url}: only the address you gave is reachable without --allow-private"
+                    );
+                    return attempt.error(message);
+                }
                 _ => None,
             };
             if let Some(ip) = literal

@@ -249,3 +249,46 @@ async fn an_unresolvable_name_is_not_a_refusal_and_metadata_is_never_private() {
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
+
+/// A resolver that answers an allowed address first and a denied one after: DNS rebinding.
+#[derive(Debug, Default)]
+struct Rebinding {
+    asked: std::sync::atomic::AtomicUsize,
+}
+
+impl toolhost_client::guard::Lookup for Rebinding {
+    fn lookup<'a>(
+        &'a self,
+        _host: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Vec<std::net::IpAddr>>> + Send + 'a>> {
+        let n = self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let ip = if n == 0 { "127.0.0.1" } else { "127.0.0.2" };
+        Box::pin(async move { Ok(vec![ip.parse().unwrap()]) })
+    }
+}
+
+/// Issue #12.4 (WoA §8.2): a name checked as allowed and then rebound to a denied address is
+/// never dialled there: the connection uses only addresses the guard vetted at connect time.
+#[tokio::test]
+async fn a_name_rebound_after_the_check_is_never_dialled() {
+    let listener = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let trap = Trap {
+        port: listener.local_addr().unwrap().port(),
+        listener,
+    };
+    let lookup = std::sync::Arc::new(Rebinding::default());
+    let client = Client::new(Options {
+        lookup: Some(lookup.clone()),
+        ..options(Stub::new(&[]))
+    })
+    .unwrap();
+    let source = Source::parse(&format!("http://rebind.test:{}/nact", trap.port)).unwrap();
+    let result = client.discover(&source).await;
+    assert!(result.is_err(), "{result:?}");
+    assert!(
+        lookup.asked.load(std::sync::atomic::Ordering::SeqCst) >= 2,
+        "the name was looked up again to connect"
+    );
+    assert!(trap.untouched(), "the rebound, denied address was dialled");
+}

@@ -214,7 +214,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Tools { source, json, net } => {
             let style = Style::new(net.color);
-            with_client(&net, |client| async move {
+            with_client(&net, vec![source.clone()], |client| async move {
                 let server = discover(&client, &source, net.protocol).await?;
                 for skipped in &server.skipped {
                     eprintln!("toolhost: {}", toolhost_client::text::one_line(skipped, 300));
@@ -236,7 +236,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             net,
         } => {
             let style = Style::new(net.color);
-            with_client(&net, |client| async move {
+            with_client(&net, vec![source.clone()], |client| async move {
                 let server = discover(&client, &source, net.protocol).await?;
                 let tool = find(&server, &tool)?;
                 let out = if json {
@@ -258,7 +258,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             input,
             net,
         } => {
-            with_client(&net, |client| async move {
+            with_client(&net, vec![source.clone()], |client| async move {
                 let server = discover(&client, &source, net.protocol).await?;
                 let tool = find(&server, &tool)?;
                 let arguments = arguments(tool, &args, input.as_deref())?;
@@ -274,7 +274,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             output,
             net,
         } => {
-            with_client(&net, |client| async move {
+            with_client(&net, sources.clone(), |client| async move {
                 let servers = discover_all(&client, &sources, net.protocol).await?;
                 let selected = select(&servers, &tools)?;
                 let lockfile = Lockfile::new(selected.iter().copied());
@@ -290,7 +290,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Verify { lockfile, net } => {
             let style = Style::new(net.color);
-            with_client(&net, |client| async move {
+            // A lockfile's servers were not typed now: they stay under the SSRF guard.
+            with_client(&net, Vec::new(), |client| async move {
                 let text = std::fs::read_to_string(&lockfile)
                     .with_context(|| format!("failed to read the lockfile {}", lockfile.display()))?;
                 let locked = Lockfile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", lockfile.display()))?;
@@ -324,7 +325,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             output,
             net,
         } => {
-            with_client(&net, |client| async move {
+            with_client(&net, sources.clone(), |client| async move {
                 let servers = discover_all(&client, &sources, net.protocol).await?;
                 let selected = select(&servers, &tools)?;
                 let format = match format {
@@ -346,13 +347,32 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Runs `body` with a client, then closes the client's MCP sessions whatever happened.
-async fn with_client<F, Fut>(net: &Net, body: F) -> anyhow::Result<ExitCode>
+/// Runs `body` with a client, then closes the client's MCP sessions whatever happened. The
+/// origins of the URLs in `typed` (what the user gave on the command line) are reachable even on
+/// loopback or a private address, with a note; everything learned from a server stays guarded.
+async fn with_client<F, Fut>(net: &Net, typed: Vec<String>, body: F) -> anyhow::Result<ExitCode>
 where
     F: FnOnce(std::sync::Arc<Client>) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<ExitCode>>,
 {
-    let client = std::sync::Arc::new(Client::new(net.options())?);
+    let mut options = net.options();
+    for text in &typed {
+        let Ok(Source::Url(url)) = Source::parse(text) else {
+            continue;
+        };
+        let host = url.host_str().unwrap_or_default();
+        let literal = host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().ok();
+        let local_name = host.eq_ignore_ascii_case("localhost") || host.ends_with(".localhost");
+        let refused = literal.map_or(local_name, |ip| options.policy.check(ip).is_err());
+        if refused && !options.policy.allows_private() {
+            eprintln!(
+                "toolhost: note: reaching {} because you gave it; addresses a server names (redirects, WoA transports, lockfiles) stay refused without --allow-private",
+                toolhost_client::text::shown_url(url.as_str())
+            );
+        }
+        options.policy = options.policy.trust(&url);
+    }
+    let client = std::sync::Arc::new(Client::new(options)?);
     let result = body(std::sync::Arc::clone(&client)).await;
     client.close().await;
     result

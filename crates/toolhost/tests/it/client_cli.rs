@@ -45,14 +45,10 @@ async fn tools_describe_and_call() {
     let local = Local::start(&echo_catalog("Echo a city name back.", &["1.0.0"])).await;
     let nact = format!("{}/nact", local.base);
 
-    let refused = toolhost(args(&["tools", &nact, "--no-cache"])).await;
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(
-        stderr(&refused).contains("127.0.0.1 is loopback"),
-        "{}",
-        stderr(&refused)
-    );
-    assert!(stderr(&refused).contains("--allow-private"));
+    // A URL the user typed is theirs to reach, loopback included, with a note.
+    let typed = toolhost(args(&["tools", &nact, "--no-cache"])).await;
+    assert!(typed.status.success(), "{}", stderr(&typed));
+    assert!(stderr(&typed).contains("because you gave it"), "{}", stderr(&typed));
     let allowed = toolhost(args(&["tools", &nact, "--no-cache", "--allow-net", "127.0.0.1/32"])).await;
     assert!(allowed.status.success(), "{}", stderr(&allowed));
 
@@ -325,4 +321,32 @@ async fn client_errors_say_what_failed_in_the_users_terms() {
     .await;
     let text = stderr(&out);
     assert_eq!(text.matches("failed").count(), 1, "{text}");
+}
+
+/// Issue #12 (WoA §8.2): only the origin the user typed is open. A redirect to another loopback
+/// port, and the servers of a lockfile, stay under the SSRF guard without --allow-private.
+#[tokio::test]
+async fn learned_addresses_stay_guarded_when_the_typed_one_is_open() {
+    let local = Local::start(&echo_catalog("Echo a city name back.", &["1.0.0"])).await;
+    let target = format!("{}/nact/tools", local.base);
+    let app = axum::Router::new().fallback(move || {
+        let target = target.clone();
+        async move { axum::response::Redirect::temporary(&target) }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let redirecting = format!("http://{}/nact", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let out = toolhost(args(&["tools", &redirecting, "--no-cache", "--protocol", "nact"])).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("refused a redirect"), "{}", stderr(&out));
+
+    let dir = Scratch::new();
+    let lock = dir.0.join("toolhost.lock");
+    let nact = format!("{}/nact", local.base);
+    let locked = toolhost(args(&["lock", &nact, "--no-cache", "--output", lock.to_str().unwrap()])).await;
+    assert!(locked.status.success(), "{}", stderr(&locked));
+    let verify = toolhost(args(&["verify", lock.to_str().unwrap(), "--no-cache"])).await;
+    assert_ne!(verify.status.code(), Some(0), "{}", stdout(&verify));
+    let said = format!("{}{}", stdout(&verify), stderr(&verify));
+    assert!(said.contains("loopback") && said.contains("--allow-private"), "{said}");
 }
