@@ -318,21 +318,13 @@ impl Guard {
     /// origin was checked by [`Guard::check_url`] before any request), else the allowed ones.
     async fn vetted(&self, host: &str) -> Result<Vec<IpAddr>, Unusable> {
         if self.policy.trusts_host(host) {
-            let addrs = self
-                .lookup
-                .lookup(host)
-                .await
-                .map_err(|e| Unusable::Unresolved(format!("failed to resolve {host}: {e}")))?;
-            if addrs.is_empty() {
-                return Err(Unusable::Unresolved(format!("{host} has no addresses")));
-            }
-            return Ok(addrs);
+            return self.resolve(host).await;
         }
         self.vetted_strictly(host).await
     }
 
-    /// The allowed addresses of `host` by the policy's ranges; an error says why there are none.
-    async fn vetted_strictly(&self, host: &str) -> Result<Vec<IpAddr>, Unusable> {
+    /// Every address of `host`; none is an error.
+    async fn resolve(&self, host: &str) -> Result<Vec<IpAddr>, Unusable> {
         // A trailing dot or brackets never reach here as literals: `url` parsed those already.
         let addrs = self
             .lookup
@@ -342,6 +334,12 @@ impl Guard {
         if addrs.is_empty() {
             return Err(Unusable::Unresolved(format!("{host} has no addresses")));
         }
+        Ok(addrs)
+    }
+
+    /// The allowed addresses of `host` by the policy's ranges; an error says why there are none.
+    async fn vetted_strictly(&self, host: &str) -> Result<Vec<IpAddr>, Unusable> {
+        let addrs = self.resolve(host).await?;
         let mut denied = Vec::new();
         let allowed: Vec<IpAddr> = addrs
             .into_iter()
