@@ -148,17 +148,56 @@ impl ToolSlots {
     }
 }
 
-/// Per-caller token buckets.
-#[derive(Debug, Default)]
+/// Per-caller token buckets, bounded in memory and sharded (issue #12.6).
+///
+/// A caller is a 64-bit keyed hash of its identity (or its IP address), so the hot path
+/// allocates nothing and a table entry is a few words. The table is split into [`SHARDS`]
+/// shards by hash, each behind its own lock, so callers rarely contend. Each shard keeps two
+/// generations: new callers go into the current one; when it is full it becomes the previous
+/// one (the old previous one is dropped whole) and a caller found there moves back to the
+/// current one. So memory is bounded by `2 × MAX_BUCKETS` entries whatever a flood of distinct
+/// callers does, nothing is ever scanned, and a caller who keeps sending keeps its bucket (and
+/// its limit): only callers idle for a whole generation are forgotten, and a forgotten bucket
+/// would have refilled anyway, or nearly.
+#[derive(Debug)]
 pub struct RateLimiter {
-    inner: Mutex<Buckets>,
+    /// Requests per second and burst, as `f64` bits: read on every request without a lock.
+    rate: std::sync::atomic::AtomicU64,
+    burst: std::sync::atomic::AtomicU64,
+    keys: std::hash::RandomState,
+    shards: Box<[Mutex<Shard>]>,
 }
 
+/// Shards of the caller table: a power of two.
+const SHARDS: usize = 64;
+/// Callers tracked per generation, across all shards.
+const MAX_BUCKETS: usize = 100_000;
+const PER_SHARD: usize = MAX_BUCKETS / SHARDS;
+
 #[derive(Debug, Default)]
-struct Buckets {
-    rate: f64,
-    burst: f64,
-    map: HashMap<String, Bucket>,
+struct Shard {
+    current: HashMap<u64, Bucket, Prehashed>,
+    previous: HashMap<u64, Bucket, Prehashed>,
+}
+
+/// The table's keys are hashes already: used as they are.
+type Prehashed = std::hash::BuildHasherDefault<Identity>;
+
+#[derive(Debug, Default)]
+struct Identity(u64);
+
+impl std::hash::Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -167,62 +206,95 @@ struct Bucket {
     at: Instant,
 }
 
-/// At most this many callers are tracked; idle full buckets are dropped first.
-const MAX_BUCKETS: usize = 100_000;
+/// Who a rate applies to: an authenticated caller's id, or a client address.
+#[derive(Debug, Clone, Copy, Hash)]
+pub enum RateKey<'a> {
+    /// `key:<name>`, `jwt:<iss>:<sub>`.
+    Caller(&'a str),
+    /// An unauthenticated client.
+    Address(std::net::IpAddr),
+}
+
+impl Default for RateLimiter {
+    fn default() -> Self {
+        Self::new(0.0, 1)
+    }
+}
 
 impl RateLimiter {
     /// A limiter of `rate` requests per second with bursts of `burst`; a rate of 0 allows all.
     pub fn new(rate: f64, burst: u32) -> Self {
-        let limiter = Self::default();
+        let limiter = Self {
+            rate: std::sync::atomic::AtomicU64::new(0),
+            burst: std::sync::atomic::AtomicU64::new(1f64.to_bits()),
+            keys: std::hash::RandomState::new(),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+        };
         limiter.set(rate, burst);
         limiter
     }
 
     /// Uses `rate` and `burst` from now on; callers keep the tokens they have, up to the burst.
     pub fn set(&self, rate: f64, burst: u32) {
-        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        inner.rate = rate;
-        inner.burst = f64::from(burst.max(1));
+        use std::sync::atomic::Ordering::Relaxed;
+        self.burst.store(f64::from(burst.max(1)).to_bits(), Relaxed);
+        self.rate.store(rate.to_bits(), Relaxed);
     }
 
     /// Takes a token for `caller`; when none is left, how long until one is.
-    pub fn check(&self, caller: &str) -> Result<(), Duration> {
-        let now = Instant::now();
-        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let Buckets { rate, burst, map } = &mut *inner;
-        let (rate, burst) = (*rate, *burst);
-        if rate <= 0.0 {
+    pub fn check(&self, caller: RateKey<'_>) -> Result<(), Duration> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let rate = f64::from_bits(self.rate.load(Relaxed));
+        let burst = f64::from_bits(self.burst.load(Relaxed));
+        if rate <= 0.0 || rate.is_nan() {
             return Ok(());
         }
-        if map.len() >= MAX_BUCKETS && !map.contains_key(caller) {
-            map.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
+        let now = Instant::now();
+        let key = std::hash::BuildHasher::hash_one(&self.keys, caller);
+        let shard = &self.shards[(key as usize) & (SHARDS - 1)];
+        let mut shard = shard.lock().unwrap_or_else(PoisonError::into_inner);
+        let found = match shard.current.get(&key) {
+            Some(bucket) => Some(*bucket),
+            None => shard.previous.remove(&key),
+        };
+        if found.is_none() && shard.current.len() >= PER_SHARD {
+            let full = std::mem::replace(&mut shard.current, HashMap::with_capacity_and_hasher(PER_SHARD, Prehashed::default()));
+            shard.previous = full;
         }
-        let bucket = map
-            .entry(caller.to_owned())
-            .or_insert(Bucket { tokens: burst, at: now });
+        let mut bucket = found.unwrap_or(Bucket { tokens: burst, at: now });
         bucket.tokens = (bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * rate).min(burst);
         bucket.at = now;
-        if bucket.tokens >= 1.0 {
+        let answer = if bucket.tokens >= 1.0 {
             bucket.tokens -= 1.0;
             Ok(())
         } else {
             Err(Duration::from_secs_f64((1.0 - bucket.tokens) / rate))
-        }
+        };
+        shard.current.insert(key, bucket);
+        answer
+    }
+
+    /// Callers tracked now, in all generations (for tests and metrics).
+    pub fn tracked(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| {
+                let s = s.lock().unwrap_or_else(PoisonError::into_inner);
+                s.current.len() + s.previous.len()
+            })
+            .sum()
     }
 }
 
 /// The rate-limit middleware: keyed by the authenticated caller, or by the client's address
 /// when authentication is off.
 pub async fn rate(Extract(state): Extract<Arc<State>>, caller: Caller, request: Request, next: Next) -> Response {
-    let key = if caller.id == "anonymous" {
-        request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map_or_else(|| "anonymous".to_owned(), |c| format!("ip:{}", c.0.ip()))
-    } else {
-        caller.id.into_owned()
+    let address = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+    let key = match (caller.id.as_ref(), address) {
+        ("anonymous", Some(ip)) => RateKey::Address(ip),
+        (id, _) => RateKey::Caller(id),
     };
-    match state.rate.check(&key) {
+    match state.rate.check(key) {
         Ok(()) => next.run(request).await,
         Err(wait) => {
             metrics::counter!("toolhost_rate_limited_total").increment(1);
@@ -249,23 +321,44 @@ mod tests {
     fn buckets_allow_a_burst_then_the_rate() {
         let limiter = RateLimiter::new(1.0, 3);
         for _ in 0..3 {
-            assert!(limiter.check("a").is_ok());
+            assert!(limiter.check(RateKey::Caller("a")).is_ok());
         }
-        let wait = limiter.check("a").unwrap_err();
+        let wait = limiter.check(RateKey::Caller("a")).unwrap_err();
         assert!(wait <= Duration::from_secs(1) && wait > Duration::ZERO);
-        assert!(limiter.check("b").is_ok(), "callers have their own buckets");
-        assert!(RateLimiter::new(0.0, 1).check("a").is_ok(), "rate 0 is off");
+        assert!(limiter.check(RateKey::Caller("b")).is_ok(), "callers have their own buckets");
+        assert!(RateLimiter::new(0.0, 1).check(RateKey::Caller("a")).is_ok(), "rate 0 is off");
+    }
+
+    /// Issue #12.6: a flood of distinct callers (a botnet, or one client minting identities)
+    /// leaves the table bounded, and a real caller in the middle of it keeps its limit.
+    #[test]
+    fn a_flood_of_callers_stays_bounded_and_real_callers_stay_limited() {
+        let limiter = RateLimiter::new(1.0, 5);
+        let started = Instant::now();
+        let real = RateKey::Caller("key:real");
+        let mut allowed = 0;
+        for i in 0..400_000u32 {
+            let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i));
+            assert!(limiter.check(RateKey::Address(ip)).is_ok(), "a new caller has its burst");
+            if i % 1_000 == 0 && limiter.check(real).is_ok() {
+                allowed += 1;
+            }
+        }
+        assert!(limiter.tracked() <= 2 * MAX_BUCKETS, "{}", limiter.tracked());
+        // 400 tries at 1/s with a burst of 5: the burst, plus one a second, and no more.
+        let most = 5 + started.elapsed().as_secs() as usize + 1;
+        assert!((5..=most).contains(&allowed), "{allowed} > {most}");
     }
 
     #[test]
     fn rates_change_on_set() {
         let limiter = RateLimiter::new(1.0, 1);
-        assert!(limiter.check("a").is_ok());
-        assert!(limiter.check("a").is_err());
+        assert!(limiter.check(RateKey::Caller("a")).is_ok());
+        assert!(limiter.check(RateKey::Caller("a")).is_err());
         limiter.set(0.0, 1);
-        assert!(limiter.check("a").is_ok(), "rate 0 turns the limit off");
+        assert!(limiter.check(RateKey::Caller("a")).is_ok(), "rate 0 turns the limit off");
         limiter.set(1000.0, 50);
-        assert!((0..40).all(|_| limiter.check("b").is_ok()), "the new burst applies");
+        assert!((0..40).all(|_| limiter.check(RateKey::Caller("b")).is_ok()), "the new burst applies");
     }
 
     fn caps(default: usize, by_tool: &[(&str, usize)]) -> ToolCaps {
