@@ -69,8 +69,13 @@ impl Default for Options {
 pub struct Client {
     http: Http,
     options: Options,
-    sessions: tokio::sync::Mutex<HashMap<Source, Arc<Session>>>,
+    /// One slot per MCP server: the map's lock is held only to find a slot, so opening a
+    /// session to one server never waits for another (issue #12.12).
+    sessions: tokio::sync::Mutex<HashMap<Source, SessionSlot>>,
 }
+
+/// An MCP server's session, once opened; concurrent calls wait for one opening.
+type SessionSlot = Arc<tokio::sync::Mutex<Option<Arc<Session>>>>;
 
 impl Client {
     /// A client with `options`.
@@ -196,7 +201,11 @@ impl Client {
     /// Ends every open MCP session (stdio servers are told to stop). Dropping the client ends
     /// them too, less politely.
     pub async fn close(&self) {
-        let sessions: Vec<Arc<Session>> = self.sessions.lock().await.drain().map(|(_, s)| s).collect();
+        let slots: Vec<SessionSlot> = self.sessions.lock().await.drain().map(|(_, s)| s).collect();
+        let mut sessions = Vec::with_capacity(slots.len());
+        for slot in slots {
+            sessions.extend(slot.lock().await.take());
+        }
         for session in sessions {
             session.close().await;
         }
@@ -217,13 +226,19 @@ impl Client {
         session.tools(source, self.options.limits, self.options.timeout).await
     }
 
+    /// The open session to `source`, opened now when there is none or the one there died (a
+    /// stdio server that exited, a transport that closed).
     async fn session(&self, source: &Source) -> Result<Arc<Session>, Error> {
-        let mut sessions = self.sessions.lock().await;
-        if let Some(session) = sessions.get(source) {
+        let slot = Arc::clone(self.sessions.lock().await.entry(source.clone()).or_default());
+        let mut held = slot.lock().await;
+        if let Some(session) = held.as_ref().filter(|s| s.is_alive()) {
             return Ok(Arc::clone(session));
         }
+        if let Some(dead) = held.take() {
+            dead.close().await;
+        }
         let session = Arc::new(Session::open(&self.http, source, self.options.timeout).await?);
-        sessions.insert(source.clone(), Arc::clone(&session));
+        *held = Some(Arc::clone(&session));
         Ok(session)
     }
 }

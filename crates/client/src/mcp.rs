@@ -183,6 +183,11 @@ impl Session {
         serde_json::to_value(&result.content).map_err(|e| self.error(e.to_string()))
     }
 
+    /// Whether the session can still carry calls: its transport has not closed.
+    pub fn is_alive(&self) -> bool {
+        !self.peer.is_transport_closed()
+    }
+
     /// Ends the session: the HTTP session is deleted, the child process told to stop.
     pub async fn close(&self) {
         if let Some(mut service) = self.service.lock().await.take() {

@@ -142,19 +142,33 @@ pub(crate) struct OAuth2 {
     pub params: Vec<(String, String)>,
     /// RFC 6749 §2.3.1: HTTP Basic (the default) or form fields.
     pub basic: bool,
-    /// Per distinct (client id, client secret): the caller's `context.secrets` may differ per
-    /// call, and one caller's token must never serve another.
-    cache: Mutex<HashMap<Credentials, Arc<tokio::sync::Mutex<Option<Token>>>>>,
 }
 
-/// A client id and secret as a cache key; `Debug` never shows them.
+/// Everything a token depends on: the endpoint, the client's id and secret (a caller's
+/// `context.secrets` may differ per call, and one caller's token must never serve another), the
+/// scopes and extra parameters. `Debug` never shows it.
 #[derive(PartialEq, Eq, Hash)]
-struct Credentials(String, String);
+struct TokenKey {
+    token_url: String,
+    client_id: String,
+    client_secret: String,
+    scopes: Vec<String>,
+    params: Vec<(String, String)>,
+}
 
-impl std::fmt::Debug for Credentials {
+impl std::fmt::Debug for TokenKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Credentials(<redacted>)")
+        f.write_str("TokenKey(<redacted>)")
     }
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Token>>>;
+
+/// The process's OAuth 2.0 tokens, shared by every tool and kept across catalog and config
+/// reloads (issue #12.12): N tools with the same credentials fetch one token, not N.
+fn tokens() -> &'static Mutex<HashMap<TokenKey, Slot>> {
+    static TOKENS: std::sync::OnceLock<Mutex<HashMap<TokenKey, Slot>>> = std::sync::OnceLock::new();
+    TOKENS.get_or_init(Mutex::default)
 }
 
 #[derive(Debug, Clone)]
@@ -179,12 +193,18 @@ impl OAuth2 {
             scopes,
             params,
             basic,
-            cache: Mutex::new(HashMap::new()),
         }
     }
 
-    fn slot(&self, key: Credentials) -> Arc<tokio::sync::Mutex<Option<Token>>> {
-        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    fn slot(&self, id: &str, secret: &str) -> Slot {
+        let key = TokenKey {
+            token_url: self.token_url.to_string(),
+            client_id: id.to_owned(),
+            client_secret: secret.to_owned(),
+            scopes: self.scopes.clone(),
+            params: self.params.clone(),
+        };
+        let mut cache = tokens().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if cache.len() >= MAX_CACHED_TOKENS && !cache.contains_key(&key) {
             cache.clear();
         }
@@ -193,7 +213,7 @@ impl OAuth2 {
 
     fn invalidate(&self, token: &Secret) {
         let slots: Vec<_> = {
-            let cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let cache = tokens().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             cache.values().cloned().collect()
         };
         for slot in slots {
@@ -228,7 +248,7 @@ impl OAuth2 {
             .text(scope, |s, out| out.push_str(s))
             .ok_or_else(missing)?;
         scrubber.add(&secret);
-        let slot = self.slot(Credentials(id.clone(), secret.clone()));
+        let slot = self.slot(&id, &secret);
         let mut held = slot.lock().await;
         if let Some(token) = held.as_ref().filter(|t| Instant::now() < t.refresh_at) {
             return Ok(token.value.clone());

@@ -34,8 +34,8 @@ pub(crate) fn redirect_policy() -> reqwest::redirect::Policy {
     })
 }
 
-/// A request ready to send, possibly more than once.
-#[derive(Debug)]
+/// A request ready to send, possibly more than once. `Debug` shows its shape only: a query,
+/// a header value or a body may carry a secret (issue #12.12).
 pub(crate) struct Request {
     pub method: Method,
     pub url: Url,
@@ -43,11 +43,36 @@ pub(crate) struct Request {
     pub body: Option<Body>,
 }
 
-/// A request body.
-#[derive(Debug)]
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let query: Vec<String> = self.url.query_pairs().map(|(k, _)| k.into_owned()).collect();
+        f.debug_struct("Request")
+            .field("method", &self.method)
+            .field("origin", &self.url.origin().ascii_serialization())
+            .field("path", &self.url.path())
+            .field("query_keys", &query)
+            .field("header_names", &self.headers.keys().collect::<Vec<_>>())
+            .field("body", &self.body)
+            .finish()
+    }
+}
+
+/// A request body. `Debug` shows its kind and size, never its values.
 pub(crate) enum Body {
     Json(Value),
     Form(Vec<(String, String)>),
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Json(_) => f.write_str("Json(<redacted>)"),
+            Self::Form(pairs) => {
+                let keys: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+                write!(f, "Form({keys:?})")
+            }
+        }
+    }
 }
 
 /// How a step may be retried and timed.
@@ -283,6 +308,29 @@ mod tests {
             Some(MAX_RETRY_AFTER),
             "a huge value is capped, not an overflow"
         );
+    }
+
+    #[test]
+    fn debug_never_shows_query_header_or_body_values() {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-api-key", "hdr-S3cret".parse().unwrap());
+        let request = super::Request {
+            method: reqwest::Method::POST,
+            url: "https://api.example.com/t?token=qry-S3cret".parse().unwrap(),
+            headers,
+            body: Some(super::Body::Form(vec![(
+                "client_secret".to_owned(),
+                "frm-S3cret".to_owned(),
+            )])),
+        };
+        let text = format!("{request:?}");
+        assert!(
+            text.contains("token") && text.contains("x-api-key") && text.contains("client_secret"),
+            "{text}"
+        );
+        assert!(!text.contains("S3cret"), "{text}");
+        let json = super::Body::Json(serde_json::json!({"password": "jsn-S3cret"}));
+        assert!(!format!("{json:?}").contains("S3cret"));
     }
 
     #[test]

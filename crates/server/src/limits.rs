@@ -258,7 +258,10 @@ impl RateLimiter {
             None => shard.previous.remove(&key),
         };
         if found.is_none() && shard.current.len() >= PER_SHARD {
-            let full = std::mem::replace(&mut shard.current, HashMap::with_capacity_and_hasher(PER_SHARD, Prehashed::default()));
+            let full = std::mem::replace(
+                &mut shard.current,
+                HashMap::with_capacity_and_hasher(PER_SHARD, Prehashed::default()),
+            );
             shard.previous = full;
         }
         let mut bucket = found.unwrap_or(Bucket { tokens: burst, at: now });
@@ -325,8 +328,14 @@ mod tests {
         }
         let wait = limiter.check(RateKey::Caller("a")).unwrap_err();
         assert!(wait <= Duration::from_secs(1) && wait > Duration::ZERO);
-        assert!(limiter.check(RateKey::Caller("b")).is_ok(), "callers have their own buckets");
-        assert!(RateLimiter::new(0.0, 1).check(RateKey::Caller("a")).is_ok(), "rate 0 is off");
+        assert!(
+            limiter.check(RateKey::Caller("b")).is_ok(),
+            "callers have their own buckets"
+        );
+        assert!(
+            RateLimiter::new(0.0, 1).check(RateKey::Caller("a")).is_ok(),
+            "rate 0 is off"
+        );
     }
 
     /// Issue #12.6: a flood of distinct callers (a botnet, or one client minting identities)
@@ -339,7 +348,10 @@ mod tests {
         let mut allowed = 0;
         for i in 0..400_000u32 {
             let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i));
-            assert!(limiter.check(RateKey::Address(ip)).is_ok(), "a new caller has its burst");
+            assert!(
+                limiter.check(RateKey::Address(ip)).is_ok(),
+                "a new caller has its burst"
+            );
             if i % 1_000 == 0 && limiter.check(real).is_ok() {
                 allowed += 1;
             }
@@ -356,9 +368,15 @@ mod tests {
         assert!(limiter.check(RateKey::Caller("a")).is_ok());
         assert!(limiter.check(RateKey::Caller("a")).is_err());
         limiter.set(0.0, 1);
-        assert!(limiter.check(RateKey::Caller("a")).is_ok(), "rate 0 turns the limit off");
+        assert!(
+            limiter.check(RateKey::Caller("a")).is_ok(),
+            "rate 0 turns the limit off"
+        );
         limiter.set(1000.0, 50);
-        assert!((0..40).all(|_| limiter.check(RateKey::Caller("b")).is_ok()), "the new burst applies");
+        assert!(
+            (0..40).all(|_| limiter.check(RateKey::Caller("b")).is_ok()),
+            "the new burst applies"
+        );
     }
 
     fn caps(default: usize, by_tool: &[(&str, usize)]) -> ToolCaps {

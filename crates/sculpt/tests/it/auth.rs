@@ -275,3 +275,23 @@ async fn a_refused_token_request_is_logged_at_warn_with_step_status_and_scrubbed
         "{line}"
     );
 }
+
+/// Issue #12.12: the token cache is keyed by what a token depends on (token URL, client id and
+/// secret, scopes, parameters), not by compiled auth block: two catalogs loaded apart (as a
+/// reload, or two tools with the same credentials) fetch one token between them.
+#[tokio::test]
+async fn tools_with_the_same_credentials_share_one_token_across_reloads() {
+    let (issuer, base) = issuer(3600).await;
+    let first = oauth_engine(&base, "good-shared");
+    let reloaded = oauth_engine(&base, "good-shared");
+    assert_eq!(call(&first, json!({})).await.unwrap()["seen"], "Bearer tok-app-1");
+    assert_eq!(call(&reloaded, json!({})).await.unwrap()["seen"], "Bearer tok-app-1");
+    assert_eq!(issuer.issued.load(Ordering::SeqCst), 1);
+    // Other scopes are another token.
+    let other = engine(
+        &tool("[]", OUT, &OAUTH.replace("[read, write]", "[read]")),
+        &base,
+        &[("CLIENT_ID", "app"), ("CLIENT_SECRET", "good-shared")],
+    );
+    assert_eq!(call(&other, json!({})).await.unwrap()["seen"], "Bearer tok-app-2");
+}

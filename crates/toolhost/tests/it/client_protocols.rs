@@ -135,3 +135,43 @@ async fn verify_reports_drift_and_newer_versions() {
     }
     client.close().await;
 }
+
+/// Issue #12.12: the client's MCP session map is not held while a session opens, so a server
+/// that never answers `initialize` does not stall calls to another server.
+#[tokio::test]
+async fn a_hanging_mcp_server_does_not_stall_another() {
+    let local = Local::bundled().await;
+    // Accepts connections and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_url = format!("http://{}/mcp", silent.local_addr().unwrap());
+    let holder = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let client = std::sync::Arc::new(client());
+    let hanging = {
+        let client = std::sync::Arc::clone(&client);
+        tokio::spawn(async move {
+            client
+                .discover_as(&Source::parse(&silent_url).unwrap(), Some(Protocol::Mcp))
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let answered = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        client.discover_as(
+            &Source::parse(&format!("{}/mcp", local.base)).unwrap(),
+            Some(Protocol::Mcp),
+        ),
+    )
+    .await
+    .expect("the other server's session opened while the first hung")
+    .unwrap();
+    assert_eq!(answered.tools.len(), 6);
+    assert!(!hanging.is_finished(), "the silent server is still being waited for");
+    hanging.abort();
+    holder.abort();
+}
