@@ -198,3 +198,38 @@ impl ValueTemplate {
         }
     }
 }
+
+/// Issue #12: the template and reference parsers take any text without panicking, and a text
+/// without `{{` always parses.
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::Template;
+    use crate::reference::{Names, parse_path};
+
+    fn names() -> Names<'static> {
+        Names {
+            inputs: &[],
+            steps: &[],
+            secrets: None,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn templates_never_panic(text in "\\PC{0,80}", holes in "(\\{\\{[a-z._\\[\\]0-9|' ]{0,20}\\}\\}){0,3}") {
+            let _ = Template::parse(&format!("{text}{holes}{text}"), &names());
+            let _ = parse_path(&text);
+            let _ = parse_path(&holes);
+        }
+
+        #[test]
+        fn text_without_holes_always_parses(text in "[^{}]{0,80}") {
+            let template = Template::parse(&text, &names());
+            prop_assert!(template.is_ok(), "{:?}", template.err());
+        }
+    }
+}

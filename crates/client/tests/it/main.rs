@@ -9,5 +9,6 @@
 
 mod cache;
 mod guard;
+mod props;
 mod retry;
 mod support;

@@ -11,6 +11,7 @@ mod catalog_rules;
 mod compat;
 mod engine;
 mod params;
+mod props;
 mod requirements;
 mod shipped;
 

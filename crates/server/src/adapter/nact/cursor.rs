@@ -66,3 +66,22 @@ mod tests {
         assert_eq!(decode(Kind::Tools, ""), None);
     }
 }
+
+/// Issue #12: any text is safely refused or decoded, and every key round-trips.
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::{Kind, decode, encode};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn cursors_round_trip_and_never_panic(key in "\\PC{0,64}", junk in "\\PC{0,64}") {
+            prop_assert_eq!(decode(Kind::Tools, &encode(Kind::Tools, &key)), Some(key.clone()));
+            prop_assert_eq!(decode(Kind::Versions, &encode(Kind::Tools, &key)), None);
+            let _ = decode(Kind::Tools, &junk);
+        }
+    }
+}

@@ -232,3 +232,63 @@ mod tests {
         assert_ne!(fingerprint("T.x", &a, Some(&s1)), fingerprint("T.x", &a, Some(&s3)));
     }
 }
+
+/// Issue #12: the OTC request decoders take any input without panicking; a valid tool id
+/// round-trips.
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+    use toolhost_core::VersionSelector;
+
+    use super::tool_id;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn tool_ids_never_panic(id in "\\PC{0,64}") {
+            let _ = tool_id(&id);
+        }
+
+        #[test]
+        fn valid_tool_ids_round_trip(
+            toolkit in "[A-Za-z][A-Za-z0-9_]{0,20}",
+            name in "[A-Za-z][A-Za-z0-9_]{0,20}",
+            version in proptest::option::of((0u64..1000, 0u64..1000, 0u64..1000)),
+        ) {
+            let text = match version {
+                Some((a, b, c)) => format!("{toolkit}.{name}@{a}.{b}.{c}"),
+                None => format!("{toolkit}.{name}"),
+            };
+            let parsed = tool_id(&text).unwrap();
+            prop_assert_eq!(parsed.toolkit, toolkit.as_str());
+            prop_assert_eq!(parsed.name, name.as_str());
+            let expected = match version {
+                Some((a, b, c)) => VersionSelector::Semver(semver::Version::new(a, b, c)),
+                None => VersionSelector::Latest,
+            };
+            prop_assert_eq!(parsed.version, expected);
+        }
+
+        #[test]
+        fn call_bodies_never_panic(body in crate::adapter::props::json()) {
+            let text = body.to_string();
+            if let Ok(decoded) = serde_json::from_str::<toolhost_wire::otc::CallBody>(&text)
+                && let Some(request) = decoded.request
+                && let Ok(request) = serde_json::from_str::<toolhost_wire::otc::CallToolRequest>(request.get())
+            {
+                let _ = tool_id(&request.tool_id);
+                let _ = super::context(request.context, request.trace_id);
+            }
+        }
+
+        /// N-ACT's invocation body: what decodes, encodes and decodes to the same.
+        #[test]
+        fn nact_invocations_round_trip(body in crate::adapter::props::json()) {
+            if let Ok(decoded) = serde_json::from_value::<toolhost_wire::nact::Invocation>(body) {
+                let again: toolhost_wire::nact::Invocation = serde_json::from_value(serde_json::to_value(&decoded).unwrap()).unwrap();
+                prop_assert_eq!(again, decoded);
+            }
+        }
+    }
+}

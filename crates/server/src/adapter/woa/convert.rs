@@ -227,3 +227,28 @@ mod tests {
         }
     }
 }
+
+/// Issue #12: any JSON as a WoA envelope is refused with a message or accepted, never a panic;
+/// an accepted envelope's input is the object sent.
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::call;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn envelopes_never_panic(body in crate::adapter::props::json()) {
+            if let Ok(envelope) = serde_json::from_value::<toolhost_wire::woa::Envelope>(body.clone()) {
+                let again: toolhost_wire::woa::Envelope = serde_json::from_value(serde_json::to_value(&envelope).unwrap()).unwrap();
+                prop_assert_eq!(&again, &envelope);
+                match call("add", envelope) {
+                    Ok(accepted) => prop_assert_eq!(Some(&serde_json::Value::Object(accepted.input)), body.get("input")),
+                    Err(message) => prop_assert!(!message.is_empty()),
+                }
+            }
+        }
+    }
+}
