@@ -218,8 +218,9 @@ impl Scrubber {
         let unreserved = utf8_percent_encode(secret, UNRESERVED_KEPT).to_string();
         let form: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
         let plus = percent.replace("%20", "+");
+        // Without its enclosing quotes: exactly one on each side (a secret may end in `"`).
         let json = Value::String(secret.to_owned()).to_string();
-        let json = json.trim_matches('"').to_owned();
+        let json = json[1..json.len() - 1].to_owned();
         for needle in [secret.to_owned(), percent, unreserved, form, plus, json] {
             if !self.needles.contains(&needle) && !self.shared.contains(&needle) {
                 self.needles.push(needle);
@@ -251,6 +252,37 @@ impl Scrubber {
             }
         }
         out
+    }
+
+    /// `value` with every secret replaced in every string and object key in it. Does nothing,
+    /// and walks nothing, when there are no secrets.
+    pub fn scrub_value(&self, value: &mut Value) {
+        if self.shared.is_empty() && self.needles.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(text) => {
+                if self.contains_secret(text) {
+                    *text = self.scrub(text);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_value(v)),
+            Value::Object(members) => {
+                if members.keys().any(|k| self.contains_secret(k)) {
+                    let old = std::mem::take(members);
+                    *members = old.into_iter().map(|(k, v)| (self.scrub(&k), v)).collect();
+                }
+                members.values_mut().for_each(|v| self.scrub_value(v));
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    fn contains_secret(&self, text: &str) -> bool {
+        self.shared
+            .iter()
+            .chain(&self.needles)
+            .any(|n| text.contains(n.as_str()))
     }
 
     /// The failure with secrets removed from every text in it.

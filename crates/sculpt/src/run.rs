@@ -238,11 +238,17 @@ impl Sculpted {
                 continue;
             }
             if answer.status.is_success() || step.accept.contains(&status) {
-                let result = StepResult {
+                let mut result = StepResult {
                     status,
                     headers: send::headers_value(&answer.headers),
                     body: send::body_value(&answer.headers, &answer.body),
                 };
+                // An upstream that reflects what it was sent (an echo of the `Authorization`
+                // header, a key in a "you called" field) would hand a secret to the model in a
+                // successful result: every secret form is removed from the answer before
+                // anything reads it (issue #21.1).
+                scrubber.scrub_value(&mut result.headers);
+                scrubber.scrub_value(&mut result.body);
                 if let Some((written, _)) = step.expect.iter().find(|(_, field)| !field.present(&result)) {
                     let failure = ToolFailure::permanent("the upstream service found nothing for this request")
                         .with_code(failure::UNEXPECTED)

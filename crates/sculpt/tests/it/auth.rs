@@ -21,17 +21,19 @@ const OUT: &str = r#"[{name: seen, type: json, description: "What the upstream s
 #[tokio::test]
 async fn bearer_basic_and_api_keys_go_where_they_belong() {
     let upstream = serve(echo_router(Arc::default())).await;
+    // The upstream echoes what it got; the echo reaches the result with the secret's every form
+    // redacted (issue #21.1), which still shows where each one went.
     let cases = [
-        ("{ bearer: \"{{secret.TOKEN}}\" }", "authorization", "Bearer t0k"),
+        ("{ bearer: \"{{secret.TOKEN}}\" }", "authorization", "Bearer <redacted>"),
         (
             "{ basic: { username: me, password: \"{{secret.TOKEN}}\" } }",
             "authorization",
-            "Basic bWU6dDBr",
+            "Basic <redacted>",
         ),
         (
             "{ api_key: { header: X-Api-Key, value: \"{{secret.TOKEN}}\" } }",
             "x-api-key",
-            "t0k",
+            "<redacted>",
         ),
     ];
     for (auth, header, expected) in cases {
@@ -46,7 +48,7 @@ async fn bearer_basic_and_api_keys_go_where_they_belong() {
     let engine = engine(&tool("[]", OUT, backend), &upstream.base, &[("TOKEN", "t0k")]);
     assert_eq!(
         call(&engine, json!({})).await.unwrap()["seen"]["args"],
-        json!([["appid", "t0k"]])
+        json!([["appid", "<redacted>"]])
     );
     // `auth: none` turns the backend's auth off for one step.
     let backend = "kind: http\nbase_url: BASE\nauth: { bearer: x }\nsteps: [{ name: s, path: /x, auth: none }]\noutputs: { seen: s.body }\n";
@@ -107,7 +109,13 @@ async fn api(State(issuer): State<Issuer>, headers: HeaderMap) -> (StatusCode, a
         .values()
         .any(|t| presented == format!("Bearer {t}"));
     if valid {
-        (StatusCode::OK, axum::Json(json!({"token": presented})))
+        // Not the token itself: a result never carries a secret it was sent (issue #21.1).
+        // Upper-cased, so that a client id that is a secret is not taken for one.
+        let seen = presented
+            .replacen("Bearer tok-", "token ", 1)
+            .to_uppercase()
+            .replacen("TOKEN ", "token ", 1);
+        (StatusCode::OK, axum::Json(json!({"token": seen})))
     } else {
         (StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "expired"})))
     }
@@ -151,9 +159,9 @@ async fn client_credentials_tokens_are_cached_shared_and_fetched_once_at_a_time(
     let engine = oauth_engine(&base, "good-secret");
     let calls = (0..5).map(|_| call(&engine, json!({})));
     for out in futures_util::future::join_all(calls).await {
-        assert_eq!(out.unwrap()["seen"], "Bearer tok-app-1");
+        assert_eq!(out.unwrap()["seen"], "token APP-1");
     }
-    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "Bearer tok-app-1");
+    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "token APP-1");
     assert_eq!(issuer.issued.load(Ordering::SeqCst), 1, "one token for six calls");
     let form = issuer.forms.lock().unwrap()[0].clone();
     assert!(
@@ -168,10 +176,10 @@ async fn client_credentials_tokens_are_cached_shared_and_fetched_once_at_a_time(
 async fn tokens_are_refreshed_before_they_expire_and_refetched_after_a_401() {
     let (issuer, base) = issuer(1).await;
     let engine = oauth_engine(&base, "good-secret");
-    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "Bearer tok-app-1");
+    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "token APP-1");
     // A one-second token is refreshed a tenth early.
     tokio::time::sleep(Duration::from_millis(950)).await;
-    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "Bearer tok-app-2");
+    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "token APP-2");
     // The upstream revokes the token early: a 401 drops it, and one new token is fetched.
     *issuer.lifetime.lock().unwrap() = 3600;
     issuer
@@ -179,7 +187,7 @@ async fn tokens_are_refreshed_before_they_expire_and_refetched_after_a_401() {
         .lock()
         .unwrap()
         .insert("app".to_owned(), "revoked".to_owned());
-    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "Bearer tok-app-3");
+    assert_eq!(call(&engine, json!({})).await.unwrap()["seen"], "token APP-3");
     assert_eq!(issuer.issued.load(Ordering::SeqCst), 3);
 }
 
@@ -204,7 +212,7 @@ async fn callers_with_their_own_credentials_get_their_own_tokens() {
         .unwrap();
     assert_eq!(
         (a["seen"].as_str(), b["seen"].as_str()),
-        (Some("Bearer tok-alice-1"), Some("Bearer tok-bob-2"))
+        (Some("token ALICE-1"), Some("token BOB-2"))
     );
     assert_eq!(a2["seen"], a["seen"]);
     assert_eq!(issuer.issued.load(Ordering::SeqCst), 2);
@@ -234,7 +242,7 @@ async fn basic_client_credentials_are_form_encoded_as_rfc_6749_asks() {
     );
     assert_eq!(
         call(&engine, json!({})).await.unwrap()["seen"],
-        "Bearer tok-my-app.prod_1*-1"
+        "token MY-APP.PROD_1*-1"
     );
     assert_eq!(issuer.issued.load(Ordering::SeqCst), 1);
 }
@@ -284,8 +292,8 @@ async fn tools_with_the_same_credentials_share_one_token_across_reloads() {
     let (issuer, base) = issuer(3600).await;
     let first = oauth_engine(&base, "good-shared");
     let reloaded = oauth_engine(&base, "good-shared");
-    assert_eq!(call(&first, json!({})).await.unwrap()["seen"], "Bearer tok-app-1");
-    assert_eq!(call(&reloaded, json!({})).await.unwrap()["seen"], "Bearer tok-app-1");
+    assert_eq!(call(&first, json!({})).await.unwrap()["seen"], "token APP-1");
+    assert_eq!(call(&reloaded, json!({})).await.unwrap()["seen"], "token APP-1");
     assert_eq!(issuer.issued.load(Ordering::SeqCst), 1);
     // Other scopes are another token.
     let other = engine(
@@ -293,5 +301,5 @@ async fn tools_with_the_same_credentials_share_one_token_across_reloads() {
         &base,
         &[("CLIENT_ID", "app"), ("CLIENT_SECRET", "good-shared")],
     );
-    assert_eq!(call(&other, json!({})).await.unwrap()["seen"], "Bearer tok-app-2");
+    assert_eq!(call(&other, json!({})).await.unwrap()["seen"], "token APP-2");
 }

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use serde_json::json;
 use toolhost_core::{CallContext, Secret};
 
-use crate::support::{Logs, call_with, echo_router, engine, failure, serve, tool_with};
+use crate::support::{Logs, call, call_with, echo_router, engine, failure, serve, tool, tool_with};
 
 const SERVER: &str = "srv-Secret+/Value 1&x=\"y\"";
 const CALLER: &str = "caller-token-7f3a";
@@ -84,16 +84,22 @@ async fn secrets_reach_the_upstream_in_every_placement() {
     let secrets = [("SERVER_KEY", SERVER), ("PASSWORD", PASSWORD)];
     let engine = engine(&catalog("/ok"), &upstream.base, &secrets);
     let out = call_with(&engine, "sculpted", json!({}), context()).await.unwrap();
+    // The upstream echoes what it received; in the result every secret is `<redacted>`
+    // (issue #21.1), which also shows where each one was delivered.
     let seen = &out["echoed"];
-    assert_eq!(seen["headers"]["x-api-key"], SERVER);
-    assert_eq!(seen["headers"]["x-caller"], format!("Token {CALLER}"));
-    let basic = base64::engine::general_purpose::STANDARD.encode(format!("user:{PASSWORD}"));
-    assert_eq!(seen["headers"]["authorization"], format!("Basic {basic}"));
-    assert_eq!(seen["args"], json!([["key", SERVER]]));
+    assert_eq!(seen["headers"]["x-api-key"], "<redacted>");
+    assert_eq!(seen["headers"]["x-caller"], "Token <redacted>");
+    assert_eq!(seen["headers"]["authorization"], "Basic <redacted>");
+    assert_eq!(seen["args"], json!([["key", "<redacted>"]]));
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(seen["body"].as_str().unwrap()).unwrap(),
-        json!({"key": SERVER, "caller": CALLER})
+        json!({"key": "<redacted>", "caller": "<redacted>"}),
+        "a JSON-escaped secret (with quotes in it) is replaced whole"
     );
+    for form in forms() {
+        let text = serde_json::Value::Object(out.clone()).to_string();
+        assert!(!text.contains(&form), "{form} in {text}");
+    }
 }
 
 #[tokio::test]
@@ -136,4 +142,31 @@ async fn a_missing_caller_secret_is_refused_before_the_upstream_is_called() {
         "{result:?}"
     );
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+/// Issue #21.1: a 200 that reflects what the upstream was sent (its headers, its query) hands no
+/// secret to the caller, whatever printable characters the secret has and whichever encoding
+/// it was sent in: generated secrets over the printable ASCII range, in a header, a query
+/// parameter (form-encoded by the URL encoder) and a bearer token.
+#[test]
+fn reflected_secrets_never_reach_a_successful_result() {
+    use proptest::prelude::*;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let upstream = runtime.block_on(serve(echo_router(Arc::default())));
+    let backend = "kind: http\nbase_url: BASE\nauth: { bearer: \"{{secret.TOKEN}}\" }\nsteps:\n  - name: s\n    path: /x\n    query: { key: \"{{secret.KEY}}\" }\n    headers: { X-Key: \"{{secret.KEY}}\" }\noutputs: { seen: s.body }\n";
+    let out = r#"[{name: seen, type: json, description: "What the upstream saw."}]"#;
+    let config = ProptestConfig::with_cases(64);
+    proptest!(config, |(key in "[!-~][ -~]{6,30}[!-~]", token in "[!-~]{8,32}")| {
+        let engine = engine(&tool("[]", out, backend), &upstream.base, &[("KEY", &key), ("TOKEN", &token)]);
+        let result = runtime.block_on(call(&engine, json!({})));
+        let text = format!("{result:?}");
+        let form: String = form_urlencoded::byte_serialize(key.as_bytes()).collect();
+        for secret in [key.as_str(), token.as_str(), form.as_str()] {
+            prop_assert!(!text.contains(secret), "{secret:?} in {text}");
+        }
+        prop_assert!(text.contains("<redacted>"), "{text}");
+    });
 }
