@@ -24,6 +24,8 @@ pub struct Config {
     pub limits: crate::limits::Limits,
     /// How long in-flight requests may take to finish once shutdown begins.
     pub shutdown_timeout: Duration,
+    /// The connection cap and the idle and TLS handshake timeouts (issue #21.2).
+    pub connections: crate::http::accept::ConnectionLimits,
     /// Who may call: API keys and JWT issuers; empty means authentication is off.
     pub auth: std::sync::Arc<crate::auth::Authenticator>,
     /// The server's name: MCP `serverInfo.name`, WoA's MCP `tool_namespace`.
@@ -89,6 +91,7 @@ impl Default for Config {
             idempotency_max_entries: 10_000,
             idempotency_ttl: Duration::from_secs(600),
             shutdown_timeout: Duration::from_secs(30),
+            connections: crate::http::accept::ConnectionLimits::default(),
             https: false,
             limits: crate::limits::Limits::default(),
             auth: std::sync::Arc::default(),

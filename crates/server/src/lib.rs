@@ -12,6 +12,7 @@ pub mod http;
 pub mod idempotency;
 pub mod limits;
 pub mod ops;
+pub use http::accept::ConnectionLimits;
 pub mod tls;
 pub mod view;
 
@@ -181,26 +182,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     adapter::woa::announce(&state.config);
-    let deadline = state.config.shutdown_timeout;
-    let (stopping, mut stopped) = tokio::sync::watch::channel(false);
-    let signal = async move {
-        shutdown.await;
-        let _ = stopping.send(true);
-    };
-    let app = app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(signal);
-    // Graceful shutdown waits for in-flight requests, but not forever.
-    let give_up = async move {
-        let _ = stopped.wait_for(|s| *s).await;
-        tokio::time::sleep(deadline).await;
-    };
-    tokio::select! {
-        result = server => result,
-        () = give_up => {
-            tracing::warn!(timeout_secs = deadline.as_secs(), "requests still in flight at the shutdown deadline; exiting anyway");
-            Ok(())
-        }
-    }
+    let (limits, grace) = (state.config.connections, state.config.shutdown_timeout);
+    http::accept::serve(listener, app(state), http::accept::Plain, limits, shutdown, grace).await
 }
 
 /// Serves `state` over MCP on stdin/stdout until the client closes the stream. Logs must go to

@@ -1,7 +1,6 @@
 //! Serving https directly with rustls (WoA requires https on the open Internet), with the
 //! certificate and key reloaded when their files change.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -54,19 +53,33 @@ pub async fn serve(
     if let Some(every) = reload_every {
         tokio::spawn(watch(config.clone(), files, every));
     }
-    let handle = axum_server::Handle::new();
-    let deadline = state.config.shutdown_timeout;
-    let stopper = handle.clone();
-    tokio::spawn(async move {
-        shutdown.await;
-        stopper.graceful_shutdown(Some(deadline));
-    });
-    let listener = listener.into_std()?;
-    let app = crate::app(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum_server::from_tcp_rustls(listener, config)?
-        .handle(handle)
-        .serve(app)
-        .await
+    let (limits, grace) = (state.config.connections, state.config.shutdown_timeout);
+    let app = crate::app(state);
+    crate::http::accept::serve(listener, app, Handshake(config), limits, shutdown, grace).await
+}
+
+/// The TLS handshake, with the certificate in force now (reloads take effect for new
+/// connections).
+#[derive(Clone)]
+struct Handshake(RustlsConfig);
+
+impl std::fmt::Debug for Handshake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Handshake")
+    }
+}
+
+impl crate::http::accept::Handshake for Handshake {
+    type Stream = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    async fn handshake(&self, tcp: tokio::net::TcpStream) -> Option<Self::Stream> {
+        match tokio_rustls::TlsAcceptor::from(self.0.get_inner()).accept(tcp).await {
+            Ok(stream) => Some(stream),
+            Err(e) => {
+                tracing::debug!(error = %e, "TLS handshake failed");
+                None
+            }
+        }
+    }
 }
 
 async fn watch(config: RustlsConfig, files: TlsFiles, every: Duration) {

@@ -87,6 +87,17 @@ pub struct ServeArgs {
     /// How long in-flight requests may take to finish after SIGTERM or Ctrl-C, in seconds [default: 30].
     #[arg(long, env = "TOOLHOST_SHUTDOWN_TIMEOUT_SECS")]
     shutdown_timeout_secs: Option<u64>,
+    /// Connections open at once; at the cap the longest-idle one is closed to make room
+    /// [default: 0 = three quarters of the file-descriptor limit].
+    #[arg(long, env = "TOOLHOST_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
+    /// How long a connection may go without a request in flight (sending its headers, or kept
+    /// alive between requests) before it is closed, in seconds [default: 20].
+    #[arg(long, env = "TOOLHOST_HEADER_READ_TIMEOUT_SECS")]
+    header_read_timeout_secs: Option<u64>,
+    /// How long a TLS handshake may take, in seconds [default: 10].
+    #[arg(long, env = "TOOLHOST_TLS_HANDSHAKE_TIMEOUT_SECS")]
+    tls_handshake_timeout_secs: Option<u64>,
     /// Requests handled at once; beyond it requests get 503 at once [default: 0 = no limit].
     #[arg(long, env = "TOOLHOST_MAX_IN_FLIGHT")]
     max_in_flight: Option<usize>,
@@ -156,6 +167,9 @@ struct File {
     woa_prefix: Option<String>,
     reload_interval_ms: Option<u64>,
     shutdown_timeout_secs: Option<u64>,
+    max_connections: Option<usize>,
+    header_read_timeout_secs: Option<u64>,
+    tls_handshake_timeout_secs: Option<u64>,
     max_in_flight: Option<usize>,
     max_calls_per_tool: Option<usize>,
     /// Concurrency caps of named tools over `max_calls_per_tool`: `{ get_weather = 4 }`.
@@ -223,6 +237,10 @@ impl Settings {
             (
                 "shutdown_timeout_secs",
                 old_server.shutdown_timeout != new_server.shutdown_timeout,
+            ),
+            (
+                "max_connections, header_read_timeout_secs, tls_handshake_timeout_secs",
+                old_server.connections != new_server.connections,
             ),
             ("max_in_flight", old_limits.max_in_flight != new_limits.max_in_flight),
             (
@@ -388,6 +406,22 @@ impl ServeArgs {
                     .shutdown_timeout_secs
                     .or(file.shutdown_timeout_secs)
                     .map_or(defaults.shutdown_timeout, Duration::from_secs),
+                connections: toolhost_server::ConnectionLimits {
+                    max_connections: self
+                        .max_connections
+                        .or(file.max_connections)
+                        .unwrap_or(defaults.connections.max_connections),
+                    header_read_timeout: self
+                        .header_read_timeout_secs
+                        .or(file.header_read_timeout_secs)
+                        .filter(|s| *s > 0)
+                        .map_or(defaults.connections.header_read_timeout, Duration::from_secs),
+                    tls_handshake_timeout: self
+                        .tls_handshake_timeout_secs
+                        .or(file.tls_handshake_timeout_secs)
+                        .filter(|s| *s > 0)
+                        .map_or(defaults.connections.tls_handshake_timeout, Duration::from_secs),
+                },
             },
         })
     }

@@ -1,5 +1,6 @@
 //! HTTP pieces every adapter shares: JSON bodies, problem responses, caching headers, logging.
 
+pub mod accept;
 pub mod body;
 pub mod cache;
 pub mod log;

@@ -12,6 +12,7 @@ mod ops;
 mod otel;
 mod sculpt;
 mod serve;
+mod slow_clients;
 mod support;
 mod tls;
 mod unknown_outcome;

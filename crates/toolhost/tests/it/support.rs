@@ -60,7 +60,18 @@ pub struct Server {
 impl Server {
     /// Starts `toolhost serve --listen 127.0.0.1:0 --log-format json ARGS` and waits until it listens.
     pub fn start(args: &[&str], envs: &[(&str, &str)], dir: Option<&Path>) -> Self {
-        let mut command = Command::new(BIN);
+        Self::launch(Command::new(BIN), args, envs, dir)
+    }
+
+    /// Like [`Server::start`], with the process's file-descriptor limit set to `limit` first
+    /// (through the shell's `ulimit -n`).
+    pub fn start_with_fd_limit(limit: u32, args: &[&str]) -> Self {
+        let mut command = Command::new("sh");
+        command.args(["-c", &format!("ulimit -n {limit} && exec \"$0\" \"$@\""), BIN]);
+        Self::launch(command, args, &[], None)
+    }
+
+    fn launch(mut command: Command, args: &[&str], envs: &[(&str, &str)], dir: Option<&Path>) -> Self {
         command
             .args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
             .args(args);

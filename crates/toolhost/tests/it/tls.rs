@@ -28,25 +28,21 @@ async fn add(http: &reqwest::Client, base: &str) -> Result<Value, reqwest::Error
         .await
 }
 
+/// A server on https with `cert.pem` and `key.pem` of `dir`, and `extra` flags.
+fn https(dir: &Scratch, extra: &[&str]) -> Server {
+    let (cert, key) = (dir.0.join("cert.pem"), dir.0.join("key.pem"));
+    let mut args = vec!["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    Server::start(&args, &[], None)
+}
+
 #[tokio::test]
 async fn a_client_with_the_test_ca_calls_over_https_and_reloads_take_effect() {
     let dir = Scratch::new();
     let copy = |from: &str, to: &str| std::fs::copy(format!("{TLS}/{from}"), dir.0.join(to)).unwrap();
     copy("server-a.pem", "cert.pem");
     copy("server-a.key", "key.pem");
-    let (cert, key) = (dir.0.join("cert.pem"), dir.0.join("key.pem"));
-    let server = Server::start(
-        &[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-            "--reload-interval-ms",
-            "100",
-        ],
-        &[],
-        None,
-    );
+    let server = https(&dir, &["--reload-interval-ms", "100"]);
     let base = server.base.replace("http://", "https://");
     let result = add(&client("ca-a.pem"), &base).await.unwrap();
     assert_eq!(result["output_parameters"][0]["value"], 5);
@@ -84,4 +80,21 @@ async fn a_client_with_the_test_ca_calls_over_https_and_reloads_take_effect() {
             .starts_with("https://"),
         "{woa}"
     );
+}
+
+/// Issue #21.2: a client that opens a TCP connection and never starts (or finishes) the TLS
+/// handshake is closed after the handshake timeout.
+#[tokio::test]
+async fn a_stalled_tls_handshake_is_closed() {
+    use tokio::io::AsyncReadExt as _;
+    let dir = Scratch::new();
+    std::fs::copy(format!("{TLS}/server-a.pem"), dir.0.join("cert.pem")).unwrap();
+    std::fs::copy(format!("{TLS}/server-a.key"), dir.0.join("key.pem")).unwrap();
+    let server = https(&dir, &["--tls-handshake-timeout-secs", "1"]);
+    let address = server.base.trim_start_matches("http://").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let mut buffer = [0u8; 64];
+    let closed = tokio::time::timeout(std::time::Duration::from_secs(5), socket.read(&mut buffer)).await;
+    assert!(matches!(closed, Ok(Ok(0) | Err(_))), "{closed:?}");
+    assert!(server.terminate());
 }
