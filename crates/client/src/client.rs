@@ -34,6 +34,10 @@ pub struct Options {
     pub limits: Limits,
     /// The largest HTTP body read, in bytes.
     pub max_body: usize,
+    /// Whether a lockfile's `stdio:` servers may be started (a command to run). Off by
+    /// default: a lockfile found in a cloned repository or a CI job is not the user's command
+    /// line (issue #21.3). Commands the caller passes itself always run.
+    pub allow_stdio: bool,
 }
 
 impl Default for Options {
@@ -46,6 +50,7 @@ impl Default for Options {
             retry: Retry::default(),
             limits: Limits::default(),
             max_body: 16 * 1024 * 1024,
+            allow_stdio: false,
         }
     }
 }

@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::client::Client;
 use crate::model::{Protocol, Source, Tool};
+use crate::text;
 
 /// The lockfile format version this program writes and reads.
 pub const FORMAT: u32 = 1;
@@ -219,6 +220,20 @@ pub async fn verify(client: &Client, lockfile: &Lockfile, progress: impl Fn(&Sou
     }
     let mut findings = Vec::new();
     for ((server, protocol), group) in groups {
+        if let Source::Command { .. } = &server
+            && !client.options().allow_stdio
+        {
+            progress(&server);
+            let error = format!(
+                "not started: `{}` is a command from the lockfile, and commands from a lockfile run only with --allow-stdio",
+                text::one_line(&server.to_string(), 200)
+            );
+            tracing::warn!(command = %server, "a lockfile's stdio server was not started; pass --allow-stdio to run it");
+            for locked in group {
+                findings.push((locked.clone(), Finding::Unreachable { error: error.clone() }));
+            }
+            continue;
+        }
         let discovered = client.rediscover(&server, Some(protocol)).await;
         progress(&server);
         for locked in group {

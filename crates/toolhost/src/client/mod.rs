@@ -78,6 +78,10 @@ pub enum Command {
         /// The lockfile.
         #[arg(default_value = "toolhost.lock")]
         lockfile: PathBuf,
+        /// Start the lockfile's `stdio:` servers (commands); without it they are reported as
+        /// not started, since a lockfile may come from anyone.
+        #[arg(long)]
+        allow_stdio: bool,
         #[command(flatten)]
         net: Net,
     },
@@ -214,7 +218,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Tools { source, json, net } => {
             let style = Style::new(net.color);
-            with_client(&net, vec![source.clone()], |client| async move {
+            with_client(&net, vec![source.clone()], false, |client| async move {
                 let server = discover(&client, &source, net.protocol).await?;
                 for skipped in &server.skipped {
                     eprintln!("toolhost: {}", toolhost_client::text::one_line(skipped, 300));
@@ -236,7 +240,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             net,
         } => {
             let style = Style::new(net.color);
-            with_client(&net, vec![source.clone()], |client| async move {
+            with_client(&net, vec![source.clone()], false, |client| async move {
                 let server = discover(&client, &source, net.protocol).await?;
                 let tool = find(&server, &tool)?;
                 let out = if json {
@@ -258,7 +262,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             input,
             net,
         } => {
-            with_client(&net, vec![source.clone()], |client| async move {
+            with_client(&net, vec![source.clone()], false, |client| async move {
                 let server = discover(&client, &source, net.protocol).await?;
                 let tool = find(&server, &tool)?;
                 let arguments = arguments(tool, &args, input.as_deref())?;
@@ -274,7 +278,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             output,
             net,
         } => {
-            with_client(&net, sources.clone(), |client| async move {
+            with_client(&net, sources.clone(), false, |client| async move {
                 let servers = discover_all(&client, &sources, net.protocol).await?;
                 let selected = select(&servers, &tools)?;
                 let lockfile = Lockfile::new(selected.iter().copied());
@@ -288,10 +292,14 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             })
             .await
         }
-        Command::Verify { lockfile, net } => {
+        Command::Verify {
+            lockfile,
+            allow_stdio,
+            net,
+        } => {
             let style = Style::new(net.color);
             // A lockfile's servers were not typed now: they stay under the SSRF guard.
-            with_client(&net, Vec::new(), |client| async move {
+            with_client(&net, Vec::new(), allow_stdio, |client| async move {
                 let text = std::fs::read_to_string(&lockfile)
                     .with_context(|| format!("failed to read the lockfile {}", lockfile.display()))?;
                 let locked = Lockfile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", lockfile.display()))?;
@@ -325,7 +333,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             output,
             net,
         } => {
-            with_client(&net, sources.clone(), |client| async move {
+            with_client(&net, sources.clone(), false, |client| async move {
                 let servers = discover_all(&client, &sources, net.protocol).await?;
                 let selected = select(&servers, &tools)?;
                 let format = match format {
@@ -350,12 +358,14 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
 /// Runs `body` with a client, then closes the client's MCP sessions whatever happened. The
 /// origins of the URLs in `typed` (what the user gave on the command line) are reachable even on
 /// loopback or a private address, with a note; everything learned from a server stays guarded.
-async fn with_client<F, Fut>(net: &Net, typed: Vec<String>, body: F) -> anyhow::Result<ExitCode>
+/// A lockfile's commands run only with `allow_stdio`.
+async fn with_client<F, Fut>(net: &Net, typed: Vec<String>, allow_stdio: bool, body: F) -> anyhow::Result<ExitCode>
 where
     F: FnOnce(std::sync::Arc<Client>) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<ExitCode>>,
 {
     let mut options = net.options();
+    options.allow_stdio = allow_stdio;
     for text in &typed {
         let Ok(Source::Url(url)) = Source::parse(text) else {
             continue;

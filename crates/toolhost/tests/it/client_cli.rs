@@ -350,3 +350,42 @@ async fn learned_addresses_stay_guarded_when_the_typed_one_is_open() {
     let said = format!("{}{}", stdout(&verify), stderr(&verify));
     assert!(said.contains("loopback") && said.contains("--allow-private"), "{said}");
 }
+
+/// Issue #21.3: `verify` does not run commands it finds in a lockfile. A `stdio:` entry (here a
+/// shell that would leave a marker file) is reported as not started, naming the command and
+/// the flag; with `--allow-stdio` it runs.
+#[tokio::test]
+async fn verify_runs_no_command_from_a_lockfile_unless_allowed() {
+    let dir = Scratch::new();
+    let lock = dir.0.join("toolhost.lock");
+    let source = format!("stdio:{BIN} serve --stdio --log warn");
+    let locked = toolhost(args(&[
+        "lock",
+        &source,
+        "--no-cache",
+        "--output",
+        lock.to_str().unwrap(),
+    ]))
+    .await;
+    assert!(locked.status.success(), "{}", stderr(&locked));
+    // Someone edits the lockfile to run their own command instead.
+    let marker = dir.0.join("ran");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    let hostile = format!("stdio:sh -c 'touch {}'", marker.display());
+    let hostile_json = serde_json::to_string(&hostile).unwrap();
+    let source_json = serde_json::to_string(&source).unwrap();
+    assert!(text.contains(&source_json), "{text}");
+    std::fs::write(&lock, text.replace(&source_json, &hostile_json)).unwrap();
+
+    let verify = toolhost(args(&["verify", lock.to_str().unwrap(), "--no-cache"])).await;
+    let said = format!("{}{}", stdout(&verify), stderr(&verify));
+    assert_eq!(verify.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("not started") && said.contains("--allow-stdio") && said.contains("touch"),
+        "{said}"
+    );
+    assert!(!marker.exists(), "the lockfile's command was run");
+
+    let allowed = toolhost(args(&["verify", lock.to_str().unwrap(), "--no-cache", "--allow-stdio"])).await;
+    assert!(marker.exists(), "with --allow-stdio it runs: {}", stderr(&allowed));
+}
