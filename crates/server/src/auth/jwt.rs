@@ -210,15 +210,24 @@ impl Issuer {
         v.algorithms.clone_from(&self.algorithms);
         v.leeway = LEEWAY_SECS;
         v.validate_nbf = true;
-        v.set_required_spec_claims(&["exp"]);
+        // A configured issuer or audience is required, not only checked when present: a token
+        // without `aud` is not for this server (RFC 7519 §4.1.3, RFC 9068 §4; issue #21.5).
+        let mut required = vec!["exp"];
         match &self.iss {
-            Some(iss) => v.set_issuer(&[iss]),
+            Some(iss) => {
+                v.set_issuer(&[iss]);
+                required.push("iss");
+            }
             None => v.iss = None,
         }
         match &self.aud {
-            Some(aud) => v.set_audience(&[aud]),
+            Some(aud) => {
+                v.set_audience(&[aud]);
+                required.push("aud");
+            }
             None => v.validate_aud = false,
         }
+        v.set_required_spec_claims(&required);
         v
     }
 

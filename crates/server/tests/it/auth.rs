@@ -212,6 +212,12 @@ async fn hs256_tokens_are_checked_in_full() {
     let mut no_exp = claims(iss, json!({}));
     no_exp.as_object_mut().unwrap().remove("exp");
     assert_eq!(f.status(&hs256(&no_exp, SECRET)).await, 401, "exp is required");
+    // Issue #21.5: a configured audience and issuer are required, not only checked if there.
+    for claim in ["aud", "iss"] {
+        let mut without = claims(iss, json!({}));
+        without.as_object_mut().unwrap().remove(claim);
+        assert_eq!(f.status(&hs256(&without, SECRET)).await, 401, "{claim} is required");
+    }
 }
 
 #[tokio::test]
