@@ -1,7 +1,9 @@
 //! Bearer JWTs: HS256 with a shared secret (OTC's scheme), RS256/ES256 with keys from a PEM
 //! file, a JWKS file or a JWKS URL (fetched, cached, and fetched again on an unknown `kid` at a
 //! bounded rate). Algorithms are pinned per issuer: the token's `alg` is only checked against
-//! that list, never trusted. `exp` is required; `iss` and `aud` are checked when configured.
+//! that list, never trusted. `exp` is required; so are `iss` and `aud` when configured. A JWKS
+//! URL is fetched in a task of its own: no request with a known key waits for it, and no probe
+//! or cancelled request cancels it.
 
 use std::collections::BTreeSet;
 use std::str::FromStr;
@@ -11,7 +13,6 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
-use tokio::sync::Mutex;
 
 use super::Refusal;
 
@@ -20,6 +21,8 @@ const JWKS_TTL: Duration = Duration::from_secs(600);
 /// At most one extra fetch per this interval when a token names an unknown `kid`, so forged
 /// tokens cannot make the server hammer the key endpoint.
 const REFETCH_INTERVAL: Duration = Duration::from_secs(30);
+/// How long a request whose key is not in hand waits for a fetch of the key set.
+const FETCH_WAIT: Duration = Duration::from_secs(10);
 /// Clock skew tolerated on `exp` and `nbf`.
 const LEEWAY_SECS: u64 = 30;
 
@@ -46,20 +49,24 @@ enum Keys {
     Single(DecodingKey),
     /// A key set from a file, by `kid`.
     Set(JwkSet),
-    /// A key set from a URL, cached.
-    Remote {
-        url: String,
-        http: reqwest::Client,
-        cache: Mutex<Remote>,
-    },
+    /// A key set from a URL, cached and fetched in the background.
+    Remote(std::sync::Arc<Remote>),
 }
 
-/// What is known of a JWKS URL: the last key set fetched, and the last attempt.
-#[derive(Default)]
+/// A JWKS URL and what is known of it. Fetches run in their own task (issue #21.6): no lock is
+/// held while the key endpoint answers, a request whose key is known never waits for one, and
+/// nothing a request or a probe does can cancel a fetch half-way.
 struct Remote {
-    fetched: Option<Fetched>,
-    tried: Option<Instant>,
-    error: Option<String>,
+    url: String,
+    http: reqwest::Client,
+    /// The last key set fetched.
+    current: arc_swap::ArcSwapOption<Fetched>,
+    /// When a fetch was last started, and whether one runs now.
+    tried: std::sync::Mutex<(Option<Instant>, bool)>,
+    /// Why the last fetch failed, if it did.
+    error: std::sync::Mutex<Option<String>>,
+    /// Bumped when a fetch ends, for those waiting on it.
+    generation: tokio::sync::watch::Sender<u64>,
 }
 
 struct Fetched {
@@ -68,32 +75,61 @@ struct Fetched {
 }
 
 impl Remote {
-    fn fresh(&self) -> Option<&JwkSet> {
-        self.fetched
-            .as_ref()
-            .filter(|f| f.at.elapsed() < JWKS_TTL)
-            .map(|f| &f.set)
+    fn new(url: String, http: reqwest::Client) -> Self {
+        Self {
+            url,
+            http,
+            current: arc_swap::ArcSwapOption::empty(),
+            tried: std::sync::Mutex::new((None, false)),
+            error: std::sync::Mutex::new(None),
+            generation: tokio::sync::watch::channel(0).0,
+        }
     }
 
-    /// Fetches the key set again unless an attempt was made within `REFETCH_INTERVAL`, so
-    /// neither forged tokens nor a failing endpoint make the server hammer it.
-    async fn refresh(&mut self, http: &reqwest::Client, url: &str) {
-        if self.tried.is_some_and(|t| t.elapsed() < REFETCH_INTERVAL) {
-            return;
+    fn fresh(&self) -> Option<std::sync::Arc<Fetched>> {
+        self.current.load_full().filter(|f| f.at.elapsed() < JWKS_TTL)
+    }
+
+    /// Starts a fetch in the background unless one runs or was started within
+    /// `REFETCH_INTERVAL` (so neither forged tokens nor a failing endpoint make the server
+    /// hammer it). A receiver to wait on when a fetch runs now.
+    fn refresh(self: &std::sync::Arc<Self>) -> Option<tokio::sync::watch::Receiver<u64>> {
+        let receiver = self.generation.subscribe();
+        let mut tried = self.tried.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if tried.1 {
+            return Some(receiver);
         }
-        self.tried = Some(Instant::now());
-        match fetch(http, url).await {
-            Ok(set) => {
-                self.fetched = Some(Fetched {
-                    set,
-                    at: Instant::now(),
-                });
-                self.error = None;
+        if tried.0.is_some_and(|t| t.elapsed() < REFETCH_INTERVAL) {
+            return None;
+        }
+        *tried = (Some(Instant::now()), true);
+        drop(tried);
+        let this = std::sync::Arc::clone(self);
+        tokio::spawn(async move {
+            let result = fetch(&this.http, &this.url).await;
+            match result {
+                Ok(set) => {
+                    this.current.store(Some(std::sync::Arc::new(Fetched {
+                        set,
+                        at: Instant::now(),
+                    })));
+                    *this.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+                }
+                Err(e) => {
+                    tracing::warn!(url = %this.url, "failed to fetch the JWKS: {e}");
+                    *this.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+                }
             }
-            Err(e) => {
-                tracing::warn!(%url, "failed to fetch the JWKS: {e}");
-                self.error = Some(e);
-            }
+            this.tried.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 = false;
+            this.generation.send_modify(|g| *g += 1);
+        });
+        Some(receiver)
+    }
+
+    /// Waits for the fetch `receiver` watches to end, at most `limit`.
+    async fn wait(receiver: Option<tokio::sync::watch::Receiver<u64>>, limit: Duration) {
+        if let Some(mut receiver) = receiver {
+            let _ = tokio::time::timeout(limit, receiver.changed()).await;
         }
     }
 }
@@ -182,11 +218,7 @@ impl Issuer {
                                 .timeout(Duration::from_secs(10))
                                 .build()
                                 .map_err(|e| e.to_string())?;
-                            Keys::Remote {
-                                url,
-                                http,
-                                cache: Mutex::new(Remote::default()),
-                            }
+                            Keys::Remote(std::sync::Arc::new(Remote::new(url, http)))
                         }
                         KeySource::Secret(_) => unreachable!("handled above"),
                     }
@@ -245,16 +277,22 @@ impl Issuer {
         match &self.keys {
             Keys::Single(key) => Ok(key.clone()),
             Keys::Set(set) => from_set(set).ok_or_else(unknown),
-            Keys::Remote { url, http, cache } => {
-                let mut remote = cache.lock().await;
-                if let Some(key) = remote.fresh().and_then(from_set) {
+            Keys::Remote(remote) => {
+                if let Some(key) = remote.fresh().and_then(|f| from_set(&f.set)) {
                     return Ok(key);
                 }
-                remote.refresh(http, url).await;
-                // A stale set still verifies while the endpoint is down: keys rotate slowly.
+                // Stale, or a key it does not have (a rotation): fetch in the background. A
+                // known key, even from a stale set, serves at once (keys rotate slowly, and the
+                // endpoint may be down); only a key not in hand waits for the fetch.
+                let fetching = remote.refresh();
+                let known = remote.current.load_full().and_then(|f| from_set(&f.set));
+                if let Some(key) = known {
+                    return Ok(key);
+                }
+                Remote::wait(fetching, FETCH_WAIT).await;
                 remote
-                    .fetched
-                    .as_ref()
+                    .current
+                    .load_full()
                     .and_then(|f| from_set(&f.set))
                     .ok_or_else(unknown)
             }
@@ -264,7 +302,7 @@ impl Issuer {
     /// The URL of the issuer's key set, when it comes from one.
     pub(super) fn jwks_url(&self) -> Option<&str> {
         match &self.keys {
-            Keys::Remote { url, .. } => Some(url),
+            Keys::Remote(remote) => Some(&remote.url),
             _ => None,
         }
     }
@@ -272,16 +310,21 @@ impl Issuer {
     /// For keys from a URL, for readiness: whether a fresh key set is in hand (fetching one, at
     /// the refetch rate, when it is not). Keys not from a URL are always in hand.
     pub(super) async fn check(&self) -> Result<(), String> {
-        let Keys::Remote { url, http, cache } = &self.keys else {
+        let Keys::Remote(remote) = &self.keys else {
             return Ok(());
         };
-        let mut remote = cache.lock().await;
         if remote.fresh().is_none() {
-            remote.refresh(http, url).await;
+            // The probe may wait for the fetch, or be cancelled: the fetch runs on regardless.
+            Remote::wait(remote.refresh(), FETCH_WAIT).await;
         }
-        match (remote.fresh(), &remote.error) {
+        let error = remote
+            .error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        match (remote.fresh(), error) {
             (Some(_), _) => Ok(()),
-            (None, Some(e)) => Err(e.clone()),
+            (None, Some(e)) => Err(e),
             (None, None) => Err("no key set fetched yet".to_owned()),
         }
     }
@@ -351,4 +394,99 @@ fn identity(claims: &Value) -> (String, BTreeSet<String>) {
         }
     }
     (id, scopes)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use jsonwebtoken::{EncodingKey, Header};
+
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/tests/fixtures/auth/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    /// A JWKS endpoint that answers at once, or after 3 s once `slow` is set.
+    async fn jwks(slow: Arc<AtomicBool>) -> String {
+        let body = fixture("jwks.json");
+        let app = axum::Router::new().route(
+            "/jwks.json",
+            axum::routing::get(move || {
+                let (body, slow) = (body.clone(), Arc::clone(&slow));
+                async move {
+                    if slow.load(Ordering::SeqCst) {
+                        tokio::time::sleep(Duration::from_secs(3)).await;
+                    }
+                    ([("content-type", "application/json")], body)
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url
+    }
+
+    fn token(kid: &str) -> String {
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = Some(kid.to_owned());
+        let exp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 600;
+        let claims = serde_json::json!({"iss": "https://rs.example", "sub": "alice", "exp": exp});
+        let key = EncodingKey::from_rsa_pem(fixture("rsa-private.pem").as_bytes()).unwrap();
+        jsonwebtoken::encode(&header, &claims, &key).unwrap()
+    }
+
+    /// Issue #21.6: while the key endpoint is slow, tokens with a known key are verified at
+    /// once; a probe that gives up (is cancelled) does not cancel the fetch it started.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_slow_key_endpoint_stalls_no_valid_caller_and_probes_cancel_no_fetch() {
+        let slow = Arc::new(AtomicBool::new(false));
+        let url = jwks(Arc::clone(&slow)).await;
+        let issuer = Issuer::new(
+            Some("https://rs.example".into()),
+            None,
+            &["RS256".into()],
+            KeySource::JwksUrl(url),
+        )
+        .unwrap();
+        let issuers = [issuer];
+        assert!(verify(&issuers, &token("test-rsa")).await.is_ok());
+        let Keys::Remote(remote) = &issuers[0].keys else {
+            panic!("a JWKS URL")
+        };
+        // The set has gone stale and the endpoint has become slow.
+        let set = remote.current.load_full().unwrap().set.clone();
+        let long_ago = Instant::now().checked_sub(JWKS_TTL * 2).unwrap();
+        remote.current.store(Some(Arc::new(Fetched { set, at: long_ago })));
+        remote.tried.lock().unwrap().0 = long_ago.checked_add(Duration::from_secs(1));
+        slow.store(true, Ordering::SeqCst);
+        let generation = *remote.generation.borrow();
+
+        // A readiness probe starts a fetch, then is cancelled.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), issuers[0].check())
+                .await
+                .is_err()
+        );
+        let started = Instant::now();
+        assert!(verify(&issuers, &token("test-rsa")).await.is_ok());
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "a known key waited {:?}",
+            started.elapsed()
+        );
+
+        // The fetch the probe started finishes on its own.
+        let mut receiver = remote.generation.subscribe();
+        let finished = tokio::time::timeout(Duration::from_secs(8), receiver.wait_for(|g| *g > generation)).await;
+        assert!(finished.is_ok(), "the fetch was cancelled with the probe");
+        assert!(remote.fresh().is_some(), "the key set is fresh again");
+    }
 }
