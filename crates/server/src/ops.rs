@@ -110,6 +110,17 @@ impl State {
         match loaded {
             Ok(catalog) => {
                 let tools = catalog.tools().len();
+                if self.auth().enabled() {
+                    let widened = widened(&self.engine.catalog(), &catalog);
+                    if !widened.is_empty() {
+                        // Applied (a scope may be dropped on purpose), but never silently: a
+                        // truncated file that lost a `scopes:` line shows here (issue #21.7).
+                        tracing::warn!(
+                            tools = %widened.join(", "),
+                            "this reload lets more callers see and call these tools: they need fewer scopes than before"
+                        );
+                    }
+                }
                 self.engine.replace(catalog);
                 let generation = self.engine.generation();
                 record_catalog(generation, &self.engine.catalog());
@@ -210,6 +221,19 @@ impl Readiness {
         });
         dependencies
     }
+}
+
+/// The tools of `new` that need fewer scopes than in `old` (a scope of theirs gone, from the
+/// tool, its toolkit or a `tag_scopes` entry), so that more callers may see and call them.
+fn widened(old: &toolhost_core::Catalog, new: &toolhost_core::Catalog) -> Vec<String> {
+    new.tools()
+        .iter()
+        .filter(|tool| {
+            old.find(&tool.name)
+                .is_some_and(|before| before.scopes.iter().any(|s| !tool.scopes.contains(s)))
+        })
+        .map(|tool| tool.name.clone())
+        .collect()
 }
 
 fn dependency(kind: &'static str, url: String, result: Result<(), String>) -> Dependency {

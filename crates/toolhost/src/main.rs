@@ -220,9 +220,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             settings.server.mcp.path
         );
         let state = toolhost_server::State::new(engine, settings.server);
-        if let Some(catalog) = settings.catalog.clone() {
+        // The config file is watched whatever the catalog: a revoked API key must not stay
+        // valid until a restart because the bundled catalog is served (issue #21.7).
+        if settings.catalog.is_some() || settings.config_file.is_some() {
             let watch = reload::Watch {
-                catalog,
+                catalog: settings.catalog.clone(),
                 interval: settings.reload_interval,
                 config: settings.config_file.clone().map(|path| reload::Reconfigure {
                     path,

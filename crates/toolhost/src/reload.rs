@@ -6,7 +6,9 @@
 //! JWT issuers, per-tool concurrency caps, rate, `[secrets]`, tag scopes and call timeout take
 //! effect at once (the last three through a new catalog loader, so the catalog is reloaded
 //! too); a setting that only a restart changes (the listen address, say) is named in a warning.
-//! A config file that does not resolve is refused whole, and the running settings stay.
+//! A config file that does not resolve is refused whole, and the running settings stay; so is
+//! one that would turn authentication off or drop every API key or JWT issuer (a truncated
+//! file reads that way). Changed files are read once they stop changing.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,8 +21,9 @@ use crate::settings::{ServeArgs, Settings};
 /// What is watched and how often.
 #[derive(Debug)]
 pub struct Watch {
-    /// The catalog directory.
-    pub catalog: PathBuf,
+    /// The catalog directory or file; `None`: the bundled catalog (only the config is watched,
+    /// and the bundled catalog is loaded again when the config's loader settings change).
+    pub catalog: Option<PathBuf>,
     /// How often to look for changes; `None` means only on SIGHUP.
     pub interval: Option<Duration>,
     /// The config file and how to resolve it again, if the server was started with one.
@@ -42,6 +45,11 @@ pub struct Reconfigure {
 
 type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
 
+/// How long changed files must stay the same before they are read, and how many times that is
+/// waited for.
+const SETTLE: Duration = Duration::from_millis(250);
+const SETTLE_TRIES: usize = 12;
+
 /// Names, sizes and modification times: enough to notice an edit, a new file or a removal.
 fn fingerprint(paths: impl IntoIterator<Item = PathBuf>) -> Fingerprint {
     let mut entries: Vec<_> = paths.into_iter().collect();
@@ -57,7 +65,10 @@ fn fingerprint(paths: impl IntoIterator<Item = PathBuf>) -> Fingerprint {
         .collect()
 }
 
-fn catalog_files(dir: &Path) -> Fingerprint {
+fn catalog_files(dir: Option<&Path>) -> Fingerprint {
+    let Some(dir) = dir else {
+        return Vec::new();
+    };
     if dir.is_file() {
         return fingerprint([dir.to_path_buf()]);
     }
@@ -85,11 +96,22 @@ impl Watcher {
     /// and reloads the catalog. Blocking work (directory scans, config and secret files, YAML
     /// parsing): run it off the async workers.
     fn look(&mut self, forced: bool, state: &toolhost_server::State) {
-        let (catalog_now, config_now) = (catalog_files(&self.watch.catalog), config_files(&self.watch));
-        let config_changed = forced || config_now != self.config;
-        if !config_changed && catalog_now == self.catalog {
+        let now = || (catalog_files(self.watch.catalog.as_deref()), config_files(&self.watch));
+        let (mut catalog_now, mut config_now) = now();
+        if !forced && config_now == self.config && catalog_now == self.catalog {
             return;
         }
+        // An editor or a deploy may still be writing: read only once the files have stayed
+        // the same for a moment (at most a few seconds), not half-way through (issue #21.7).
+        for _ in 0..SETTLE_TRIES {
+            std::thread::sleep(SETTLE);
+            let again = now();
+            if again == (catalog_now.clone(), config_now.clone()) {
+                break;
+            }
+            (catalog_now, config_now) = again;
+        }
+        let config_changed = forced || config_now != self.config;
         (self.catalog, self.config) = (catalog_now, config_now);
         tracing::info!(
             reason = if forced { "SIGHUP" } else { "files changed" },
@@ -104,7 +126,7 @@ impl Watcher {
                 None => return,
             }
         }
-        state.reload(load(&self.watch.catalog, &self.loader));
+        state.reload(load(self.watch.catalog.as_deref(), &self.loader));
     }
 }
 
@@ -112,7 +134,7 @@ impl Watcher {
 pub async fn run(watch: Watch, loader: Arc<Loader>, state: Arc<toolhost_server::State>) {
     let interval = watch.interval;
     let mut watcher = Watcher {
-        catalog: catalog_files(&watch.catalog),
+        catalog: catalog_files(watch.catalog.as_deref()),
         config: config_files(&watch),
         watch,
         loader,
@@ -172,6 +194,24 @@ fn reconfigured(reconfigure: &Reconfigure, state: &toolhost_server::State) -> Op
             return None;
         }
     };
+    // A file caught half-written, or emptied by an editor, reads as "no [auth]": a reload never
+    // switches authentication off, nor drops every API key; that takes a restart (issue #21.7).
+    let (old_auth, new_auth) = (state.auth(), &new.server.auth);
+    let refusal = if old_auth.enabled() && !new_auth.enabled() {
+        Some("it would turn authentication off")
+    } else if old_auth.has_api_keys() && !new_auth.has_api_keys() {
+        Some("it would remove every API key")
+    } else if old_auth.has_issuers() && !new_auth.has_issuers() {
+        Some("it would remove every JWT issuer")
+    } else {
+        None
+    };
+    if let Some(why) = refusal {
+        state.record_reload_error(format!(
+            "config file {path} refused: {why}; if that is meant, restart the server with the new file"
+        ));
+        return None;
+    }
     state.apply(&new.server);
     let restart = reconfigure.running.restart_needed_for(&new);
     if !restart.is_empty() {
@@ -184,6 +224,9 @@ fn reconfigured(reconfigure: &Reconfigure, state: &toolhost_server::State) -> Op
     Some(Arc::new(loader))
 }
 
-fn load(dir: &Path, loader: &Loader) -> Result<toolhost_core::Catalog, Vec<toolhost_core::Problem>> {
-    loader.load(&Source::read_dir(dir)?)
+fn load(dir: Option<&Path>, loader: &Loader) -> Result<toolhost_core::Catalog, Vec<toolhost_core::Problem>> {
+    match dir {
+        Some(dir) => loader.load(&Source::read_dir(dir)?),
+        None => loader.load(&toolhost_core::native::bundled_catalog()),
+    }
 }

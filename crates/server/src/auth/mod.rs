@@ -89,6 +89,16 @@ impl Authenticator {
         Self { keys, issuers }
     }
 
+    /// Whether API keys are configured.
+    pub fn has_api_keys(&self) -> bool {
+        !self.keys.is_empty()
+    }
+
+    /// Whether JWT issuers are configured.
+    pub fn has_issuers(&self) -> bool {
+        !self.issuers.is_empty()
+    }
+
     /// Whether any credential is required at all.
     pub fn enabled(&self) -> bool {
         !self.keys.is_empty() || !self.issuers.is_empty()

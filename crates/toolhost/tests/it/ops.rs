@@ -492,3 +492,95 @@ async fn readyz_checks_jwks_urls_and_names_nothing_to_strangers() {
     );
     assert!(server.terminate());
 }
+
+/// Issue #21.7: a config file emptied or cut short (an editor, an interrupted write) does not
+/// switch authentication off; a reload that lets more callers see a tool is applied but named
+/// at `warn`; and the config file is watched with the bundled catalog too, so a revoked key
+/// stops working without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reloads_never_switch_authentication_off_and_name_what_they_open() {
+    let dir = Scratch::new();
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    let scoped = ONE_TOOL.replace(
+        "      - name: echo_city\n",
+        "      - name: echo_city\n        scopes: [ops]\n",
+    );
+    dir.write("catalog/demo.yaml", &scoped);
+    let key = |name: &str, key: &str, scopes: &str| {
+        format!(
+            "\n[[auth.api_keys]]\nname = \"{name}\"\nsha256 = \"{}\"\nscopes = [{scopes}]\n",
+            toolhost_server::auth::hash_key(key)
+        )
+    };
+    let full = format!(
+        "catalog = \"catalog\"\n{}{}",
+        key("ops", "key-ops", "\"ops\""),
+        key("guest", "key-guest", "")
+    );
+    let path = dir.write("toolhost.toml", &full);
+    let server = Server::start(
+        &["--config", path.to_str().unwrap(), "--reload-interval-ms", "100"],
+        &[],
+        None,
+    );
+    let (http, base) = (reqwest::Client::new(), server.base.clone());
+    assert_eq!(call_with_key(&http, &base, "key-ops").await, 200);
+    assert_eq!(
+        call_with_key(&http, &base, "key-guest").await,
+        404,
+        "hidden from a caller without the scope"
+    );
+
+    // Emptied, then cut short before the keys: both refused, authentication stays on.
+    for (broken, failures) in [(String::new(), 1), ("catalog = \"catalog\"\n".to_owned(), 2)] {
+        dir.write("toolhost.toml", &broken);
+        let status = wait_ready(&http, &base, |s| s["reload_failures"] == failures).await;
+        assert_eq!(status["last_reload_failed"], true, "{status}");
+        assert_eq!(
+            call_with_key(&http, &base, "nobody").await,
+            401,
+            "authentication is still on"
+        );
+        assert_eq!(call_with_key(&http, &base, "key-ops").await, 200);
+    }
+    let refused = |l: &String| l.contains("would turn authentication off") && l.contains("restart");
+    assert!(server.logs_when(|l| l.iter().any(refused)).iter().any(refused));
+
+    // The tool loses its `scopes:` line: applied, and named.
+    dir.write("toolhost.toml", &full);
+    dir.write("catalog/demo.yaml", ONE_TOOL);
+    assert_eq!(wait_status(200, || call_with_key(&http, &base, "key-guest")).await, 200);
+    let opened = |l: &String| l.contains("more callers see and call these tools") && l.contains("echo_city");
+    assert!(server.logs_when(|l| l.iter().any(opened)).iter().any(opened));
+    assert!(server.terminate());
+
+    // The bundled catalog, and a config with two keys: revoking one takes effect on reload.
+    let two = format!("{}{}", key("ops", "key-ops", ""), key("guest", "key-guest", ""));
+    let path = dir.write("bundled.toml", &two);
+    let server = Server::start(
+        &["--config", path.to_str().unwrap(), "--reload-interval-ms", "100"],
+        &[],
+        None,
+    );
+    let base = server.base.clone();
+    let add = |key: &'static str| {
+        let (http, base) = (http.clone(), base.clone());
+        async move {
+            http.post(format!("{base}/nact/tools/add_numbers:invoke"))
+                .header("OTC-API-Key", key)
+                .json(&json!({"input_parameters": [{"name": "a", "value": 1}, {"name": "b", "value": 2}]}))
+                .send()
+                .await
+                .map_or(0, |r| r.status().as_u16())
+        }
+    };
+    assert_eq!(add("key-guest").await, 200);
+    dir.write("bundled.toml", &key("ops", "key-ops", ""));
+    assert_eq!(
+        wait_status(401, || add("key-guest")).await,
+        401,
+        "the revoked key stops working"
+    );
+    assert_eq!(add("key-ops").await, 200);
+    assert!(server.terminate());
+}
