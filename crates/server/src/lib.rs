@@ -153,6 +153,10 @@ pub fn app(state: Arc<State>) -> Router {
         .nest_service(&state.config.mcp.path, adapter::mcp::service(&state))
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)
+        .layer(axum::middleware::from_fn({
+            let allowed = http::hosts::AllowedHosts::of(&state.config);
+            move |request, next| http::hosts::check(allowed.clone(), request, next)
+        }))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower::util::option_layer(rate_limit))
         .layer(tower::util::option_layer(global_limits));

@@ -3,6 +3,7 @@
 pub mod accept;
 pub mod body;
 pub mod cache;
+pub mod hosts;
 pub mod log;
 pub mod meter;
 pub mod problem;

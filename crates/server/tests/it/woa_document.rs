@@ -328,6 +328,11 @@ async fn the_public_url_comes_from_configuration_never_from_host() {
                 request = request.header(HOST, host);
             }
             let reply = send(request).await;
+            if host == Some("evil.example") {
+                // A host the server does not answer to is refused outright (issue #21.9).
+                assert_eq!(reply.status, 403, "{}", reply.text);
+                continue;
+            }
             assert_eq!(reply.status, 200, "{}", reply.text);
             let document = reply.json();
             assert_eq!(document["transports"]["rest"]["base"], base, "Host: {host:?}");
@@ -354,4 +359,44 @@ async fn the_invocation_prefix_is_configurable() {
         .post_json("/woa/agents/add_numbers/invoke", &json!({"input": {}}))
         .await
         .expect_problem(404);
+}
+
+/// Issue #21.9: the DNS-rebinding guard covers every protocol: a request naming a host the
+/// server does not answer to is 403 on N-ACT, OTC, WoA and MCP alike; loopback names, the
+/// public URL's host and configured hosts are served; probes answer whatever the host.
+#[tokio::test]
+async fn a_foreign_host_is_refused_on_every_protocol() {
+    let server = Spawn::bundled()
+        .with_config(|c| {
+            c.public_url = Some("https://tools.example.com".into());
+            c.mcp.allowed_hosts.push("internal.lan:8080".into());
+        })
+        .start()
+        .await;
+    let mcp = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    for (host, expected) in [
+        ("evil.example", 403),
+        ("evil.example:80", 403),
+        ("internal.lan:9090", 403),
+        ("localhost:1234", 200),
+        ("tools.example.com", 200),
+        ("internal.lan:8080", 200),
+    ] {
+        for path in ["/nact/tools", "/otc/tools", "/.well-known/woa.json"] {
+            let reply = send(client().get(format!("{}{path}", server.base)).header(HOST, host)).await;
+            assert_eq!(reply.status, expected, "{host} {path}: {}", reply.text);
+        }
+        let reply = send(
+            client()
+                .post(format!("{}/mcp", server.base))
+                .header(HOST, host)
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-06-18")
+                .json(&mcp),
+        )
+        .await;
+        assert_eq!(reply.status, expected, "{host} /mcp: {}", reply.text);
+        let probe = send(client().get(format!("{}/healthz", server.base)).header(HOST, host)).await;
+        assert_eq!(probe.status, 200, "probes answer whatever the host");
+    }
 }

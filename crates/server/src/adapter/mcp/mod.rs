@@ -38,17 +38,7 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
     let config = &state.config.mcp;
     // The DNS-rebinding guard accepts the configured hosts and the public URL's own host, so
     // the MCP URL that WoA advertises works without a second setting.
-    let mut hosts = config.allowed_hosts.clone();
-    if let Some(authority) = state
-        .config
-        .public_url
-        .as_deref()
-        .and_then(|u| u.parse::<http::Uri>().ok())
-        .and_then(|u| u.authority().cloned())
-    {
-        hosts.push(authority.host().trim_matches(['[', ']']).to_owned());
-        hosts.push(authority.as_str().to_owned());
-    }
+    let hosts = crate::http::hosts::AllowedHosts::entries(&state.config);
     let mut http = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(config.sessions)
         .with_json_response(!config.sessions)
