@@ -196,6 +196,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(tools = catalog.tools().len(), catalog = %source, "catalog loaded");
     let engine = Arc::new(Engine::new(catalog));
     if settings.stdio {
+        // Whoever starts the process is the caller: stdio has no credentials to check, so an
+        // `[auth]` section does not apply, and that must not go unsaid (issue #21.13).
+        if settings.server.auth.enabled() {
+            tracing::warn!(
+                "serving MCP over stdio: the [auth] settings do not apply here; every tool, whatever its scopes, is served to the process that started this one"
+            );
+        }
         let state = toolhost_server::State::new(engine, settings.server);
         tracing::info!("serving MCP over stdio");
         return runtime

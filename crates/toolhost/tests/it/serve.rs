@@ -171,3 +171,24 @@ fn refuses_unknown_config_keys() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr.contains("unknown field `listne`"), "{stderr}");
 }
+
+/// Issue #21.13: `--stdio` with an `[auth]` config says at start that the auth settings do not
+/// apply (stdio has no credentials: the process that started it is the caller).
+#[test]
+fn stdio_with_auth_says_auth_does_not_apply() {
+    let dir = crate::support::Scratch::new();
+    let config = dir.write(
+        "toolhost.toml",
+        &format!(
+            "[[auth.api_keys]]\nname = \"ci\"\nsha256 = \"{}\"\n",
+            toolhost_server::auth::hash_key("k")
+        ),
+    );
+    let out = std::process::Command::new(crate::support::BIN)
+        .args(["serve", "--stdio", "--config", config.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[auth] settings do not apply"), "{stderr}");
+}
