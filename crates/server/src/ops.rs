@@ -308,14 +308,16 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
         "status": if ready { "ready" } else { "not ready" },
         "catalog": {
             "generation": state.engine.generation(),
-            "tools": state.engine.catalog().tools().len(),
             "loaded_at_unix": loaded_at,
         },
         "dependencies": {"checked": dependencies.len(), "unreachable": unreachable, "critical_unreachable": critical_down},
         "reload_failures": status.failures,
         "last_reload_failed": status.last_error.is_some(),
     });
+    // With authentication on, how many tools there are is not for strangers: a count that
+    // changes with a hidden tool tells that it exists (issue #21.11).
     if !state.auth().enabled() {
+        body["catalog"]["tools"] = json!(state.engine.catalog().tools().len());
         body["dependencies"]["list"] = json!(dependencies);
         body["last_reload_error"] = json!(status.last_error);
     }

@@ -29,7 +29,7 @@ toolkits:
         scopes: [admin]
         versions:
           - version: 1.0.0
-            inputs: [{ name: text, description: Any text. }]
+            inputs: [{ name: text, description: Any text., header: Text }]
             outputs: [{ name: text, type: string, description: The same text. }]
             backend: { kind: native, function: testing.echo }
 "#;
@@ -372,26 +372,28 @@ async fn a_forbidden_tool_is_absent_everywhere_and_unknown_when_called() {
     let forbidden = post("/otc/tools/call".into(), otc("admin_echo")).await.unwrap();
     let missing = post("/otc/tools/call".into(), otc("ghost_echo")).await.unwrap();
     assert_eq!((forbidden.status().as_u16(), missing.status().as_u16()), (400, 400));
-    let (forbidden, missing): (Value, Value) = (forbidden.json().await.unwrap(), missing.json().await.unwrap());
-    assert_eq!(
-        forbidden["message"]
-            .as_str()
-            .unwrap()
-            .replace("admin_echo", "ghost_echo"),
-        missing["message"]
-    );
+    // Byte for byte, once the names are swapped (issue #21.11): no field tells them apart.
+    let (forbidden, missing) = (forbidden.text().await.unwrap(), missing.text().await.unwrap());
+    assert_eq!(forbidden.replace("admin_echo", "ghost_echo"), missing);
 
     let woa = json!({"input": {"text": "x"}});
     let forbidden = post("/woa/agents/admin_echo/invoke".into(), woa.clone()).await.unwrap();
     let missing = post("/woa/agents/ghost_echo/invoke".into(), woa).await.unwrap();
     assert_eq!((forbidden.status().as_u16(), missing.status().as_u16()), (404, 404));
+    let (forbidden, missing) = (forbidden.text().await.unwrap(), missing.text().await.unwrap());
+    assert_eq!(
+        forbidden.replace("admin_echo", "ghost_echo"),
+        missing,
+        "WoA: byte for byte"
+    );
 
     let call = |tool: &str| json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": {"text": "x"}}});
     let forbidden = mcp(&f, key, call("admin_echo")).await;
     let missing = mcp(&f, key, call("ghost_echo")).await;
     assert_eq!(
-        forbidden["error"]["code"], missing["error"]["code"],
-        "{forbidden} vs {missing}"
+        forbidden.to_string().replace("admin_echo", "ghost_echo"),
+        missing.to_string(),
+        "MCP: byte for byte"
     );
     assert!(forbidden["error"].is_object(), "{forbidden}");
     let allowed = mcp(&f, "key-with-admin", call("admin_echo")).await;
@@ -465,4 +467,41 @@ async fn open_paths_and_401_shapes() {
         "{body}"
     );
     assert_eq!(body["$schema"], "otc://1.0");
+}
+
+/// Issue #21.11: MCP's `Mcp-Param-*` header check (protocol 2026-07-28) knows only the tools
+/// the caller may see: a mismatched header on a hidden tool answers exactly as on a tool that
+/// does not exist, while a caller who may see it gets the mismatch.
+#[tokio::test]
+async fn mcp_header_checks_do_not_reveal_hidden_tools() {
+    let f = start().await;
+    let call = |key: &'static str, tool: &'static str| {
+        let request = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"text": "x"},
+                       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+        let (http, base) = (f.http.clone(), f.base.clone());
+        async move {
+            let reply = http
+                .post(format!("{base}/mcp"))
+                .header("OTC-API-Key", key)
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", tool)
+                .header("mcp-param-text", "not-x")
+                .json(&request)
+                .send()
+                .await
+                .unwrap();
+            (reply.status().as_u16(), reply.text().await.unwrap())
+        }
+    };
+    let seen = call("key-with-admin", "admin_echo").await;
+    assert!(
+        seen.1.to_lowercase().contains("mcp-param-text") || seen.1.to_lowercase().contains("header"),
+        "the check is on for a caller who sees the tool: {seen:?}"
+    );
+    let hidden = call("key-without-scopes", "admin_echo").await;
+    let missing = call("key-without-scopes", "ghost_echo").await;
+    assert_eq!((hidden.0, hidden.1.replace("admin_echo", "ghost_echo")), missing);
 }

@@ -484,6 +484,10 @@ async fn readyz_checks_jwks_urls_and_names_nothing_to_strangers() {
         !status.to_string().contains("jwks.json"),
         "no URL for strangers: {status}"
     );
+    assert!(
+        status["catalog"].get("tools").is_none(),
+        "no tool count for strangers: {status}"
+    );
     let logs = server.logs_when(|l| l.iter().any(|l| l.contains("dependency unreachable")));
     assert!(
         logs.iter()

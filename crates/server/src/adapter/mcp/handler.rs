@@ -76,7 +76,16 @@ impl ServerHandler for Handler {
         Ok(ListToolsResult::with_all_items(tools))
     }
 
+    /// The tool rmcp checks `Mcp-Param-*` headers against. A tool the caller may not see is
+    /// unknown here too, so a header check cannot tell it apart from a tool that does not exist
+    /// (issue #21.11); the caller is the one [`super::CALLER_ACCESS`] holds for this request.
     fn get_tool(&self, name: &str) -> Option<McpTool> {
+        if !self.local {
+            let access = super::CALLER_ACCESS
+                .try_with(Clone::clone)
+                .unwrap_or_else(|_| Access::Scopes(Arc::default()));
+            self.state.engine.catalog().find_for(name, &access)?;
+        }
         self.state.mcp.get(&self.state.engine).view.get(name).cloned()
     }
 

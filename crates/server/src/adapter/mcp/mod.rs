@@ -33,6 +33,21 @@ pub const VERSION_META: &str = "toolhost/version";
 /// The `_meta` key naming a tool's toolkit in `tools/list`.
 pub const TOOLKIT_META: &str = "toolhost/toolkit";
 
+tokio::task_local! {
+    /// The access of the caller whose request is being handled: the SDK asks the handler for a
+    /// tool's schema (to check `Mcp-Param-*` headers) with no request in hand.
+    pub(crate) static CALLER_ACCESS: toolhost_core::Access;
+}
+
+/// Runs the rest of the request with its caller's access in [`CALLER_ACCESS`].
+async fn with_caller(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let access = request
+        .extensions()
+        .get::<crate::auth::Caller>()
+        .map_or_else(|| toolhost_core::Access::Scopes(Arc::default()), |c| c.access.clone());
+    CALLER_ACCESS.scope(access, next.run(request)).await
+}
+
 /// The streamable HTTP service to mount at the MCP path.
 pub fn service(state: &Arc<State>) -> axum::routing::Router {
     let config = &state.config.mcp;
@@ -67,7 +82,7 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
             http,
         ))
     };
-    router.layer(malformed)
+    router.layer(malformed).layer(axum::middleware::from_fn(with_caller))
 }
 
 pub(crate) use convert::Tools;

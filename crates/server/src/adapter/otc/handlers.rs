@@ -106,6 +106,14 @@ pub(super) async fn call(
         return refused(error::classify(missing, schema, &request.tool_id));
     };
     if let Err(e) = toolhost_core::resolve(&catalog, id.name, &id.version, &caller.access) {
+        // A tool the caller may not see is named as written, like any unknown one: byte for
+        // byte the same answer (issue #21.11).
+        let e = match e {
+            toolhost_core::Error::ToolNotFound { .. } => toolhost_core::Error::ToolNotFound {
+                tool: request.tool_id.clone(),
+            },
+            other => other,
+        };
         return refused(error::classify(e, schema, &request.tool_id));
     }
     let call_id = request
