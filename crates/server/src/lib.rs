@@ -47,6 +47,8 @@ pub struct State {
     tool_slots: limits::ToolSlots,
     /// Per-caller request rates.
     rate: limits::RateLimiter,
+    /// Failed authentications per client address (issue #21.12).
+    auth_failures: limits::RateLimiter,
     /// Who may call: `config.auth` at start, replaced by [`State::apply`] on a config reload.
     auth: arc_swap::ArcSwap<auth::Authenticator>,
     /// The last dependency checks of `/readyz`.
@@ -73,6 +75,7 @@ impl State {
         let reloads = ops::Reloads::new(&engine.catalog());
         let tool_slots = limits::ToolSlots::new(limits::ToolCaps::of_limits(&config.limits));
         let rate = limits::RateLimiter::new(config.limits.rate_per_second, config.limits.rate_burst);
+        let auth_failures = limits::auth_failures(config.limits.auth_failures_per_minute);
         let auth = arc_swap::ArcSwap::new(Arc::clone(&config.auth));
         let state = Arc::new(Self {
             engine,
@@ -85,6 +88,7 @@ impl State {
             reloads,
             tool_slots,
             rate,
+            auth_failures,
             auth,
             readiness: ops::Readiness::default(),
         });
@@ -116,6 +120,9 @@ impl State {
         self.auth.store(Arc::clone(&new.auth));
         self.tool_slots.set(limits::ToolCaps::of_limits(&new.limits));
         self.rate.set(new.limits.rate_per_second, new.limits.rate_burst);
+        let per_minute = new.limits.auth_failures_per_minute;
+        self.auth_failures
+            .set(f64::from(per_minute) / 60.0, (per_minute / 2).max(1));
     }
 }
 /// The whole application: every protocol's routes, shared limits and request logging.

@@ -19,7 +19,7 @@ use crate::auth::Caller;
 use crate::http::problem::ProblemResponse;
 
 /// The limits, as configured. Zero turns a limit off.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     /// Requests handled at once, across the server.
     pub max_in_flight: usize,
@@ -33,6 +33,32 @@ pub struct Limits {
     pub rate_per_second: f64,
     /// How many requests a caller may make at once before the rate applies.
     pub rate_burst: u32,
+    /// Failed authentications a client address may have per minute (half of them at once)
+    /// before it must wait; 0: no limit (issue #21.12).
+    pub auth_failures_per_minute: u32,
+}
+
+/// The default limit of failed authentications per client address and minute.
+pub const AUTH_FAILURES_PER_MINUTE: u32 = 60;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_in_flight: 0,
+            max_calls_per_tool: 0,
+            max_calls_by_tool: HashMap::new(),
+            request_timeout: None,
+            rate_per_second: 0.0,
+            rate_burst: 20,
+            auth_failures_per_minute: AUTH_FAILURES_PER_MINUTE,
+        }
+    }
+}
+
+/// The limiter of failed authentications for `per_minute` (0: off): the rate, and a burst of
+/// half a minute's worth.
+pub fn auth_failures(per_minute: u32) -> RateLimiter {
+    RateLimiter::new(f64::from(per_minute) / 60.0, (per_minute / 2).max(1))
 }
 
 /// Turns the errors of the global tower layers into problems: shed load is 503 with
@@ -275,6 +301,30 @@ impl RateLimiter {
         };
         shard.current.insert(key, bucket);
         answer
+    }
+
+    /// How long `caller` must wait for a token, without taking one (and without tracking a
+    /// caller it does not know yet).
+    pub fn peek(&self, caller: RateKey<'_>) -> Result<(), Duration> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let rate = f64::from_bits(self.rate.load(Relaxed));
+        let burst = f64::from_bits(self.burst.load(Relaxed));
+        if rate <= 0.0 || rate.is_nan() {
+            return Ok(());
+        }
+        let key = std::hash::BuildHasher::hash_one(&self.keys, caller);
+        let shard = self.shards[(key as usize) & (SHARDS - 1)]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(bucket) = shard.current.get(&key).or_else(|| shard.previous.get(&key)) else {
+            return Ok(());
+        };
+        let tokens = (bucket.tokens + bucket.at.elapsed().as_secs_f64() * rate).min(burst);
+        if tokens >= 1.0 {
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - tokens) / rate))
+        }
     }
 
     /// Callers tracked now, in all generations (for tests and metrics).

@@ -118,6 +118,10 @@ pub struct ServeArgs {
     /// Requests per second per caller (API key, token subject, or client IP) [default: 0 = no limit].
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_PER_SECOND")]
     rate_limit_per_second: Option<f64>,
+    /// Failed authentications a client address may have per minute (half of them at once);
+    /// beyond it that address waits before any credentials it sends are checked [default: 60; 0 = no limit].
+    #[arg(long, env = "TOOLHOST_AUTH_FAILURES_PER_MINUTE")]
+    auth_failures_per_minute: Option<u32>,
     /// Requests a caller may send at once before the rate applies [default: 20].
     #[arg(long, env = "TOOLHOST_RATE_LIMIT_BURST")]
     rate_limit_burst: Option<u32>,
@@ -180,6 +184,7 @@ struct File {
     request_timeout_ms: Option<u64>,
     rate_limit_per_second: Option<f64>,
     rate_limit_burst: Option<u32>,
+    auth_failures_per_minute: Option<u32>,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
     otlp_endpoint: Option<String>,
@@ -390,6 +395,10 @@ impl ServeArgs {
                         .map(Duration::from_millis),
                     rate_per_second: self.rate_limit_per_second.or(file.rate_limit_per_second).unwrap_or(0.0),
                     rate_burst: self.rate_limit_burst.or(file.rate_limit_burst).unwrap_or(20),
+                    auth_failures_per_minute: self
+                        .auth_failures_per_minute
+                        .or(file.auth_failures_per_minute)
+                        .unwrap_or(toolhost_server::limits::AUTH_FAILURES_PER_MINUTE),
                 },
                 mcp,
                 public_url,

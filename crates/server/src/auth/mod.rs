@@ -172,7 +172,23 @@ fn exempt(state: &State, path: &str) -> bool {
 /// The authentication middleware: every request leaves it with a [`Caller`] or as a 401.
 pub async fn layer(Extract(state): Extract<Arc<State>>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
-    let caller = if exempt(&state, &path) {
+    let exempt = exempt(&state, &path);
+    // A client address that keeps sending wrong credentials must wait before its next try is
+    // even looked at: keys cannot be guessed at line rate. A caller elsewhere, or one whose
+    // credentials are right, is never held up by it (issue #21.12).
+    let address = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
+    if !exempt
+        && state.auth().enabled()
+        && let Some(ip) = address
+        && let Err(wait) = state.auth_failures.peek(crate::limits::RateKey::Address(ip))
+    {
+        metrics::counter!("toolhost_auth_failures_limited_total").increment(1);
+        return too_many_failures(&state, &path, wait);
+    }
+    let caller = if exempt {
         Ok(Caller::anonymous())
     } else {
         state.auth().authenticate(request.headers()).await
@@ -183,10 +199,55 @@ pub async fn layer(Extract(state): Extract<Arc<State>>, mut request: Request, ne
             next.run(request).await
         }
         Err(refusal) => {
+            if let (Refusal::Invalid(_), Some(ip)) = (&refusal, address) {
+                let _ = state.auth_failures.check(crate::limits::RateKey::Address(ip));
+            }
             tracing::info!(%path, reason = ?refusal, "authentication refused");
             unauthorized(&state, &path, &refusal)
         }
     }
+}
+
+/// Whether `path` is `prefix` or below it: which protocol's shape an answer takes.
+fn under(path: &str, prefix: &str) -> bool {
+    let prefix = prefix.trim_end_matches('/');
+    path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The answer to an address over its failed-authentication limit, in its protocol's shape,
+/// with `Retry-After`.
+fn too_many_failures(state: &State, path: &str, wait: std::time::Duration) -> Response {
+    let config = &state.config;
+    let message = format!(
+        "too many failed authentications from this address; wait {} s and try again with valid credentials",
+        wait.as_secs().max(1)
+    );
+    let mut response = if under(path, &config.mcp.path) {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
+        (StatusCode::TOO_MANY_REQUESTS, body.to_string()).into_response()
+    } else if under(path, &config.otc_prefix) {
+        // OTC: every error before the tool runs is a 400 server error (its "Server Errors").
+        let body = serde_json::json!({"$schema": toolhost_wire::otc::SCHEMA, "message": message});
+        (StatusCode::BAD_REQUEST, body.to_string()).into_response()
+    } else {
+        let mut p = ProblemResponse::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too-many-failed-authentications",
+            message,
+        );
+        p.problem.retryable = true;
+        p.retry_after = Some(wait);
+        return p.into_response();
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    if let Ok(value) = axum::http::HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+        headers.insert(axum::http::header::RETRY_AFTER, value);
+    }
+    response
 }
 
 /// A 401 in the shape of the protocol the path belongs to.
@@ -204,11 +265,7 @@ fn unauthorized(state: &State, path: &str, refusal: &Refusal) -> Response {
     if let Some(error) = error {
         challenge.push_str(&format!(", error=\"{error}\""));
     }
-    let in_prefix = |prefix: &str| {
-        let prefix = prefix.trim_end_matches('/');
-        path == prefix || path.starts_with(&format!("{prefix}/"))
-    };
-    let mut response = if in_prefix(&config.mcp.path) {
+    let mut response = if under(path, &config.mcp.path) {
         challenge.push_str(&format!(
             ", resource_metadata=\"{}/.well-known/oauth-protected-resource{}\"",
             config.public_base(),
@@ -216,7 +273,7 @@ fn unauthorized(state: &State, path: &str, refusal: &Refusal) -> Response {
         ));
         let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
         (StatusCode::UNAUTHORIZED, body.to_string()).into_response()
-    } else if in_prefix(&config.otc_prefix) {
+    } else if under(path, &config.otc_prefix) {
         let body = serde_json::json!({"$schema": toolhost_wire::otc::SCHEMA, "message": message});
         (StatusCode::UNAUTHORIZED, body.to_string()).into_response()
     } else {

@@ -505,3 +505,54 @@ async fn mcp_header_checks_do_not_reveal_hidden_tools() {
     let missing = call("key-without-scopes", "ghost_echo").await;
     assert_eq!((hidden.0, hidden.1.replace("admin_echo", "ghost_echo")), missing);
 }
+
+/// Issue #21.12: an address that keeps sending wrong credentials must wait (429 with
+/// `Retry-After`, before its next credentials are even checked); another address, with valid
+/// credentials or not, is not held up by it. OTC says it as a 400 server error.
+#[tokio::test]
+async fn failed_authentications_are_limited_per_address() {
+    let f = start().await;
+    let tools = |http: &reqwest::Client, key: &str, path: &str| {
+        http.get(format!("{}{path}", f.base)).header("OTC-API-Key", key).send()
+    };
+    let mut limited = None;
+    for attempt in 0..40 {
+        let reply = tools(&f.http, &format!("guess-{attempt}"), "/nact/tools")
+            .await
+            .unwrap();
+        if reply.status() == 429 {
+            limited = Some((attempt, reply));
+            break;
+        }
+        assert_eq!(reply.status(), 401);
+    }
+    let (attempt, reply) = limited.expect("guessing is limited");
+    assert!(
+        (25..=35).contains(&attempt),
+        "after about half a minute's worth: {attempt}"
+    );
+    assert!(reply.headers().contains_key("retry-after"));
+    let otc = tools(&f.http, "guess", "/otc/tools").await.unwrap();
+    assert_eq!(otc.status(), 400, "OTC: a server error");
+    assert!(otc.headers().contains_key("retry-after"));
+    // Even the right key waits from this address: a guess that is right must not show.
+    assert_eq!(
+        tools(&f.http, "key-with-admin", "/nact/tools").await.unwrap().status(),
+        429
+    );
+
+    // Another address is not held up.
+    let elsewhere = reqwest::Client::builder()
+        .no_proxy()
+        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(
+        tools(&elsewhere, "key-with-admin", "/nact/tools")
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(tools(&elsewhere, "wrong", "/nact/tools").await.unwrap().status(), 401);
+}
