@@ -6,9 +6,30 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
+/// Who a document may be cached for (WoA §7, issue #22.5). With authentication on, what a
+/// caller sees depends on its scopes, so a shared cache must not hand one caller's document to
+/// another: `private`, and `Vary` on the credentials. With it off, the document is the same for
+/// everyone and may be cached anywhere.
+pub fn set_policy(headers: &mut HeaderMap, max_age: &'static str, per_caller: bool) {
+    if per_caller {
+        if let Ok(value) = HeaderValue::from_str(&format!("private, {max_age}")) {
+            headers.insert(header::CACHE_CONTROL, value);
+        }
+        headers.insert(header::VARY, HeaderValue::from_static("Authorization, OTC-API-Key"));
+    } else {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(max_age));
+    }
+}
+
 /// Answers with `body` as JSON, tagged with a strong `ETag` of its bytes, or 304 when the
-/// request's `If-None-Match` already names that tag.
-pub fn json(request: &HeaderMap, body: Vec<u8>, content_type: &'static str, cache_control: &'static str) -> Response {
+/// request's `If-None-Match` already names that tag; cached as [`set_policy`] says.
+pub fn json(
+    request: &HeaderMap,
+    body: Vec<u8>,
+    content_type: &'static str,
+    max_age: &'static str,
+    per_caller: bool,
+) -> Response {
     let tag = etag(&body);
     let mut response = if if_none_match(request, &tag) {
         let mut r = Response::new(Body::empty());
@@ -24,7 +45,7 @@ pub fn json(request: &HeaderMap, body: Vec<u8>, content_type: &'static str, cach
     if let Ok(value) = HeaderValue::from_str(&tag) {
         headers.insert(header::ETAG, value);
     }
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache_control));
+    set_policy(headers, max_age, per_caller);
     response
 }
 

@@ -556,3 +556,32 @@ async fn failed_authentications_are_limited_per_address() {
     );
     assert_eq!(tools(&elsewhere, "wrong", "/nact/tools").await.unwrap().status(), 401);
 }
+
+/// Issue #22.5 (WoA §7): with authentication on, what a listing shows depends on the caller,
+/// so listings are `private` and vary on the credentials; with it off they may be shared.
+#[tokio::test]
+async fn per_caller_documents_are_private_and_vary_on_credentials() {
+    let f = start().await;
+    let open = crate::support::Spawn::bundled().start().await;
+    for path in ["/nact/tools", "/otc/tools", "/.well-known/woa.json"] {
+        let reply = f
+            .http
+            .get(format!("{}{path}", f.base))
+            .header("OTC-API-Key", "key-with-admin")
+            .send()
+            .await
+            .unwrap();
+        let cache = reply.headers()["cache-control"].to_str().unwrap().to_owned();
+        let vary = reply.headers().get("vary").map(|v| v.to_str().unwrap().to_owned());
+        assert!(cache.starts_with("private"), "{path}: {cache}");
+        assert_eq!(vary.as_deref(), Some("Authorization, OTC-API-Key"), "{path}");
+
+        let reply = f.http.get(format!("{}{path}", open.base)).send().await.unwrap();
+        let cache = reply.headers()["cache-control"].to_str().unwrap().to_owned();
+        assert!(
+            !cache.contains("private") && cache.contains("max-age"),
+            "{path}: {cache}"
+        );
+        assert!(reply.headers().get("vary").is_none(), "{path}");
+    }
+}

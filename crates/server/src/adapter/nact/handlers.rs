@@ -22,7 +22,7 @@ const DEFAULT_PAGE_LIMIT: u32 = 50;
 const MAX_PAGE_LIMIT: u32 = 500;
 /// Listings change on reload, and every signature carries `currentVersion`, which changes when
 /// a version ships: a short lifetime, then revalidation with the ETag.
-const CACHE: &str = "private, max-age=60";
+const CACHE: &str = "max-age=60";
 const JSON: &str = "application/json";
 
 type Result<T> = std::result::Result<T, ProblemResponse>;
@@ -53,7 +53,13 @@ pub(super) async fn list(
         .more
         .then(|| page.tools.last().map(|t| cursor::encode(Kind::Tools, &t.name)))
         .flatten();
-    Ok(page_response(&headers, items, params.limit, next))
+    Ok(page_response(
+        &headers,
+        items,
+        params.limit,
+        next,
+        state.auth().enabled(),
+    ))
 }
 
 /// `GET {root}/tools/{toolID}`: the current signature (N-ACT §6.2).
@@ -105,7 +111,13 @@ pub(super) async fn versions(
                 .map(|v| cursor::encode(Kind::Versions, &format!("{}:{}", tool.id, v.number)))
         })
         .flatten();
-    Ok(page_response(&headers, items, params.limit, next))
+    Ok(page_response(
+        &headers,
+        items,
+        params.limit,
+        next,
+        state.auth().enabled(),
+    ))
 }
 
 /// `GET {root}/tools/{toolID}/versions/{n}`: one version's signature (N-ACT §6.3).
@@ -135,7 +147,7 @@ fn signature_response(
         .get(&tool.name, version.number)
         .map(|s| s.get().as_bytes().to_vec())
         .unwrap_or_default();
-    Ok(cache::json(headers, body, JSON, CACHE))
+    Ok(cache::json(headers, body, JSON, CACHE, state.auth().enabled()))
 }
 
 /// `POST {root}/tools/{toolID}:invoke`: run the current version (N-ACT §7).
@@ -227,7 +239,13 @@ fn version_number(segment: &str) -> Result<u32> {
     })
 }
 
-fn page_response(headers: &HeaderMap, items: Vec<&RawValue>, limit: u32, next: Option<String>) -> Response {
+fn page_response(
+    headers: &HeaderMap,
+    items: Vec<&RawValue>,
+    limit: u32,
+    next: Option<String>,
+    per_caller: bool,
+) -> Response {
     let page = Page {
         items,
         paging: Paging {
@@ -236,7 +254,7 @@ fn page_response(headers: &HeaderMap, items: Vec<&RawValue>, limit: u32, next: O
         },
     };
     let body = serde_json::to_vec(&page).unwrap_or_default();
-    cache::json(headers, body, JSON, CACHE)
+    cache::json(headers, body, JSON, CACHE, per_caller)
 }
 
 /// Listing query parameters; unknown ones are refused so a typo is not silently ignored.

@@ -56,7 +56,7 @@ pub(super) async fn list(
         quote(schema),
         built.view.json_for(&caller.access)
     );
-    cache::json(&headers, body.into_bytes(), JSON, "private, max-age=60")
+    cache::json(&headers, body.into_bytes(), JSON, "max-age=60", state.auth().enabled())
 }
 
 /// `POST {root}/tools/call`: run a tool once per `call_id`.

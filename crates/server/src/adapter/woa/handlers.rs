@@ -47,7 +47,7 @@ pub(super) async fn document(Extract(state): Extract<Arc<State>>, caller: Caller
     let out = response.headers_mut();
     out.insert(header::ETAG, document.etag.clone());
     out.insert(header::LAST_MODIFIED, document.last_modified.clone());
-    out.insert(header::CACHE_CONTROL, HeaderValue::from_static(CACHE));
+    cache::set_policy(out, CACHE, state.auth().enabled());
     response
 }
 
