@@ -83,7 +83,7 @@ mod tests {
             header::IF_NONE_MATCH,
             HeaderValue::from_str(&format!("\"x\", W/{tag}")).unwrap(),
         );
-        let response = json(&headers, b"{}".to_vec(), "application/json", "no-cache");
+        let response = json(&headers, b"{}".to_vec(), "application/json", "no-cache", false);
         assert_eq!(response.status(), StatusCode::NOT_MODIFIED);
         assert_eq!(response.headers()[header::ETAG], tag.as_str());
         let response = json(&HeaderMap::new(), b"{}".to_vec(), "application/json", "no-cache");
