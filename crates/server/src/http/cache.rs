@@ -86,7 +86,7 @@ mod tests {
         let response = json(&headers, b"{}".to_vec(), "application/json", "no-cache", false);
         assert_eq!(response.status(), StatusCode::NOT_MODIFIED);
         assert_eq!(response.headers()[header::ETAG], tag.as_str());
-        let response = json(&HeaderMap::new(), b"{}".to_vec(), "application/json", "no-cache");
+        let response = json(&HeaderMap::new(), b"{}".to_vec(), "application/json", "no-cache", false);
         assert_eq!(response.status(), StatusCode::OK);
     }
 }
