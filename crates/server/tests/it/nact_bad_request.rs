@@ -313,3 +313,17 @@ async fn an_unknown_route_is_a_404_problem() {
     }
     server.post_json("/nact/invoke", &json!({})).await.expect_problem(404);
 }
+
+/// Issue #22.8: a GET of an invocation URL is 405 with `Allow: POST`, not an unknown tool.
+#[tokio::test]
+async fn get_of_an_invocation_url_is_405_allow_post() {
+    let server = Spawn::bundled().start().await;
+    for path in [
+        "/nact/tools/add_numbers:invoke",
+        "/nact/tools/add_numbers/versions/1:invoke",
+    ] {
+        let reply = server.get(path).await;
+        reply.expect_problem(405);
+        assert_eq!(reply.header("allow").as_deref(), Some("POST"), "{path}");
+    }
+}

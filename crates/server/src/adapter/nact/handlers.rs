@@ -69,6 +69,7 @@ pub(super) async fn signature(
     Path(tool): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response> {
+    not_an_invocation(&tool)?;
     signature_response(&state, &caller, &tool, &VersionSelector::Latest, &headers)
 }
 
@@ -127,6 +128,7 @@ pub(super) async fn version(
     Path((tool, version)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response> {
+    not_an_invocation(&version)?;
     let selector = VersionSelector::Number(version_number(&version)?);
     signature_response(&state, &caller, &tool, &selector, &headers)
 }
@@ -209,6 +211,21 @@ async fn invoke(
 }
 
 /// Strips the `:invoke` suffix of an invocation path segment.
+/// A GET (or HEAD) of an invocation URL: 405 with `Allow: POST` (issue #22.8), not "no tool
+/// named `x:invoke`".
+fn not_an_invocation(segment: &str) -> Result<()> {
+    if segment.ends_with(":invoke") {
+        let mut p = ProblemResponse::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method-not-allowed",
+            format!("`{segment}` invokes a tool: send it with POST and an invocation body (N-ACT §7)"),
+        );
+        p.allow = Some("POST");
+        return Err(p);
+    }
+    Ok(())
+}
+
 fn invoke_target(segment: &str) -> Result<&str> {
     segment.strip_suffix(":invoke").ok_or_else(|| {
         let mut p = ProblemResponse::new(
