@@ -66,6 +66,10 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
     result
 }
 
+/// The failure code of a call refused because its tool is at its concurrency cap: the tool did
+/// not run (OTC says so as a 400 server error, issue #22.4).
+pub const BUSY_CODE: &str = "busy";
+
 /// The retryable failure of a call to a tool at its concurrency cap.
 fn busy(tool: String) -> Error {
     meters().rejected.increment(1);
@@ -73,7 +77,7 @@ fn busy(tool: String) -> Error {
         "the tool is running as many calls as it is allowed to; try again shortly",
         Some(std::time::Duration::from_secs(1)),
     )
-    .with_code("busy");
+    .with_code(BUSY_CODE);
     Error::Failed {
         tool,
         failure: Box::new(failure),

@@ -166,11 +166,16 @@ pub fn app(state: Arc<State>) -> Router {
         }))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower::util::option_layer(rate_limit))
-        .layer(tower::util::option_layer(global_limits));
+        .layer(tower::util::option_layer(global_limits))
+        .layer(axum::middleware::from_fn({
+            let prefix: Arc<str> = state.config.otc_prefix.trim_end_matches('/').into();
+            move |request, next| adapter::otc::limits_as_server_errors(Arc::clone(&prefix), request, next)
+        }));
     // Probes, metrics and the auth metadata are outside the limits: a liveness probe shed under
     // load would get a busy server restarted.
     Router::new()
         .merge(ops::routes())
+        .merge(adapter::otc::probe_routes(&state.config.otc_prefix))
         .route(
             "/.well-known/oauth-protected-resource",
             axum::routing::get(auth::protected_resource),

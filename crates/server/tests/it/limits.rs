@@ -225,3 +225,82 @@ async fn probes_are_not_shed_when_the_server_is_full() {
     }
     assert_eq!(slow.await.unwrap().0, 200);
 }
+
+/// Calls `tool` (of toolkit Demo) over OTC; returns the status, `Retry-After` and body.
+async fn otc_call(http: &reqwest::Client, base: &str, tool: &str) -> (u16, Option<String>, Value) {
+    let reply = http
+        .post(format!("{base}/otc/tools/call"))
+        .json(&json!({"request": {"tool_id": format!("Demo.{tool}"), "input": {"text": "x"}}}))
+        .send()
+        .await
+        .unwrap();
+    let status = reply.status().as_u16();
+    let retry = reply
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (status, retry, reply.json().await.unwrap_or(Value::Null))
+}
+
+/// Starts an OTC call of `slow_echo` and gives it time to be running.
+async fn slow_call_running(
+    http: &reqwest::Client,
+    base: &str,
+) -> tokio::task::JoinHandle<(u16, Option<String>, Value)> {
+    let (http, base) = (http.clone(), base.to_owned());
+    let slow = tokio::spawn(async move { otc_call(&http, &base, "slow_echo").await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    slow
+}
+
+#[track_caller]
+fn assert_server_error(result: &(u16, Option<String>, Value)) {
+    let (status, retry, body) = result;
+    assert_eq!(
+        *status, 400,
+        "OTC: an error before the tool runs is a server error: {body}"
+    );
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    assert!(body.get("result").is_none() && body.get("success").is_none(), "{body}");
+    assert!(retry.is_some(), "Retry-After is kept");
+}
+
+/// Issue #22.4 (OTC "Server Errors"): under the rate limit, the in-flight cap and a tool's cap,
+/// OTC answers 400 `{message}` with `Retry-After` (the tool did not run: no `success: false`),
+/// and `/otc/health` answers whatever the limits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn otc_refusals_by_the_limits_are_server_errors() {
+    let http = reqwest::Client::new();
+    let base = start(Limits {
+        rate_per_second: 0.5,
+        rate_burst: 2,
+        ..Default::default()
+    })
+    .await;
+    for _ in 0..2 {
+        assert_eq!(otc_call(&http, &base, "quick_echo").await.0, 200);
+    }
+    assert_server_error(&otc_call(&http, &base, "quick_echo").await);
+    for _ in 0..5 {
+        let health = http.get(format!("{base}/otc/health")).send().await.unwrap();
+        assert_eq!(health.status(), 200, "a probe is never rate limited");
+    }
+
+    let base = start(Limits {
+        max_calls_per_tool: 1,
+        ..Default::default()
+    })
+    .await;
+    let slow = slow_call_running(&http, &base).await;
+    assert_server_error(&otc_call(&http, &base, "slow_echo").await);
+    assert_eq!(slow.await.unwrap().0, 200);
+
+    let base = start(Limits {
+        max_in_flight: 1,
+        ..Default::default()
+    })
+    .await;
+    let slow = slow_call_running(&http, &base).await;
+    assert_server_error(&otc_call(&http, &base, "quick_echo").await);
+    assert_eq!(slow.await.unwrap().0, 200);
+}

@@ -62,6 +62,20 @@ pub(super) fn classify(error: Error, schema: &str, tool_id: &str) -> Answer {
             };
             Answer::Refused(respond(StatusCode::UNPROCESSABLE_ENTITY, &body))
         }
+        // Refused before it ran (its tool at its concurrency cap): a server error, not a
+        // tool's result (OTC "Server Errors"; issue #22.4).
+        Error::Failed { failure, .. } if failure.code.as_deref() == Some(crate::calls::BUSY_CODE) => {
+            let mut response = server_error(
+                schema,
+                "The tool server is temporarily unavailable; try again shortly",
+                Some(failure.message),
+            );
+            let seconds = failure.retry_after.map_or(1, |d| d.as_secs().max(1));
+            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            Answer::Refused(response)
+        }
         Error::Failed { failure, .. } => Answer::Execution(ToolError {
             message: failure.message,
             developer_message: failure.developer_message,

@@ -24,14 +24,62 @@ use toolhost_core::{Access, Catalog, Tool};
 use crate::State;
 use crate::view::View;
 
-/// The OTC routes under `prefix`.
+/// The OTC routes under `prefix`, but for the health probe ([`probe_routes`]).
 pub fn routes(prefix: &str) -> Router<Arc<State>> {
     let prefix = prefix.trim_end_matches('/');
     Router::new()
-        .route(&format!("{prefix}/health"), get(handlers::health))
         .route(&format!("{prefix}/tools"), get(handlers::list))
         .route(&format!("{prefix}/tools/call"), post(handlers::call))
         .route(&format!("{prefix}/call"), post(handlers::call))
+}
+
+/// `GET {prefix}/health`: a probe, like `/healthz`, so it is mounted outside the request limits
+/// (never rate limited or shed; issue #22.4).
+pub fn probe_routes(prefix: &str) -> Router<Arc<State>> {
+    let prefix = prefix.trim_end_matches('/');
+    Router::new().route(&format!("{prefix}/health"), get(handlers::health))
+}
+
+/// The request limits' refusals of an OTC call, in OTC's shape: before the tool runs, every
+/// error is a 400 `ServerErrorResponse` (the spec's own example is "The tool server is
+/// temporarily unavailable"), with `Retry-After` kept (issue #22.4). The limits answer 429
+/// (rate), 503 (load shed) and 504 (deadline) problems on the other protocols.
+pub async fn limits_as_server_errors(
+    prefix: Arc<str>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let under = request
+        .uri()
+        .path()
+        .strip_prefix(prefix.as_ref())
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    let response = next.run(request).await;
+    let status = response.status().as_u16();
+    let problem = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+    if !under || !problem || !matches!(status, 429 | 503 | 504) {
+        return response;
+    }
+    let retry_after = response.headers().get(axum::http::header::RETRY_AFTER).cloned();
+    let body = axum::body::to_bytes(response.into_body(), 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let detail = serde_json::from_slice::<toolhost_wire::problem::Problem>(&body)
+        .map(|p| p.detail)
+        .unwrap_or_default();
+    let message = match status {
+        429 => "Too many requests from this caller; try again later",
+        504 => "The tool server did not answer in time; try again later",
+        _ => "The tool server is temporarily unavailable; try again later",
+    };
+    let mut converted = error::server_error(toolhost_wire::otc::SCHEMA, message, Some(detail));
+    if let Some(value) = retry_after {
+        converted.headers_mut().insert(axum::http::header::RETRY_AFTER, value);
+    }
+    converted
 }
 
 /// Every served version's `ToolDefinition`, serialized once per catalog: the whole array, and
