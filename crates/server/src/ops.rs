@@ -107,6 +107,12 @@ impl State {
     /// refused. Calls already running finish on the catalog they started with.
     pub fn reload(&self, loaded: Result<Catalog, Vec<Problem>>) -> bool {
         let mut status = self.reloads.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        // A version already served never changes (N-ACT §6.1; issue #22.1): a catalog that edits
+        // one in place is refused whole, like any invalid catalog.
+        let loaded = loaded.and_then(|catalog| {
+            let changed = toolhost_core::catalog::lock::changed(&self.engine.catalog(), &catalog);
+            if changed.is_empty() { Ok(catalog) } else { Err(changed) }
+        });
         match loaded {
             Ok(catalog) => {
                 let tools = catalog.tools().len();

@@ -6,12 +6,14 @@ mod reload;
 mod settings;
 mod telemetry;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use toolhost_core::catalog::lock::VersionLock;
 use toolhost_core::catalog::{Loader, Source};
 use toolhost_core::{Catalog, Engine, Problem, Severity};
 
@@ -44,6 +46,10 @@ enum Command {
         /// The server's config file (TOML), as `serve --config` takes it.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Add the catalog's versions that are not locked yet to `versions.lock` beside it
+        /// (created when missing); locked versions are checked, never rewritten.
+        #[arg(long)]
+        lock: bool,
     },
     /// Print the SHA-256 of an API key, for `[[auth.api_keys]] sha256` (reads the key from stdin
     /// when not given, so it stays out of shell history).
@@ -59,7 +65,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Client(command) => client::run(command),
-        Command::Check { path, config } => check(path, config),
+        Command::Check { path, config, lock } => check(path, config, lock),
         Command::HashKey { key } => {
             let key = key.unwrap_or_else(|| {
                 let mut line = String::new();
@@ -82,7 +88,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn check(path: Option<PathBuf>, config: Option<PathBuf>) -> ExitCode {
+fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode {
     let fail = |message: String| {
         eprintln!("toolhost: {message}");
         ExitCode::FAILURE
@@ -119,9 +125,27 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>) -> ExitCode {
         }
     };
     match load(Some(&path), &loader) {
-        Ok(catalog) => {
+        Ok((catalog, lock_warnings)) => {
             for warning in catalog.warnings() {
                 eprintln!("{warning}");
+            }
+            if lock {
+                let file = VersionLock::path_for(&path);
+                let current = VersionLock::read(&file).ok().flatten().unwrap_or_default();
+                let extended = current.extended(&catalog);
+                if let Err(e) = std::fs::write(&file, extended.to_text()) {
+                    return fail(format!("failed to write {}: {e}", file.display()));
+                }
+                let added: usize = extended.tools.values().map(BTreeMap::len).sum::<usize>()
+                    - current.tools.values().map(BTreeMap::len).sum::<usize>();
+                eprintln!(
+                    "locked {added} new versions in {}; commit it with the catalog",
+                    file.display()
+                );
+            } else {
+                for warning in &lock_warnings {
+                    eprintln!("{warning}");
+                }
             }
             let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
             eprintln!(
@@ -151,13 +175,33 @@ fn report(problems: &[Problem]) {
     eprintln!("{errors} errors, {} warnings", problems.len() - errors);
 }
 
-/// Loads the catalog in `dir`, or the bundled one.
-fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<Catalog, Vec<Problem>> {
-    let sources = match dir {
-        Some(dir) => Source::read_dir(dir)?,
-        None => toolhost_core::native::bundled_catalog(),
+/// Loads the catalog in `dir` (a directory or one file), or the bundled one, and checks it
+/// against the `versions.lock` beside it when there is one: a locked version changed in place
+/// is an error (issue #22.1). Also returns the lock's warnings (versions not locked yet).
+fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<(Catalog, Vec<Problem>), Vec<Problem>> {
+    let Some(dir) = dir else {
+        return Ok((loader.load(&toolhost_core::native::bundled_catalog())?, Vec::new()));
     };
-    loader.load(&sources)
+    let catalog = loader.load(&Source::read_dir(dir)?)?;
+    let path = VersionLock::path_for(dir);
+    let lock = VersionLock::read(&path).map_err(|message| {
+        vec![Problem {
+            severity: Severity::Error,
+            place: toolhost_core::catalog::Place {
+                file: path.display().to_string(),
+                ..Default::default()
+            },
+            message,
+        }]
+    })?;
+    let Some(lock) = lock else {
+        return Ok((catalog, Vec::new()));
+    };
+    let problems = lock.verify(&catalog, &path.display().to_string());
+    if problems.iter().any(|p| p.severity == Severity::Error) {
+        return Err(problems);
+    }
+    Ok((catalog, problems))
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -178,7 +222,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let loader = Arc::new(make_loader(&settings)?);
     let catalog = match load(settings.catalog.as_deref(), &loader) {
-        Ok(catalog) => catalog,
+        Ok((catalog, lock_warnings)) => {
+            for warning in lock_warnings {
+                tracing::warn!("{warning}");
+            }
+            catalog
+        }
         Err(problems) => {
             report(&problems);
             anyhow::bail!(

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use toolhost_core::catalog::{Loader, Source};
+use toolhost_core::catalog::Loader;
 
 use crate::settings::{ServeArgs, Settings};
 
@@ -126,7 +126,14 @@ impl Watcher {
                 None => return,
             }
         }
-        state.reload(load(self.watch.catalog.as_deref(), &self.loader));
+        state.reload(
+            crate::load(self.watch.catalog.as_deref(), &self.loader).map(|(catalog, warnings)| {
+                for warning in warnings {
+                    tracing::warn!("{warning}");
+                }
+                catalog
+            }),
+        );
     }
 }
 
@@ -222,11 +229,4 @@ fn reconfigured(reconfigure: &Reconfigure, state: &toolhost_server::State) -> Op
     }
     tracing::info!("config file {path} applied");
     Some(Arc::new(loader))
-}
-
-fn load(dir: Option<&Path>, loader: &Loader) -> Result<toolhost_core::Catalog, Vec<toolhost_core::Problem>> {
-    match dir {
-        Some(dir) => loader.load(&Source::read_dir(dir)?),
-        None => loader.load(&toolhost_core::native::bundled_catalog()),
-    }
 }

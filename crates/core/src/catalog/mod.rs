@@ -7,6 +7,7 @@
 mod compat;
 mod file;
 mod load;
+pub mod lock;
 mod problem;
 mod schema;
 

@@ -14,6 +14,7 @@ mod params;
 mod props;
 mod requirements;
 mod shipped;
+mod version_lock;
 
 use std::fmt;
 

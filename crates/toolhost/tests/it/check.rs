@@ -159,3 +159,58 @@ fn check_takes_one_file_and_the_servers_config() {
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("pass --config"), "{stderr}");
 }
+
+/// Issue #22.1: `check --lock` writes `versions.lock` beside the catalog; afterwards an
+/// in-place edit of a locked version fails `check` and `serve` names the tool and version,
+/// and a new version is a warning until it is locked.
+#[test]
+fn a_locked_version_changed_in_place_fails_check_and_serve() {
+    let dir = Scratch::new();
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    let catalog = dir.0.join("catalog");
+    let one = crate::support::ONE_TOOL;
+    dir.write("catalog/demo.yaml", one);
+    let out = run(&["check", catalog.to_str().unwrap(), "--lock"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lock = std::fs::read_to_string(catalog.join("versions.lock")).unwrap();
+    assert!(lock.contains("\"echo_city\"") && lock.contains("\"1.0.0\""), "{lock}");
+
+    // Edited in place: the description of the served version.
+    dir.write(
+        "catalog/demo.yaml",
+        &one.replace("description: A city.", "description: A town."),
+    );
+    let out = run(&["check", catalog.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("tool `echo_city`") && stderr.contains("version 1.0.0") && stderr.contains("changed in place"),
+        "{stderr}"
+    );
+    let serve = run(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--catalog",
+        catalog.to_str().unwrap(),
+    ]);
+    assert_eq!(serve.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&serve.stderr).contains("changed in place"));
+    // `--lock` never rewrites a locked version.
+    let out = run(&["check", catalog.to_str().unwrap(), "--lock"]);
+    assert_eq!(out.status.code(), Some(1));
+
+    // Restored, with a new version: a warning until it is locked.
+    let grown = one.replace(
+        "            backend: { kind: native, function: testing.echo }\n",
+        "            backend: { kind: native, function: testing.echo }\n          - version: 1.1.0\n            inputs: [{ name: city, description: A city. }]\n            outputs: [{ name: city, type: string, description: The same city. }]\n            backend: { kind: native, function: testing.echo }\n",
+    );
+    dir.write("catalog/demo.yaml", &grown);
+    let out = run(&["check", catalog.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("version 1.1.0 is not in") && stderr.contains("check --lock"),
+        "{stderr}"
+    );
+}

@@ -588,3 +588,45 @@ async fn reloads_never_switch_authentication_off_and_name_what_they_open() {
     assert_eq!(add("key-ops").await, 200);
     assert!(server.terminate());
 }
+
+/// Issue #22.1: a reload that edits a served version in place is refused whole, naming the
+/// tool, version and field; the old catalog keeps serving; a new version is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_that_changes_a_served_version_is_refused() {
+    let dir = Scratch::new();
+    dir.write("demo.yaml", ONE_TOOL);
+    let server = Server::start(
+        &["--catalog", dir.0.to_str().unwrap(), "--reload-interval-ms", "100"],
+        &[],
+        None,
+    );
+    let http = reqwest::Client::new();
+    let base = server.base.clone();
+    dir.write(
+        "demo.yaml",
+        &ONE_TOOL.replace(
+            "inputs: [{ name: city, description: A city. }]",
+            "inputs: [{ name: city, type: int, description: A city. }]",
+        ),
+    );
+    let status = wait_ready(&http, &base, |s| s["reload_failures"] == 1).await;
+    assert_eq!(status["last_reload_failed"], true, "{status}");
+    let error = status["last_reload_error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("tool `echo_city`") && error.contains("version 1.0.0") && error.contains("input `city` changed"),
+        "{status}"
+    );
+    let signature: Value = http
+        .get(format!("{base}/nact/tools/echo_city"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        signature["input_parameters"][0]["type"], "string",
+        "the old catalog still serves"
+    );
+    assert!(server.terminate());
+}

@@ -1,0 +1,298 @@
+//! A served version never changes (N-ACT §6.1 "the signature is completely locked", §5.4;
+//! issue #22.1): not between a catalog and its reload, and not across restarts and replicas.
+//!
+//! A version's **signature** is what a designer pinned: the tool's name, the version's
+//! description, and its inputs and outputs (each with its id, name, description, whether it
+//! is required, its type and every constraint, and an input's header). Tool-level metadata
+//! outside it (tags, `img`, title, annotations, scopes, the backend) may change.
+//!
+//! - [`changed`] compares a catalog with the one it replaces: a served version whose signature
+//!   changed, that moved to another N-ACT number, or that disappeared is a problem, and the
+//!   reload is refused whole.
+//! - [`VersionLock`] is the same rule across restarts and replicas: a `versions.lock` file kept
+//!   beside the catalog (written or extended by `toolhost check --lock`, committed with the
+//!   catalog) with each version's signature hash; `check` and `serve` refuse a catalog that
+//!   contradicts it, so CI catches an in-place edit before it is deployed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{Catalog, Place, Problem, Severity, Tool, Version};
+
+/// The lockfile's name, in the catalog's directory.
+pub const FILE_NAME: &str = "versions.lock";
+
+/// The signature of one version, as canonical JSON (object keys sorted, no white space).
+pub fn signature(tool: &Tool, version: &Version) -> Value {
+    let property = |schema: &Value, name: &str| schema.pointer(&format!("/properties/{}", escape(name))).cloned();
+    let inputs: Vec<Value> = version
+        .inputs
+        .iter()
+        .map(|p| {
+            json!({
+                "id": p.id, "name": p.name, "description": p.description, "required": p.required,
+                "header": p.header, "schema": property(&version.input_schema, &p.name),
+            })
+        })
+        .collect();
+    let outputs: Vec<Value> = version
+        .outputs
+        .iter()
+        .map(|o| {
+            json!({
+                "id": o.id, "name": o.name, "description": o.description, "required": o.required,
+                "schema": property(&version.output_schema, &o.name),
+            })
+        })
+        .collect();
+    canonical(&json!({
+        "name": tool.name,
+        "version": version.semver.to_string(),
+        "description": version.description,
+        "inputs": inputs,
+        "outputs": outputs,
+    }))
+}
+
+/// `sha256:` and the hex digest of a version's canonical signature.
+pub fn hash(tool: &Tool, version: &Version) -> String {
+    let text = signature(tool, version).to_string();
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// JSON Pointer escaping of one reference token (RFC 6901).
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// `value` with every object's keys sorted, so equal signatures print equal.
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(members) => {
+            let sorted: BTreeMap<&String, Value> = members.iter().map(|(k, v)| (k, canonical(v))).collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect::<Map<_, _>>())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// What differs between two signatures of the same version, in words.
+fn difference(before: &Value, after: &Value) -> String {
+    let mut parts = Vec::new();
+    if before["description"] != after["description"] {
+        parts.push("its description".to_owned());
+    }
+    for (kind, key) in [("input", "inputs"), ("output", "outputs")] {
+        let by_name = |v: &Value| -> BTreeMap<String, Value> {
+            v[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| (p["name"].as_str().unwrap_or_default().to_owned(), p.clone()))
+                .collect()
+        };
+        let (old, new) = (by_name(before), by_name(after));
+        for (name, p) in &old {
+            match new.get(name) {
+                None => parts.push(format!("{kind} `{name}` was removed")),
+                Some(q) if q != p => parts.push(format!("{kind} `{name}` changed")),
+                Some(_) => {}
+            }
+        }
+        for name in new.keys().filter(|n| !old.contains_key(*n)) {
+            parts.push(format!("{kind} `{name}` was added"));
+        }
+        let order = |m: &Value| -> Vec<String> {
+            m[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| p["name"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        };
+        if old.keys().eq(new.keys()) && order(before) != order(after) {
+            parts.push(format!("the order of its {key} changed"));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("its signature".to_owned());
+    }
+    parts.join(", ")
+}
+
+fn problem(tool: &str, version: &str, field: &str, message: String) -> Problem {
+    Problem {
+        severity: Severity::Error,
+        place: Place {
+            file: "the new catalog".to_owned(),
+            tool: Some(tool.to_owned()),
+            version: Some(version.to_owned()),
+            field: Some(field.to_owned()),
+        },
+        message,
+    }
+}
+
+const ADVICE: &str = "a served version never changes (N-ACT §6.1): restore it, and publish the change as a new version";
+
+/// The served versions of `old` that `new` changes: each an error naming the tool, the version
+/// and what changed.
+pub fn changed(old: &Catalog, new: &Catalog) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for before in old.tools() {
+        let Some(after) = new.tools().iter().find(|t| t.name == before.name) else {
+            continue; // A tool may be withdrawn whole; its versions are then not served at all.
+        };
+        for version in &before.versions {
+            let semver = version.semver.to_string();
+            match after.versions.iter().find(|v| v.semver == version.semver) {
+                None => problems.push(problem(
+                    &before.name,
+                    &semver,
+                    "versions",
+                    format!("version {semver} is served and the new catalog removes it; mark it `retired: true` instead ({ADVICE})"),
+                )),
+                Some(now) if now.number != version.number => problems.push(problem(
+                    &before.name,
+                    &semver,
+                    "versions",
+                    format!(
+                        "version {semver} is served as N-ACT version {} and would become version {}; add new versions after the last one ({ADVICE})",
+                        version.number, now.number
+                    ),
+                )),
+                Some(now) => {
+                    let (was, is) = (signature(before, version), signature(after, now));
+                    if was != is {
+                        problems.push(problem(
+                            &before.name,
+                            &semver,
+                            "signature",
+                            format!("version {semver} is served, and {}; {ADVICE}", difference(&was, &is)),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// The versions.lock file: each tool's versions and their signature hashes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionLock {
+    /// The format of this file.
+    pub format: u32,
+    /// By tool name, by version: `sha256:…` of the version's canonical signature.
+    pub tools: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl VersionLock {
+    /// Where the lock of the catalog at `path` (a directory or one file) is kept.
+    pub fn path_for(catalog: &Path) -> PathBuf {
+        if catalog.is_file() {
+            catalog.parent().unwrap_or(Path::new(".")).join(FILE_NAME)
+        } else {
+            catalog.join(FILE_NAME)
+        }
+    }
+
+    /// Reads the lock at `path`; `Ok(None)` when there is none.
+    pub fn read(path: &Path) -> Result<Option<Self>, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        serde_json::from_str(&text).map(Some).map_err(|e| {
+            format!(
+                "{}: not a versions lock ({e}); regenerate it with `toolhost check --lock`",
+                path.display()
+            )
+        })
+    }
+
+    /// The lock as it is written: pretty JSON, keys sorted, a trailing newline.
+    pub fn to_text(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// This lock with every version of `catalog` it does not have yet added.
+    pub fn extended(&self, catalog: &Catalog) -> Self {
+        let mut lock = self.clone();
+        lock.format = 1;
+        for tool in catalog.tools() {
+            let entry = lock.tools.entry(tool.name.clone()).or_default();
+            for version in &tool.versions {
+                entry
+                    .entry(version.semver.to_string())
+                    .or_insert_with(|| hash(tool, version));
+            }
+        }
+        lock
+    }
+
+    /// The versions of `catalog` that contradict this lock (an error each), and those it does
+    /// not lock yet (a warning each: run `toolhost check --lock`).
+    pub fn verify(&self, catalog: &Catalog, file: &str) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        for tool in catalog.tools() {
+            let locked = self.tools.get(&tool.name);
+            for version in &tool.versions {
+                let semver = version.semver.to_string();
+                match locked.and_then(|l| l.get(&semver)) {
+                    Some(expected) if *expected != hash(tool, version) => {
+                        let mut p = problem(
+                            &tool.name,
+                            &semver,
+                            "signature",
+                            format!(
+                                "version {semver} does not match its locked signature in {file}: it was changed in place; {ADVICE}"
+                            ),
+                        );
+                        p.place.file = file.to_owned();
+                        problems.push(p);
+                    }
+                    Some(_) => {}
+                    None => {
+                        let mut p = problem(
+                            &tool.name,
+                            &semver,
+                            "signature",
+                            format!(
+                                "version {semver} is not in {file} yet; run `toolhost check --lock` and commit the file"
+                            ),
+                        );
+                        p.severity = Severity::Warning;
+                        p.place.file = file.to_owned();
+                        problems.push(p);
+                    }
+                }
+            }
+            if let Some(locked) = locked {
+                for semver in locked.keys() {
+                    if !tool.versions.iter().any(|v| v.semver.to_string() == *semver) {
+                        let mut p = problem(
+                            &tool.name,
+                            semver,
+                            "versions",
+                            format!(
+                                "version {semver} is locked in {file} but the catalog no longer has it; mark it `retired: true` instead of removing it"
+                            ),
+                        );
+                        p.place.file = file.to_owned();
+                        problems.push(p);
+                    }
+                }
+            }
+        }
+        problems
+    }
+}
