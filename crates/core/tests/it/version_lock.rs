@@ -62,14 +62,7 @@ fn metadata_may_change_and_new_versions_may_be_added() {
     let old = catalog(&version("1.0.0", "string", "First."), "");
     let retagged = catalog(&version("1.0.0", "string", "First."), "        tags: [sky]\n");
     assert!(changed(&old, &retagged).is_empty(), "tags are not part of a signature");
-    let grown = catalog(
-        &format!(
-            "{}{}",
-            version("1.0.0", "string", "First."),
-            version("1.1.0", "string", "Second.")
-        ),
-        "",
-    );
+    let grown = grown();
     assert!(changed(&old, &grown).is_empty());
     // Dropping a served version, or slipping one in before it, changes what was served.
     assert!(changed(&grown, &old)[0].to_string().contains("removes it"));
@@ -106,14 +99,7 @@ fn the_lock_catches_what_a_restart_would_hide() {
     assert_eq!(problems[0].severity, Severity::Error);
     assert!(problems[0].to_string().contains("changed in place"), "{}", problems[0]);
 
-    let grown = catalog(
-        &format!(
-            "{}{}",
-            version("1.0.0", "string", "First."),
-            version("1.1.0", "string", "Second.")
-        ),
-        "",
-    );
+    let grown = grown();
     let problems = lock.verify(&grown, "versions.lock");
     assert_eq!(problems.len(), 1);
     assert_eq!(
