@@ -152,6 +152,12 @@ pub(crate) fn tool(root: &Url, endpoint: &Source, raw: Value) -> Result<Tool, St
 fn parameter(p: &InputParameter) -> Parameter {
     let number = |v: &Option<Value>| v.as_ref().and_then(Value::as_f64);
     let kind = match p.kind.as_str() {
+        // A decimal number written as text (toolhost's mapping of a number onto N-ACT's types):
+        // a number in the model, sent as a JSON number, which the server takes too.
+        "string" if p.format.as_deref() == Some("decimal") => Some(InputType::Number {
+            min: number(&p.min),
+            max: number(&p.max),
+        }),
         "string" => Some(InputType::String {
             max_length: p.max_length,
             pattern: p.pattern.clone(),

@@ -39,9 +39,13 @@ pub struct InputParameter {
     pub id: String,
     /// The name a model writes.
     pub name: String,
-    /// `string` (default when absent), `int`, `number`, `boolean` or `enum`.
+    /// `string` (default when absent), `int`, `boolean` or `enum` (N-ACT §6.1). A servers's
+    /// decimal number is a `string` with `format: decimal` (and a client may read `number`).
     #[serde(rename = "type", default = "default_type")]
     pub kind: String,
+    /// Extension: what a `string` holds, when it is a number written as text (`decimal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
     /// What the parameter means.
     pub description: String,
     /// Whether a call must give it (default true).

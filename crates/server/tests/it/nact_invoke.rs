@@ -277,3 +277,58 @@ async fn an_integral_float_for_an_int_parameter_is_honoured() {
         "1.0 passes validation as an integer, so it must round"
     );
 }
+
+/// Issue #22.2 (N-ACT §5, §6.1): only N-ACT's types on the N-ACT surface. A number input is a
+/// `string` holding a decimal (`format: decimal`, with a pattern), read back as a number on
+/// invoke (a JSON number is taken too); number and boolean outputs are `json`.
+#[tokio::test]
+async fn only_nact_types_are_served_and_decimals_are_read_as_numbers() {
+    let server = Spawn::bundled().start().await;
+    let page = server.get("/nact/tools?pageLimit=500").await.expect_ok();
+    let mut seen_decimal = false;
+    for tool in page["items"].as_array().unwrap() {
+        for input in tool["input_parameters"].as_array().unwrap() {
+            let kind = input["type"].as_str().unwrap();
+            assert!(
+                ["string", "int", "boolean", "enum"].contains(&kind),
+                "{}: {input}",
+                tool["name"]
+            );
+            seen_decimal |= input["format"] == "decimal";
+        }
+        for output in tool["output_parameters"].as_array().unwrap() {
+            let kind = output["type"].as_str().unwrap();
+            assert!(
+                ["string", "int", "enum", "json"].contains(&kind),
+                "{}: {output}",
+                tool["name"]
+            );
+        }
+    }
+    assert!(seen_decimal, "the bundled catalog has number inputs: {page}");
+
+    for (a, b) in [
+        (json!("2.5"), json!("-0.5")),
+        (json!(2.5), json!(-0.5)),
+        (json!("1e1"), json!(0)),
+    ] {
+        let result = server
+            .post_json(
+                "/nact/tools/add_numbers:invoke",
+                &invocation(None, &[("a", a.clone()), ("b", b.clone())]),
+            )
+            .await
+            .expect_ok();
+        let sum = outputs(&result)[0].1.as_f64().unwrap();
+        let expected = a.as_str().map_or_else(|| a.as_f64().unwrap(), |s| s.parse().unwrap())
+            + b.as_str().map_or_else(|| b.as_f64().unwrap(), |s| s.parse().unwrap());
+        assert_eq!(sum, expected, "{a} + {b}");
+    }
+    server
+        .post_json(
+            "/nact/tools/add_numbers:invoke",
+            &invocation(None, &[("a", json!("two")), ("b", json!(1))]),
+        )
+        .await
+        .expect_invalid(&["a"]);
+}

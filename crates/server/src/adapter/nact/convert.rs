@@ -22,11 +22,69 @@ pub(super) fn signature(tool: &Tool, version: &Version) -> Signature {
     }
 }
 
+/// The pattern of a decimal number written as text: what a `number` input takes on N-ACT.
+pub(super) const DECIMAL: &str = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$";
+
+/// N-ACT's type of an input (§6.1: `string`, `int`, `boolean`, `enum`): a `number` is a
+/// `string` holding a decimal (`format: decimal`, a pattern, and `min`/`max` as extensions),
+/// read back as a number on invoke ([`decimals`]).
+fn input_type(kind: &InputType) -> &'static str {
+    match kind {
+        InputType::Number { .. } => "string",
+        other => other.name(),
+    }
+}
+
+/// N-ACT's type of an output (§6.1: `string`, `int`, `enum`, `json`): a number or a boolean is
+/// `json`, whose value is that JSON number or boolean.
+fn output_type(kind: &OutputType) -> &'static str {
+    match kind {
+        OutputType::Number | OutputType::Boolean => "json",
+        other => other.name(),
+    }
+}
+
+/// The invocation's inputs with every decimal string given for a `number` input read as the
+/// number it writes (a JSON number is taken too); anything else is left for validation to
+/// name.
+pub(super) fn decimals(version: &Version, input: &mut Map<String, Value>) {
+    for p in version
+        .inputs
+        .iter()
+        .filter(|p| matches!(p.kind, InputType::Number { .. }))
+    {
+        if let Some(Value::String(text)) = input.get(&p.name)
+            && is_decimal(text)
+            && let Some(number) = text.parse::<f64>().ok().and_then(serde_json::Number::from_f64)
+        {
+            input.insert(p.name.clone(), Value::Number(number));
+        }
+    }
+}
+
+fn is_decimal(text: &str) -> bool {
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (mantissa, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(whole)
+        && (whole == "0" || !whole.starts_with('0'))
+        && fraction.is_none_or(digits)
+        && exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)))
+}
+
 fn input(p: &toolhost_core::Parameter) -> InputParameter {
     let mut out = InputParameter {
         id: p.id.clone(),
         name: p.name.clone(),
-        kind: p.kind.name().to_owned(),
+        kind: input_type(&p.kind).to_owned(),
+        format: None,
         description: p.description.clone(),
         required: p.required,
         min: None,
@@ -45,6 +103,8 @@ fn input(p: &toolhost_core::Parameter) -> InputParameter {
             out.max = Some(Value::from(*max));
         }
         InputType::Number { min, max } => {
+            out.format = Some("decimal".to_owned());
+            out.pattern = Some(DECIMAL.to_owned());
             out.min = min.and_then(|n| serde_json::Number::from_f64(n).map(Value::Number));
             out.max = max.and_then(|n| serde_json::Number::from_f64(n).map(Value::Number));
         }
@@ -58,7 +118,7 @@ fn output(o: &toolhost_core::Output) -> OutputParameter {
     OutputParameter {
         id: o.id.clone(),
         name: o.name.clone(),
-        kind: o.kind.name().to_owned(),
+        kind: output_type(&o.kind).to_owned(),
         description: o.description.clone(),
         required: o.required,
         allowed_values: match &o.kind {
@@ -147,5 +207,21 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].parameter, "a");
         assert!(errors[0].message.contains("more than once"));
+    }
+}
+
+#[cfg(test)]
+mod decimal_tests {
+    use super::is_decimal;
+
+    /// The same language as the advertised `pattern` (`DECIMAL`).
+    #[test]
+    fn decimals_are_what_the_pattern_says() {
+        for good in ["0", "1", "-2.5", "10.25", "1e3", "-1.5E-2", "0.001"] {
+            assert!(is_decimal(good), "{good}");
+        }
+        for bad in ["", "01", "1.", ".5", "1e", "+1", "1,5", "NaN", "inf", "1 "] {
+            assert!(!is_decimal(bad), "{bad}");
+        }
     }
 }

@@ -194,7 +194,10 @@ async fn invoke(
             tool.name
         )));
     }
-    let input = convert::input_object(body.input_parameters).map_err(error::invalid_input)?;
+    let mut input = convert::input_object(body.input_parameters).map_err(error::invalid_input)?;
+    if let Some(served) = tool.resolve(&version) {
+        convert::decimals(served, &mut input);
+    }
     let invocation = Invocation {
         tool: tool.name.clone(),
         version,
