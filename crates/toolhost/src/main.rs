@@ -267,6 +267,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // unless a public URL is configured.
         settings.server.listen = address;
         settings.server.https = settings.tls.is_some();
+        toolhost_server::adapter::woa::check_transport(&settings.server).map_err(anyhow::Error::msg)?;
         let scheme = if settings.server.https { "https" } else { "http" };
         tracing::info!(
             %address,

@@ -72,9 +72,11 @@ impl Server {
     }
 
     fn launch(mut command: Command, args: &[&str], envs: &[(&str, &str)], dir: Option<&Path>) -> Self {
-        command
-            .args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
-            .args(args);
+        command.arg("serve");
+        if !args.contains(&"--listen") {
+            command.args(["--listen", "127.0.0.1:0"]);
+        }
+        command.args(["--log-format", "json"]).args(args);
         command
             .envs(envs.iter().copied())
             .stdout(Stdio::null())

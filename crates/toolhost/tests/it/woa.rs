@@ -121,3 +121,41 @@ fn refuses_a_public_url_clients_cannot_use() {
         );
     }
 }
+
+/// Issue #22.6 (WoA §8.1: REST MUST use HTTPS): on a non-loopback address without TLS and
+/// without a public URL, `serve` refuses to start and says what to pass; an explicit
+/// `--public-url http://…` is the operator's choice and starts.
+#[test]
+fn plain_http_on_the_network_needs_a_public_url_or_tls() {
+    let out = crate::support::run(&["serve", "--listen", "0.0.0.0:0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--public-url https://") && stderr.contains("--tls-cert"),
+        "{stderr}"
+    );
+
+    let server = crate::support::Server::start(
+        &["--listen", "0.0.0.0:0", "--public-url", "http://tools.test:8080"],
+        &[],
+        None,
+    );
+    let logs = server.logs_when(|l| l.iter().any(|l| l.contains("WoA document")));
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("http://tools.test:8080/.well-known/woa.json")),
+        "{logs:#?}"
+    );
+    assert!(server.terminate());
+
+    // A public URL with a path: the document is announced at the origin's well-known path,
+    // where clients look (RFC 8615), not under the path.
+    let server = crate::support::Server::start(&["--public-url", "https://tools.example.com/base"], &[], None);
+    let logs = server.logs_when(|l| l.iter().any(|l| l.contains("WoA document")));
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("\"https://tools.example.com/.well-known/woa.json\"")),
+        "{logs:#?}"
+    );
+    assert!(server.terminate());
+}

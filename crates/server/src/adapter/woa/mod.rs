@@ -129,9 +129,30 @@ pub fn view(engine: &Engine, config: &Config) -> Cached<Document> {
 
 /// Logs, once at start, where the document is and whether clients on the open Internet may
 /// use it: the draft requires HTTPS there (§4.3.1, §8.1).
+/// Refuses to serve the WoA REST transport as plain http on a non-loopback address (draft
+/// §8.1: REST MUST use HTTPS) unless the operator said so with `--public-url http://…`: the
+/// document would advertise an http `rest.base` to the network (issue #22.6). Loopback (local
+/// development), TLS and an explicit public URL are fine.
+pub fn check_transport(config: &Config) -> Result<(), String> {
+    if config.https || config.public_url.is_some() || config.listen.ip().is_loopback() {
+        return Ok(());
+    }
+    Err(format!(
+        "listening on {} without TLS: the WoA document would advertise plain http to the network, and WoA REST must use https (draft §8.1). Pass --public-url https://your.host (TLS ended by a proxy in front), or --tls-cert and --tls-key to serve https here; --public-url http://… serves plain http on purpose",
+        config.listen
+    ))
+}
+
 pub fn announce(config: &Config) {
     let base = config.public_base();
-    let url = format!("{base}{}", wire::WELL_KNOWN_PATH);
+    // Clients look for the document at the origin's well-known path, whatever the base's path
+    // (RFC 8615): a proxy that puts toolhost under a path must route that one to it too.
+    let origin = base
+        .parse::<http::Uri>()
+        .ok()
+        .and_then(|u| Some(format!("{}://{}", u.scheme_str()?, u.authority()?)))
+        .unwrap_or_else(|| base.clone());
+    let url = format!("{origin}{}", wire::WELL_KNOWN_PATH);
     if base.starts_with("https://") {
         tracing::info!(%url, "WoA document");
     } else {
