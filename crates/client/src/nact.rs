@@ -252,7 +252,7 @@ pub(crate) async fn invoke(
     input: &Map<String, Value>,
 ) -> Result<Value, error::Error> {
     let url = join(root, &format!("tools/{}/versions/{number}:invoke", urlencode(id)))?;
-    let body = invocation(input);
+    let body = invocation(&tool.name, input);
     let body = serde_json::to_value(&body).map_err(|e| error::Error::Setup(e.to_string()))?;
     let reply = ctx.http.post_json(&url, &body, ctx.timeout).await?;
     if !(200..300).contains(&reply.status) {
@@ -321,9 +321,11 @@ pub(crate) fn status_error(reply: &Reply, problem: Option<Problem>) -> error::Er
 }
 
 /// The N-ACT invocation body of `input`.
-fn invocation(input: &Map<String, Value>) -> Invocation {
+/// The invocation object: the tool's name (N-ACT §7: "Invoking a tool requires the name of
+/// the tool"), and the arguments as name/value pairs.
+fn invocation(name: &str, input: &Map<String, Value>) -> Invocation {
     Invocation {
-        name: None,
+        name: Some(name.to_owned()),
         input_parameters: input
             .iter()
             .map(|(name, value)| NamedValue {
@@ -428,7 +430,7 @@ impl NactClient {
             Some(n) => format!("{}/tools/{tool_segment}/versions/{n}:invoke", self.root),
             None => format!("{}/tools/{tool_segment}:invoke", self.root),
         };
-        let body = invocation(input);
+        let body = invocation(tool, input);
         let result: InvocationResult = decode(self.http.post(url).json(&body).send().await?).await?;
         Ok(result
             .output_parameters

@@ -16,10 +16,12 @@ pub struct Signature {
     /// An optional image URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub img: Option<String>,
-    /// The version this signature describes.
+    /// The version this signature describes. Served as a JSON integer (§6.1 "a positive
+    /// integer"); read from an integer or a string of digits, as the draft's Figure 2 quotes it.
+    #[serde(deserialize_with = "positive_integer")]
     pub version: u32,
-    /// The tool's current version.
-    #[serde(rename = "currentVersion")]
+    /// The tool's current version (read like `version`).
+    #[serde(rename = "currentVersion", deserialize_with = "positive_integer")]
     pub current_version: u32,
     /// Extension: the semantic version of `version`, as OTC and WoA name it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +68,23 @@ pub struct InputParameter {
     /// The allowed values of an enum (N-ACT §6.1 Figure 3, as a plain array).
     #[serde(rename = "allowed-values", default, skip_serializing_if = "Option::is_none")]
     pub allowed_values: Option<Vec<AllowedValue>>,
+}
+
+/// A version number from a JSON integer or a string of digits (`1` or `"1"`).
+fn positive_integer<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Number(u32),
+        Text(String),
+    }
+    match Either::deserialize(deserializer)? {
+        Either::Number(n) => Ok(n),
+        Either::Text(text) => text
+            .trim()
+            .parse()
+            .map_err(|_| serde::de::Error::custom(format!("`{text}` is not a version number"))),
+    }
 }
 
 fn default_type() -> String {

@@ -11,4 +11,5 @@ mod cache;
 mod guard;
 mod props;
 mod retry;
+mod spec;
 mod support;
