@@ -17,6 +17,48 @@ use crate::model::{Address, Protocol, Server, Source, Tool};
 use crate::retry::Retry;
 use crate::{nact, otc, woa};
 
+/// What a call carries beside its arguments, for OTC's `context` (issue #22.11). Never
+/// written to lockfiles, caches or messages; `Debug` shows no value.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// The end user the call is for (`user_id`).
+    pub user_id: Option<String>,
+    /// Secrets by id (`secrets`).
+    pub secrets: Vec<(String, toolhost_core::Secret)>,
+    /// Authorization tokens by provider id (`authorization`).
+    pub authorization: Vec<(String, toolhost_core::Secret)>,
+}
+
+impl CallContext {
+    /// Whether there is nothing to send.
+    pub fn is_empty(&self) -> bool {
+        self.user_id.is_none() && self.secrets.is_empty() && self.authorization.is_empty()
+    }
+
+    /// OTC's `context` object.
+    pub(crate) fn otc(&self) -> Value {
+        let mut context = serde_json::Map::new();
+        if let Some(user) = &self.user_id {
+            context.insert("user_id".into(), Value::String(user.clone()));
+        }
+        if !self.secrets.is_empty() {
+            let secrets = self
+                .secrets
+                .iter()
+                .map(|(id, s)| serde_json::json!({"id": id, "value": s.expose()}));
+            context.insert("secrets".into(), Value::Array(secrets.collect()));
+        }
+        if !self.authorization.is_empty() {
+            let tokens = self
+                .authorization
+                .iter()
+                .map(|(id, t)| serde_json::json!({"id": id, "token": t.expose()}));
+            context.insert("authorization".into(), Value::Array(tokens.collect()));
+        }
+        Value::Object(context)
+    }
+}
+
 /// How a [`Client`] connects, caches, waits and retries.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -126,6 +168,13 @@ impl Client {
     /// OTC, under the same `call_id`).
     /// A tool's own failure is [`Error::Tool`], with the text the tool offers the model.
     pub async fn call(&self, tool: &Tool, arguments: Value) -> Result<Value, Error> {
+        self.call_with(tool, arguments, &CallContext::default()).await
+    }
+
+    /// Like [`Client::call`], with the caller's `context` (OTC's `context`: the end user, the
+    /// secrets and the authorization tokens a tool's `requirements` ask for). The other
+    /// protocols have no place for it, so it is not sent there.
+    pub async fn call_with(&self, tool: &Tool, arguments: Value, context: &CallContext) -> Result<Value, Error> {
         let input = tool.checked(arguments)?;
         let ctx = self.ctx(Freshness::Cached);
         let retry = self.options.retry;
@@ -172,7 +221,10 @@ impl Client {
                         let ctx = &ctx;
                         let input = &input;
                         async move {
-                            within(tokio::time::timeout(timeout, otc::invoke(ctx, tool, target, &id, input)).await)
+                            within(
+                                tokio::time::timeout(timeout, otc::invoke(ctx, tool, target, &id, input, context))
+                                    .await,
+                            )
                         }
                     })
                     .await

@@ -168,13 +168,17 @@ pub(crate) async fn invoke(
     target: (&Url, &str, &str),
     call_id: &str,
     input: &Map<String, Value>,
+    context: &crate::client::CallContext,
 ) -> Result<Value, Error> {
     let (base, tool_id, schema_form) = target;
     let url = join(base, "tools/call")?;
-    let body = json!({
+    let mut body = json!({
         "$schema": schema_form,
         "request": {"tool_id": tool_id, "call_id": call_id, "input": input},
     });
+    if !context.is_empty() {
+        body["request"]["context"] = context.otc();
+    }
     let reply = ctx.http.post_json(&url, &body, ctx.timeout).await?;
     if reply.status != 200 {
         return Err(error(&reply, &tool.name));

@@ -56,6 +56,17 @@ pub enum Command {
         /// All arguments as one JSON object.
         #[arg(long, value_name = "JSON", conflicts_with = "args")]
         input: Option<String>,
+        /// OTC `context.user_id`: the end user the call is for.
+        #[arg(long, value_name = "ID")]
+        user_id: Option<String>,
+        /// OTC `context.secrets`: `ID=env:VAR` or `ID=file:PATH` (or `ID=VALUE`, which shell
+        /// history keeps) (repeatable).
+        #[arg(long = "secret", value_name = "ID=SOURCE")]
+        secrets: Vec<String>,
+        /// OTC `context.authorization`: a provider's token, `ID=env:VAR`, `ID=file:PATH` or
+        /// `ID=TOKEN` (repeatable).
+        #[arg(long = "authorization", value_name = "ID=SOURCE")]
+        authorization: Vec<String>,
         #[command(flatten)]
         net: Net,
     },
@@ -260,13 +271,30 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             tool,
             args,
             input,
+            user_id,
+            secrets,
+            authorization,
             net,
         } => {
+            let context = toolhost_client::CallContext {
+                user_id,
+                secrets: secrets
+                    .iter()
+                    .map(|s| context_value("--secret", s))
+                    .collect::<anyhow::Result<_>>()?,
+                authorization: authorization
+                    .iter()
+                    .map(|s| context_value("--authorization", s))
+                    .collect::<anyhow::Result<_>>()?,
+            };
             with_client(&net, vec![source.clone()], false, |client| async move {
                 let server = discover(&client, &source, net.protocol).await?;
                 let tool = find(&server, &tool)?;
                 let arguments = arguments(tool, &args, input.as_deref())?;
-                let result = client.call(tool, arguments).await?;
+                if !context.is_empty() && tool.protocol != Protocol::Otc {
+                    eprintln!("toolhost: note: --user-id, --secret and --authorization are OTC's `context`; {} has no place for them, so they are not sent", tool.protocol);
+                }
+                let result = client.call_with(tool, arguments, &context).await?;
                 print(&render::result(&result))?;
                 Ok(ExitCode::SUCCESS)
             })
@@ -353,6 +381,30 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             .await
         }
     }
+}
+
+/// One `ID=SOURCE` of `--secret` or `--authorization`: `env:VAR` and `file:PATH` read the
+/// value there (a file's trailing newline dropped), anything else is the value itself. Errors
+/// name the flag, the id and the source, never a value.
+fn context_value(flag: &str, text: &str) -> anyhow::Result<(String, toolhost_core::Secret)> {
+    let (id, source) = text.split_once('=').filter(|(id, _)| !id.is_empty()).ok_or_else(|| {
+        anyhow::anyhow!("{flag} takes ID=env:VAR, ID=file:PATH or ID=VALUE; got something without `ID=`")
+    })?;
+    let value = if let Some(variable) = source.strip_prefix("env:") {
+        std::env::var(variable)
+            .map_err(|_| anyhow::anyhow!("{flag} {id}: the environment variable `{variable}` is not set"))?
+    } else if let Some(path) = source.strip_prefix("file:") {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{flag} {id}: cannot read {path}: {e}"))?;
+        text.strip_suffix('\n')
+            .map_or(text.clone(), |t| t.strip_suffix('\r').unwrap_or(t).to_owned())
+    } else {
+        source.to_owned()
+    };
+    if value.is_empty() {
+        anyhow::bail!("{flag} {id}: the value is empty");
+    }
+    Ok((id.to_owned(), toolhost_core::Secret::new(value)))
 }
 
 /// Runs `body` with a client, then closes the client's MCP sessions whatever happened. The

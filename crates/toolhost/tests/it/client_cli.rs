@@ -389,3 +389,75 @@ async fn verify_runs_no_command_from_a_lockfile_unless_allowed() {
     let allowed = toolhost(args(&["verify", lock.to_str().unwrap(), "--no-cache", "--allow-stdio"])).await;
     assert!(marker.exists(), "with --allow-stdio it runs: {}", stderr(&allowed));
 }
+
+/// Issue #22.11: `call` sends OTC `context` from `--secret ID=env:VAR` / `file:PATH` and
+/// `--user-id`, so a tool with `requirements` can be called; the value never shows in output.
+#[tokio::test]
+async fn call_sends_otc_context_from_the_environment_or_a_file() {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let upstream = axum::Router::new().route(
+        "/me",
+        axum::routing::get(move |headers: axum::http::HeaderMap| {
+            let record = Arc::clone(&record);
+            async move {
+                let token = headers.get("x-token").and_then(|v| v.to_str().ok()).unwrap_or_default();
+                record.lock().unwrap().push(token.to_owned());
+                axum::Json(serde_json::json!({"ok": true}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream_base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, upstream).await.unwrap() });
+    let catalog = format!(
+        "toolkits:\n  - name: Desk\n    tools:\n      - name: whoami\n        description: Who am I.\n        requirements: {{ secrets: [TOKEN] }}\n        versions:\n          - version: 1.0.0\n            outputs: [{{ name: ok, type: boolean, description: Done. }}]\n            backend:\n              kind: http\n              base_url: {upstream_base}\n              steps: [{{ name: me, path: /me, headers: {{ X-Token: \"{{{{secret.TOKEN}}}}\" }} }}]\n              outputs: {{ ok: me.body.ok }}\n"
+    );
+    let dir = Scratch::new();
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    dir.write("catalog/desk.yaml", &catalog);
+    let server = crate::support::Server::start(&["--catalog", dir.0.join("catalog").to_str().unwrap()], &[], None);
+    let otc = format!("{}/otc", server.base);
+
+    let missing = toolhost(net(&["call", &otc, "Desk_whoami"])).await;
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("TOKEN"), "{}", stderr(&missing));
+
+    let secret_file = dir.write("token.txt", "file-Token-42\n");
+    let from_file = toolhost(net(&[
+        "call",
+        &otc,
+        "Desk_whoami",
+        "--secret",
+        &format!("TOKEN=file:{}", secret_file.display()),
+        "--user-id",
+        "alice",
+    ]))
+    .await;
+    assert!(from_file.status.success(), "{}", stderr(&from_file));
+    let from_env = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(BIN)
+            .args([
+                "call",
+                &otc,
+                "Desk_whoami",
+                "--secret",
+                "TOKEN=env:CLI_TEST_TOKEN",
+                "--allow-private",
+                "--no-cache",
+            ])
+            .env("CLI_TEST_TOKEN", "env-Token-7")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(from_env.status.success(), "{}", stderr(&from_env));
+    assert_eq!(seen.lock().unwrap().as_slice(), ["file-Token-42", "env-Token-7"]);
+    for out in [&from_file, &from_env] {
+        let all = format!("{}{}", stdout(out), stderr(out));
+        assert!(!all.contains("Token-42") && !all.contains("Token-7"), "{all}");
+    }
+    assert!(server.terminate());
+}
