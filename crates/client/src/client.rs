@@ -229,13 +229,32 @@ impl Client {
                     })
                     .await
             }
-            Address::Woa { invoke, agent } => {
+            Address::Woa {
+                invoke: None,
+                mcp: Some(server),
+                agent,
+                ..
+            } => {
+                // The MCP transport (draft §4.3.2): the agent is the MCP tool of that name.
+                let session = self.session(&Source::Url(server.clone())).await?;
+                let mut as_mcp = tool.clone();
+                as_mcp.name.clone_from(agent);
+                session.call(&as_mcp, None, &input, timeout).await
+            }
+            Address::Woa {
+                invoke,
+                agent,
+                operation,
+                ..
+            } => {
                 retry
                     .run_if(safe, |_, _| async {
-                        within(
-                            tokio::time::timeout(timeout, woa::invoke(&ctx, tool, invoke.as_ref(), agent, &input))
-                                .await,
-                        )
+                        let target = woa::Target {
+                            invoke: invoke.as_ref(),
+                            agent,
+                            operation: operation.as_deref(),
+                        };
+                        within(tokio::time::timeout(timeout, woa::invoke(&ctx, tool, target, &input)).await)
                     })
                     .await
             }

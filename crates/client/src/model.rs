@@ -220,8 +220,14 @@ pub(crate) enum Address {
     Nact { root: Url, id: String, number: u32 },
     /// `POST {base}/tools/call` with `tool_id`; `schema` is the `$schema` to send.
     Otc { base: Url, tool_id: String, schema: String },
-    /// `POST` to the agent's REST invocation URL; `None` when the agent offers no REST transport.
-    Woa { invoke: Option<Url>, agent: String },
+    /// `POST` to the agent's REST invocation URL (with `operation` in the envelope when the
+    /// agent has several); without REST, `tools/call` of the agent on the document's MCP server.
+    Woa {
+        invoke: Option<Url>,
+        agent: String,
+        operation: Option<String>,
+        mcp: Option<Url>,
+    },
     /// `tools/call` on the server's MCP session; `pin` goes back in `_meta` (toolhost's extension).
     Mcp { pin: Option<Value> },
 }

@@ -41,11 +41,21 @@ pub(crate) async fn discover(ctx: &Ctx<'_>, url: &Url) -> Result<Found, Error> {
     if body.get("woa_version").and_then(Value::as_str) != Some(wire::VERSION) {
         tracing::warn!(%url, "the WoA document does not say woa_version \"1\"; reading it anyway");
     }
+    // WoA REST must use https (draft §8.1): a plain-http document or REST base is only read
+    // on loopback, at the origin the user gave, or where the user opened private addresses.
+    let policy = ctx.http.guard().policy();
+    if !secure_enough(url, policy) {
+        return Err(Error::Refused {
+            url: url.to_string(),
+            reason: "a WoA document must be fetched over https (draft §8.1); plain http is read only on loopback or at an address you allowed".to_owned(),
+            private: false,
+        });
+    }
     let endpoint = Source::Url(url.clone());
     let mut found = Found::default();
     for raw in agents.iter().take(ctx.limits.max_tools) {
-        match tool(&transports, &endpoint, raw.clone()) {
-            Ok(t) => found.tools.push(t),
+        match tools(&transports, &endpoint, raw.clone(), policy) {
+            Ok(t) => found.tools.extend(t),
             Err(why) => found.skipped.push(why),
         }
     }
@@ -61,8 +71,66 @@ pub(crate) async fn discover(ctx: &Ctx<'_>, url: &Url) -> Result<Found, Error> {
     Ok(found)
 }
 
+/// Whether `url` may be used for WoA: https, or plain http on loopback, at an origin the user
+/// gave, or on a private address the user opened with `--allow-private` / `--allow-net`.
+fn secure_enough(url: &Url, policy: &crate::guard::Policy) -> bool {
+    if url.scheme() == "https" || policy.trusts(url) {
+        return true;
+    }
+    match url.host() {
+        // A private address the user opened is theirs; a public one over plain http is not.
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || (ip.is_private() && policy.check(ip.into()).is_ok()),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || (ip.is_unique_local() && policy.check(ip.into()).is_ok()),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+/// One agent → its tools: one, or one per operation when it names several (draft §4.1);
+/// `Err` says why it was skipped.
+fn tools(
+    transports: &wire::Transports,
+    endpoint: &Source,
+    raw: Value,
+    policy: &crate::guard::Policy,
+) -> Result<Vec<Tool>, String> {
+    let base = tool(transports, endpoint, raw.clone(), policy)?;
+    let agent: Agent = serde_json::from_value(raw).map_err(|e| format!("skipped an agent that is not WoA ({e})"))?;
+    let Some(operations) = agent.operations.filter(|ops| !ops.is_empty()) else {
+        return Ok(vec![base]);
+    };
+    let mut out = Vec::with_capacity(operations.len());
+    for op in operations {
+        if !text::is_plain_name(&op.name) {
+            return Err(format!("skipped `{}`: an operation name is not plain text", agent.id));
+        }
+        let mut t = base.clone();
+        t.name = format!("{}.{}", agent.id, op.name);
+        t.description = text::clean(&op.description, text::MAX_DESCRIPTION);
+        if let Some(inputs) = &op.inputs {
+            t.inputs = schema::parameters(inputs);
+            t.input_schema = inputs.clone();
+            t.compiled = Default::default();
+        }
+        if let Some(outputs) = &op.outputs {
+            t.outputs = schema::outputs(outputs);
+            t.output_schema = Some(outputs.clone());
+        }
+        if let Address::Woa { operation, .. } = &mut t.address {
+            *operation = Some(op.name.clone());
+        }
+        out.push(t);
+    }
+    Ok(out)
+}
+
 /// One agent → a tool; `Err` says why it was skipped.
-fn tool(transports: &wire::Transports, endpoint: &Source, raw: Value) -> Result<Tool, String> {
+fn tool(
+    transports: &wire::Transports,
+    endpoint: &Source,
+    raw: Value,
+    policy: &crate::guard::Policy,
+) -> Result<Tool, String> {
     let agent: Agent =
         serde_json::from_value(raw.clone()).map_err(|e| format!("skipped an agent that is not WoA ({e})"))?;
     if !text::is_plain_name(&agent.id) {
@@ -88,6 +156,24 @@ fn tool(transports: &wire::Transports, endpoint: &Source, raw: Value) -> Result<
         }
         _ => None,
     };
+    let invoke = match invoke {
+        Some(url) if !secure_enough(&url, policy) => {
+            return Err(format!(
+                "skipped `{}`: its REST base is plain http on the network, and WoA REST must use https (draft §8.1)",
+                agent.id
+            ));
+        }
+        other => other,
+    };
+    // Only MCP: call the agent as a tool of the document's MCP server (draft §4.3.2).
+    let mcp = match (
+        &invoke,
+        &transports.mcp,
+        agent.transports.iter().any(|t| t == wire::MCP),
+    ) {
+        (None, Some(mcp), true) => Url::parse(&mcp.server).ok(),
+        _ => None,
+    };
     Ok(Tool {
         title: (agent.name != agent.id).then(|| text::one_line(&agent.name, 200)),
         description: text::clean(&agent.description, text::MAX_DESCRIPTION),
@@ -103,6 +189,8 @@ fn tool(transports: &wire::Transports, endpoint: &Source, raw: Value) -> Result<
         address: Address::Woa {
             invoke,
             agent: agent.id.clone(),
+            operation: None,
+            mcp,
         },
         name: agent.id,
         definition: raw,
@@ -111,14 +199,25 @@ fn tool(transports: &wire::Transports, endpoint: &Source, raw: Value) -> Result<
     })
 }
 
+/// Where a REST call goes: the invocation URL, the agent, and the operation when it has several.
+pub(crate) struct Target<'a> {
+    pub invoke: Option<&'a Url>,
+    pub agent: &'a str,
+    pub operation: Option<&'a str>,
+}
+
 /// One call through the REST transport (draft §5): the response body, the output itself.
 pub(crate) async fn invoke(
     ctx: &Ctx<'_>,
     tool: &Tool,
-    invoke: Option<&Url>,
-    agent: &str,
+    target: Target<'_>,
     input: &Map<String, Value>,
 ) -> Result<Value, Error> {
+    let Target {
+        invoke,
+        agent,
+        operation,
+    } = target;
     let Some(url) = invoke else {
         return Err(Error::Protocol {
             url: tool.endpoint.to_string(),
@@ -126,7 +225,10 @@ pub(crate) async fn invoke(
             detail: format!("agent `{agent}` offers no REST transport; reach it over its MCP server instead"),
         });
     };
-    let envelope = json!({"agent": agent, "input": input});
+    let mut envelope = json!({"agent": agent, "input": input});
+    if let Some(operation) = operation {
+        envelope["operation"] = Value::String(operation.to_owned());
+    }
     let reply = ctx.http.post_json(url, &envelope, ctx.timeout).await?;
     if !(200..300).contains(&reply.status) {
         return Err(problem_error(&reply, &tool.name));
@@ -167,6 +269,7 @@ mod tests {
                 "outputs": {"type": "object", "properties": {"summary": {"type": "string"}}},
                 "transports": ["rest"]
             }),
+            &crate::guard::Policy::strict(),
         )
         .unwrap();
         let Address::Woa { invoke, .. } = &t.address else {
@@ -178,5 +281,65 @@ mod tests {
         );
         assert_eq!(t.title.as_deref(), Some("Document Summarizer"));
         assert_eq!(t.outputs[0].name, "summary");
+    }
+
+    /// Issue #22.12 (draft §4.1, §4.3.2, §8.1): operations become tools of their own; an agent
+    /// with only the MCP transport is called through the MCP server; a plain-http REST base on
+    /// the network is refused.
+    #[test]
+    fn operations_mcp_only_agents_and_plain_http_bases() {
+        let strict = crate::guard::Policy::strict();
+        let endpoint = Source::Url(Url::parse("https://api.example.com/.well-known/woa.json").unwrap());
+        let agent = |transports: Value| {
+            json!({
+                "id": "docs", "name": "Docs", "description": "Documents.",
+                "inputs": {"type": "object", "properties": {"text": {"type": "string"}}},
+                "outputs": {"type": "object"},
+                "transports": transports,
+                "operations": [
+                    {"name": "summarize", "description": "Summarize a text."},
+                    {"name": "translate", "description": "Translate a text.",
+                     "inputs": {"type": "object", "properties": {"text": {"type": "string"}, "to": {"type": "string"}}, "required": ["text", "to"]}}
+                ]
+            })
+        };
+        let rest: wire::Transports = serde_json::from_value(json!({
+            "rest": {"base": "https://api.example.com", "invoke_path": "/agents/{agent_id}/invoke"},
+            "mcp": {"server": "https://api.example.com/mcp", "tool_namespace": "x", "tool_field": "agent"}
+        }))
+        .unwrap();
+        let made = tools(&rest, &endpoint, agent(json!(["rest"])), &strict).unwrap();
+        let names: Vec<&str> = made.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["docs.summarize", "docs.translate"]);
+        assert!(
+            made[1].inputs.iter().any(|p| p.name == "to"),
+            "an operation's own inputs"
+        );
+        let Address::Woa { operation, .. } = &made[1].address else {
+            panic!()
+        };
+        assert_eq!(operation.as_deref(), Some("translate"));
+
+        let only_mcp = tools(&rest, &endpoint, agent(json!(["mcp"])), &strict).unwrap();
+        let Address::Woa { invoke, mcp, .. } = &only_mcp[0].address else {
+            panic!()
+        };
+        assert!(invoke.is_none());
+        assert_eq!(mcp.as_ref().map(Url::as_str), Some("https://api.example.com/mcp"));
+
+        let plain: wire::Transports = serde_json::from_value(json!({
+            "rest": {"base": "http://api.example.com", "invoke_path": "/agents/{agent_id}/invoke"}
+        }))
+        .unwrap();
+        let refused = tools(&plain, &endpoint, agent(json!(["rest"])), &strict).unwrap_err();
+        assert!(refused.contains("https"), "{refused}");
+        let local: wire::Transports = serde_json::from_value(json!({
+            "rest": {"base": "http://127.0.0.1:8080", "invoke_path": "/agents/{agent_id}/invoke"}
+        }))
+        .unwrap();
+        assert!(
+            tools(&local, &endpoint, agent(json!(["rest"])), &strict).is_ok(),
+            "loopback is fine"
+        );
     }
 }

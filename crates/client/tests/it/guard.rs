@@ -192,7 +192,8 @@ async fn redirects_are_checked_hop_by_hop() {
 
 #[tokio::test]
 async fn woa_invoke_urls_from_the_document_are_guarded_too() {
-    // The document points its REST base at a metadata address; the call is refused.
+    // The document points its REST base at a metadata address; the call is refused. (Over
+    // plain http the agent is not even listed: WoA REST must use https.)
     let app = axum::Router::new().route(
         "/.well-known/woa.json",
         get(|| async {
@@ -201,7 +202,7 @@ async fn woa_invoke_urls_from_the_document_are_guarded_too() {
                 "agents": [{"id": "grab", "name": "grab", "description": "d.",
                             "inputs": {"type": "object", "properties": {}}, "outputs": {"type": "object"},
                             "transports": ["rest"]}],
-                "transports": {"rest": {"base": "http://169.254.169.254", "invoke_path": "/agents/{agent_id}/invoke"}}
+                "transports": {"rest": {"base": "https://169.254.169.254", "invoke_path": "/agents/{agent_id}/invoke"}}
             }))
         }),
     );

@@ -175,3 +175,39 @@ async fn a_hanging_mcp_server_does_not_stall_another() {
     hanging.abort();
     holder.abort();
 }
+
+/// Issue #22.12 (WoA §4.3.2): an agent whose only transport is MCP is called as a tool of the
+/// document's MCP server (here toolhost's own), through the client's one MCP session code.
+#[tokio::test]
+async fn a_woa_agent_with_only_the_mcp_transport_is_called_over_mcp() {
+    let local = Local::bundled().await;
+    let mcp = format!("{}/mcp", local.base);
+    let document = json!({
+        "woa_version": "1",
+        "agents": [{
+            "id": "add_numbers", "name": "Add", "description": "Adds.",
+            "inputs": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
+            "outputs": {"type": "object"},
+            "transports": ["mcp"]
+        }],
+        "transports": {"mcp": {"server": mcp, "tool_namespace": "toolhost", "tool_field": "agent"}}
+    });
+    let app = axum::Router::new().route(
+        "/.well-known/woa.json",
+        axum::routing::get(move || {
+            let document = document.clone();
+            async move { axum::Json(document) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let client = client();
+    let server = client
+        .discover_as(&Source::parse(&base).unwrap(), Some(Protocol::Woa))
+        .await
+        .unwrap();
+    let tool = server.tool("add_numbers").unwrap();
+    let sum = client.call(tool, json!({"a": 2, "b": 40})).await.unwrap();
+    assert_eq!(sum["sum"], 42.0, "{sum}");
+}

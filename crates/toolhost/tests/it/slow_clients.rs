@@ -35,6 +35,8 @@ async fn dribble(address: String, stop: Arc<AtomicBool>, connects: Arc<AtomicUsi
                 break;
             }
         }
+        // Cut off: come back shortly (a tight reconnect loop would only load the test machine).
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
