@@ -89,6 +89,25 @@ impl Tool {
         &self.versions[self.latest]
     }
 
+    /// `listed`'s output schema, with only the outputs every served version returns in
+    /// `required`: what a protocol that lists one version (MCP, WoA) advertises, so that the
+    /// result of a call pinned to an older version still validates against it (WoA §5.2;
+    /// issue #22.7).
+    pub fn output_schema_for_any_version(&self, listed: &Version) -> Value {
+        let mut schema = listed.output_schema.as_object().cloned().unwrap_or_default();
+        let always: Vec<Value> = listed
+            .outputs
+            .iter()
+            .filter(|o| {
+                self.served_versions()
+                    .all(|v| v.outputs.iter().any(|x| x.name == o.name && x.required))
+            })
+            .map(|o| Value::from(o.name.clone()))
+            .collect();
+        schema.insert("required".into(), Value::Array(always));
+        Value::Object(schema)
+    }
+
     /// The versions that are served (not retired), newest first.
     pub fn served_versions(&self) -> impl Iterator<Item = &Version> {
         self.versions.iter().rev().filter(|v| !v.retired)

@@ -360,3 +360,50 @@ async fn tool_failures_are_problems_with_the_retry_signal_in_the_status() {
         "internals stay in the log: {problem}"
     );
 }
+
+/// Issue #22.7 (WoA §5.2): a call pinned to an older version answers in a shape the document's
+/// `outputs` schema allows: only outputs every served version returns are required there.
+#[tokio::test]
+async fn a_pinned_answer_fits_the_advertised_outputs() {
+    let server = Spawn::bundled().start().await;
+    let document = server.get("/.well-known/woa.json").await.json();
+    let agent = document["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "convert_length")
+        .unwrap()
+        .clone();
+    let required: Vec<&str> = agent["outputs"]["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let input = serde_json::json!({"value": 1, "from": "KILOMETRE", "to": "METRE"});
+    for version in ["1.0.0", "1.1.0", "1.2.0"] {
+        let answer = server
+            .post_json(
+                "/woa/agents/convert_length/invoke",
+                &serde_json::json!({"input": input, "version": version}),
+            )
+            .await
+            .expect_ok();
+        for name in &required {
+            assert!(
+                answer.get(*name).is_some(),
+                "{version} lacks required `{name}`: {answer}"
+            );
+        }
+        for key in answer.as_object().unwrap().keys() {
+            assert!(
+                agent["outputs"]["properties"].get(key).is_some(),
+                "{version}: `{key}` is not advertised"
+            );
+        }
+    }
+    assert!(
+        !required.contains(&"unit"),
+        "`unit` came with 1.2.0, so it is not required: {required:?}"
+    );
+}

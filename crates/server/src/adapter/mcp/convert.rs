@@ -78,18 +78,10 @@ fn input_schema(version: &Version) -> Arc<JsonObject> {
 /// returns: a client that pins an older version with `_meta` validates its result against the
 /// one schema it listed, and older versions lack outputs added later (N-ACT §5.4 only adds).
 fn output_schema(tool: &Tool, listed: &Version) -> Arc<JsonObject> {
-    let mut schema = listed.output_schema.as_object().cloned().unwrap_or_default();
-    let always: Vec<Value> = listed
-        .outputs
-        .iter()
-        .filter(|o| {
-            tool.served_versions()
-                .all(|v| v.outputs.iter().any(|x| x.name == o.name && x.required))
-        })
-        .map(|o| Value::from(o.name.clone()))
-        .collect();
-    schema.insert("required".into(), Value::Array(always));
-    Arc::new(schema)
+    match tool.output_schema_for_any_version(listed) {
+        Value::Object(schema) => Arc::new(schema),
+        _ => Arc::default(),
+    }
 }
 
 /// A successful call: the output object as structured content and as JSON text.

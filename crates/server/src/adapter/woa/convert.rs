@@ -47,7 +47,9 @@ pub(super) fn agent(tool: &Tool) -> Agent {
         version: Some(version.semver.to_string()),
         capabilities: tool.tags_with_toolkit().map(str::to_owned).collect(),
         inputs: schema_document(&version.input_schema),
-        outputs: schema_document(&version.output_schema),
+        // What a call pinned to any served version may return (issue #22.7): only the outputs
+        // every one of them returns are required.
+        outputs: schema_document(&tool.output_schema_for_any_version(version)),
         transports: vec![wire::REST.to_owned(), wire::MCP.to_owned()],
         operations: None,
     }
