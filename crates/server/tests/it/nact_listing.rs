@@ -364,3 +364,67 @@ async fn retired_versions_are_neither_listed_nor_served() {
         .expect_ok();
     assert_eq!(ran["version"], 2, "invoking without a version runs the current one");
 }
+
+/// Issue #22.8 (N-ACT §6.4): paging through 1,000 tools with a small page size, while the
+/// catalog is replaced under it (a tool removed and one added mid-walk), gives every tool that
+/// was served throughout exactly once, in order, with no repeat and no gap.
+#[tokio::test]
+async fn a_thousand_tools_page_cleanly_across_a_reload() {
+    use toolhost_core::catalog::{Loader, Source};
+    let catalog_text = |names: &[String]| {
+        let mut yaml = String::from("toolkits:\n  - name: Bulk\n    tools:\n");
+        for name in names {
+            yaml.push_str(&format!(
+                "      - name: {name}\n        description: Tool {name}.\n        versions:\n          - version: 1.0.0\n            inputs: [{{ name: text, description: Any text. }}]\n            outputs: [{{ name: text, type: string, description: The text. }}]\n            backend: {{ kind: native, function: testing.echo }}\n"
+            ));
+        }
+        vec![Source {
+            name: "bulk.yaml".into(),
+            text: yaml,
+        }]
+    };
+    let names: Vec<String> = (0..1000).map(|i| format!("tool_{i:04}")).collect();
+    let server = crate::support::Spawn::new(catalog_text(&names)).start().await;
+    let mut seen = Vec::new();
+    let mut path = "/nact/tools?pageLimit=37".to_owned();
+    let mut pages = 0;
+    loop {
+        let page = server.get(&path).await.expect_ok();
+        seen.extend(
+            page["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["name"].as_str().unwrap().to_owned()),
+        );
+        pages += 1;
+        if pages == 10 {
+            // Reload: tool_0100 (already listed) and tool_0900 (not yet) go, tool_0950x comes.
+            let mut next: Vec<String> = names
+                .iter()
+                .filter(|n| *n != "tool_0100" && *n != "tool_0900")
+                .cloned()
+                .collect();
+            next.push("tool_0950x".to_owned());
+            let loader = Loader::default();
+            server.engine.replace(loader.load(&catalog_text(&next)).unwrap());
+        }
+        match page["paging"]["next"].as_str() {
+            Some(cursor) => path = format!("/nact/tools?pageLimit=37&pageCursor={cursor}"),
+            None => break,
+        }
+    }
+    let mut sorted = seen.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), seen.len(), "no tool listed twice");
+    assert_eq!(sorted, seen, "in order");
+    for name in &names {
+        if name != "tool_0900" {
+            assert!(seen.contains(name), "{name} was served throughout and is listed");
+        }
+    }
+    assert!(!seen.contains(&"tool_0900".to_owned()), "removed before its page");
+    assert!(seen.contains(&"tool_0950x".to_owned()), "added after the cursor, so it is listed");
+    assert_eq!(pages, seen.len().div_ceil(37));
+}
