@@ -425,6 +425,9 @@ async fn a_thousand_tools_page_cleanly_across_a_reload() {
         }
     }
     assert!(!seen.contains(&"tool_0900".to_owned()), "removed before its page");
-    assert!(seen.contains(&"tool_0950x".to_owned()), "added after the cursor, so it is listed");
+    assert!(
+        seen.contains(&"tool_0950x".to_owned()),
+        "added after the cursor, so it is listed"
+    );
     assert_eq!(pages, seen.len().div_ceil(37));
 }

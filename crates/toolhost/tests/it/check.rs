@@ -214,3 +214,33 @@ fn a_locked_version_changed_in_place_fails_check_and_serve() {
         "{stderr}"
     );
 }
+
+/// Issue #22 (Also): every row of `docs/conformance.md` names a test that exists (a file and a
+/// `fn` of that name in it), or says it is deliberately not a test (`—`).
+#[test]
+fn conformance_rows_name_existing_tests() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/conformance.md")).unwrap();
+    let mut rows = 0;
+    for line in doc
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| §") && !l.starts_with("| Page"))
+    {
+        rows += 1;
+        let refs: Vec<&str> = line
+            .split('`')
+            .filter(|part| part.starts_with("crates/") && part.contains(".rs::"))
+            .collect();
+        assert!(!refs.is_empty() || line.contains("| —"), "a row without a test: {line}");
+        for reference in refs {
+            let (file, name) = reference.split_once("::").unwrap();
+            let text =
+                std::fs::read_to_string(root.join(file)).unwrap_or_else(|_| panic!("{file} does not exist: {line}"));
+            assert!(
+                text.contains(&format!("fn {name}(")),
+                "{file} has no test `{name}`: {line}"
+            );
+        }
+    }
+    assert!(rows >= 40, "the tables are there: {rows} rows");
+}
