@@ -8,8 +8,9 @@
 //! - Filters run on their own thread with a large stack, never on the async runtime, at most
 //!   [`Runner::new`]'s number at once. Every time jaq clones its context (each call, pipe, binding
 //!   and loop round) the guard checks the call's deadline and the stack depth, and unwinds the
-//!   filter when either is exceeded; `range` is replaced by a guarded one, since it loops without
-//!   cloning. Only the first output of a filter is read, and converting it is capped in size and
+//!   filter when either is exceeded, or when the run has taken more steps than any mapping
+//!   needs (so `[range(1e8)]` cannot build gigabytes before its deadline); `range` is replaced by
+//!   a guarded one, since it loops without cloning. Only the first output of a filter is read, and converting it is capped in size and
 //!   depth.
 //! - What a guard cannot stop (a single native operation that runs long, such as exploding a
 //!   huge string) keeps its thread and its permit until it ends; the call itself still answers
@@ -50,6 +51,11 @@ const STACK: usize = 64 << 20;
 const STACK_LIMIT: usize = 48 << 20;
 /// Deadline checks are one `Instant::now()` per this many context clones.
 const CHECK_EVERY: u32 = 128;
+/// The most steps (context clones, `range` values) one filter run may take. A mapping over an
+/// upstream's answer takes a few hundred thousand at most; a bomb such as `[range(1e8)]`
+/// collects a value per step, so this bounds what it can build (a few hundred MB at worst)
+/// long before the call's deadline would (issue #21.10).
+const MAX_STEPS: u32 = 4_000_000;
 /// The largest output a filter may produce, as JSON text, roughly.
 pub(crate) const MAX_OUTPUT_BYTES: usize = 1 << 20;
 /// The deepest nesting of a filter's output (serde_json's own parse limit).
@@ -185,6 +191,8 @@ pub(crate) enum Stop {
     Deadline,
     #[error("the mapping recursed too deeply")]
     Depth,
+    #[error("the mapping did too much work (it would have built a very large value); simplify it")]
+    TooMuch,
     #[error("too many mappings are running; try again")]
     Busy,
     #[error("the mapping failed unexpectedly")]
@@ -338,10 +346,15 @@ impl Limits {
         if self.stack_base.abs_diff((&raw const here).addr()) > STACK_LIMIT {
             std::panic::resume_unwind(Box::new(Stop::Depth));
         }
-        let ticks = self.ticks.get().wrapping_add(1);
+        let ticks = self.ticks.get().saturating_add(1);
         self.ticks.set(ticks);
-        if ticks.is_multiple_of(CHECK_EVERY) && Instant::now() >= self.deadline {
-            std::panic::resume_unwind(Box::new(Stop::Deadline));
+        if ticks.is_multiple_of(CHECK_EVERY) {
+            if Instant::now() >= self.deadline {
+                std::panic::resume_unwind(Box::new(Stop::Deadline));
+            }
+            if ticks >= MAX_STEPS {
+                std::panic::resume_unwind(Box::new(Stop::TooMuch));
+            }
         }
     }
 }
@@ -537,7 +550,11 @@ mod tests {
             "reduce range(1e15) as $x (0; . + 1)",
         ] {
             let started = Instant::now();
-            assert_eq!(run_one(code, Value::Null, within), Err(Stop::Deadline), "{code}");
+            let stopped = run_one(code, Value::Null, within);
+            assert!(
+                matches!(stopped, Err(Stop::Deadline | Stop::TooMuch)),
+                "{code}: {stopped:?}"
+            );
             assert!(
                 started.elapsed() < Duration::from_secs(2),
                 "{code} took {:?}",
@@ -550,6 +567,33 @@ mod tests {
             .spawn(|| run_one("def f: 1 + f; f", Value::Null, Duration::from_secs(10)))
             .map(|t| t.join());
         assert!(matches!(deep, Ok(Ok(Err(Stop::Depth)))), "{deep:?}");
+    }
+
+    /// Issue #21.10: a filter that would build a huge value is stopped by its step budget
+    /// long before a generous deadline, having built only a bounded part of it.
+    #[test]
+    fn a_value_bomb_is_stopped_by_the_step_budget() {
+        for code in [
+            "[range(1e8)] | length",
+            "[limit(1e8; repeat(1))] | length",
+            "reduce range(1e9) as $i ([]; . + [$i]) | length",
+        ] {
+            let started = Instant::now();
+            let stopped = run_one(code, Value::Null, Duration::from_secs(120));
+            assert_eq!(stopped, Err(Stop::TooMuch), "{code}");
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{code} took {:?}",
+                started.elapsed()
+            );
+        }
+        // An ordinary mapping over a big answer is far within the budget.
+        let fine = run_one(
+            "[range(100000)] | map(. * 2) | add",
+            Value::Null,
+            Duration::from_secs(60),
+        );
+        assert!(matches!(fine, Ok(Ok(Some(_)))), "{fine:?}");
     }
 
     #[test]

@@ -457,7 +457,7 @@ impl Sculpted {
                     ToolFailure::temporary("the server is busy; try again", Some(failure::DEFAULT_RETRY_AFTER))
                         .with_code(failure::MAPPING)
                 }
-                jq::Stop::Depth | jq::Stop::Crashed => mapping_failed(),
+                jq::Stop::Depth | jq::Stop::TooMuch | jq::Stop::Crashed => mapping_failed(),
             };
             failure.with_developer_message(stop.to_string())
         })?;
