@@ -119,6 +119,10 @@ pub(super) struct VersionDef {
     pub inputs: Vec<InputDef>,
     #[serde(default)]
     pub outputs: Vec<OutputDef>,
+    /// The version returns nothing (OTC's `Doorbell.Ring`): no outputs, on purpose. N-ACT
+    /// shows one `json` output `result` that is always `null`.
+    #[serde(default)]
+    pub returns_nothing: bool,
     pub backend: BackendDef,
     #[serde(default)]
     pub timeout_ms: Option<u64>,

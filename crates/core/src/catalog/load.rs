@@ -441,6 +441,19 @@ impl Loader {
         };
         let inputs: Vec<Parameter> = def.inputs.into_iter().filter_map(|d| input(d, place, ctx)).collect();
         check_unique(inputs.iter().map(|p| (&p.name, &p.id)), "input", place, ctx);
+        // N-ACT §6.1: one or more outputs; a version that returns nothing says so, and every
+        // protocol can carry that (issue #22.2).
+        match (def.outputs.is_empty(), def.returns_nothing) {
+            (true, false) => ctx.error(
+                &at(place, "outputs"),
+                "a version declares at least one output (N-ACT §6.1); for a tool that returns nothing, write `returns_nothing: true`".to_owned(),
+            ),
+            (false, true) => ctx.error(
+                &at(place, "returns_nothing"),
+                "`returns_nothing: true` and outputs contradict each other; keep one".to_owned(),
+            ),
+            _ => {}
+        }
         let outputs: Vec<Output> = def.outputs.into_iter().filter_map(|d| output(d, place, ctx)).collect();
         check_unique(outputs.iter().map(|o| (&o.name, &o.id)), "output", place, ctx);
         let backend = match self.backends.get(&def.backend.kind) {

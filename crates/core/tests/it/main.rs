@@ -101,6 +101,10 @@ impl fmt::Display for V {
         for pair in &self.extra {
             write!(f, ", {pair}")?;
         }
+        // A version without outputs says it returns nothing (N-ACT §6.1, issue #22.2).
+        if self.outputs.is_empty() && !self.extra.iter().any(|p| p.starts_with("returns_nothing")) {
+            f.write_str(", returns_nothing: true")?;
+        }
         f.write_str("}")
     }
 }

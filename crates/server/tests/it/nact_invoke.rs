@@ -332,3 +332,30 @@ async fn only_nact_types_are_served_and_decimals_are_read_as_numbers() {
         .await
         .expect_invalid(&["a"]);
 }
+
+/// Issue #22.2 (N-ACT §6.1: one or more outputs): a version that declares it returns nothing
+/// shows one `json` output `result` on N-ACT, and a call answers it with `null`.
+#[tokio::test]
+async fn a_tool_that_returns_nothing_shows_one_null_output() {
+    let yaml = "toolkits:\n  - name: Doorbell\n    tools:\n      - name: ring\n        description: Rings a doorbell.\n        versions:\n          - version: 1.0.0\n            inputs: [{ name: doorbell_id, description: The doorbell. }]\n            returns_nothing: true\n            backend: { kind: native, function: testing.echo }\n";
+    let server = Spawn::new(vec![toolhost_core::catalog::Source {
+        name: "ring.yaml".into(),
+        text: yaml.into(),
+    }])
+    .start()
+    .await;
+    let signature = server.get("/nact/tools/ring").await.expect_ok();
+    assert_eq!(
+        signature["output_parameters"],
+        json!([{"id": "result", "name": "result", "type": "json", "required": true,
+                "description": "The tool returns nothing; this is null when the call succeeded."}])
+    );
+    let result = server
+        .post_json(
+            "/nact/tools/ring:invoke",
+            &invocation(None, &[("doorbell_id", json!("front"))]),
+        )
+        .await
+        .expect_ok();
+    assert_eq!(outputs(&result), vec![("result".to_owned(), Value::Null)]);
+}

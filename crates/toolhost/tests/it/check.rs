@@ -26,9 +26,11 @@ toolkits:
         versions:
           - version: 1.0.0
             inputs: [{ name: city, required: false, description: A city. }]
+            returns_nothing: true
             backend: { kind: native, function: testing.echo }
           - version: 1.1.0
             inputs: [{ name: city, description: A city. }]
+            returns_nothing: true
             backend: { kind: native, function: testing.echo }
       - name: BadName
         description: ""

@@ -18,9 +18,29 @@ pub(super) fn signature(tool: &Tool, version: &Version) -> Signature {
         semver: Some(version.semver.to_string()),
         tags: tool.tags_with_toolkit().map(str::to_owned).collect(),
         input_parameters: version.inputs.iter().map(input).collect(),
-        output_parameters: version.outputs.iter().map(output).collect(),
+        output_parameters: if version.outputs.is_empty() {
+            vec![nothing()]
+        } else {
+            version.outputs.iter().map(output).collect()
+        },
     }
 }
+
+/// The output N-ACT shows for a version that returns nothing (`returns_nothing: true`): N-ACT
+/// needs one or more outputs (§6.1), so one `json` output that is always `null` (issue #22.2).
+fn nothing() -> OutputParameter {
+    OutputParameter {
+        id: NOTHING.to_owned(),
+        name: NOTHING.to_owned(),
+        kind: "json".to_owned(),
+        description: "The tool returns nothing; this is null when the call succeeded.".to_owned(),
+        required: true,
+        allowed_values: None,
+    }
+}
+
+/// The name of [`nothing`]'s output.
+const NOTHING: &str = "result";
 
 /// The pattern of a decimal number written as text: what a `number` input takes on N-ACT.
 pub(super) const DECIMAL: &str = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$";
@@ -176,6 +196,14 @@ pub(super) fn result(mut outcome: Outcome) -> InvocationResult {
             })
         })
         .collect();
+    let output_parameters = if version.outputs.is_empty() {
+        vec![NamedValue {
+            name: NOTHING.to_owned(),
+            value: Value::Null,
+        }]
+    } else {
+        output_parameters
+    };
     InvocationResult {
         output_parameters,
         version: Some(version.number),
