@@ -184,7 +184,11 @@ outputs: { value: { jq: "def forever: forever; forever" } }
         );
         match result {
             Err(Error::Timeout { .. }) => {}
-            Err(Error::Failed { failure, .. }) => assert_eq!(failure.code.as_deref(), Some("timeout"), "{failure:?}"),
+            // Cut at the deadline, or earlier by the step budget (issue #21.10).
+            Err(Error::Failed { failure, .. }) => assert!(
+                matches!(failure.code.as_deref(), Some("timeout" | "mapping_failed")),
+                "{failure:?}"
+            ),
             other => panic!("expected a timeout, got {other:?}"),
         }
     }
