@@ -29,6 +29,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use toolhost_core::{Backend, BackendFactory, Secret, Signature};
 
+pub use run::TRY;
 pub use secrets::SecretSource;
 
 /// The kind name the `toolhost` binary registers this backend under.

@@ -217,7 +217,39 @@ impl Sculpted {
                 token = applied.token;
             }
             let started = Instant::now();
+            if tracing::enabled!(target: TRY, tracing::Level::TRACE) {
+                tracing::trace!(
+                    target: TRY,
+                    step = %step.name,
+                    method = %request.method,
+                    url = %scrubber.scrub(request.url.as_str()),
+                    headers = %shown_headers(&request.headers, &scrubber),
+                    body = %shown_body(request.body.as_ref(), &scrubber),
+                    "request"
+                );
+            }
             let (answer, attempts) = send::send(&self.shared.client, &request, policy, deadline).await;
+            if tracing::enabled!(target: TRY, tracing::Level::TRACE) {
+                match &answer {
+                    Ok(a) => tracing::trace!(
+                        target: TRY,
+                        step = %step.name,
+                        status = a.status.as_u16(),
+                        attempts = attempts.count,
+                        elapsed_ms = started.elapsed().as_millis() as u64,
+                        body = %failure::excerpt(&scrubber.scrub(&String::from_utf8_lossy(&a.body)), 2000),
+                        "answer"
+                    ),
+                    Err(f) => tracing::trace!(
+                        target: TRY,
+                        step = %step.name,
+                        attempts = attempts.count,
+                        elapsed_ms = started.elapsed().as_millis() as u64,
+                        error = %scrubber.scrub(&format!("{f:?}")),
+                        "no answer"
+                    ),
+                }
+            }
             tracing::debug!(
                 step = %step.name,
                 request = %step.shape,
@@ -552,4 +584,39 @@ impl Sculpted {
 
 fn mapping_failed() -> ToolFailure {
     ToolFailure::permanent("the tool could not shape the upstream answer into its result").with_code(failure::MAPPING)
+}
+
+/// The tracing target of `toolhost try`'s view of each step: the request as sent and the answer,
+/// with secrets masked (never logged at any other target).
+pub const TRY: &str = "toolhost::try";
+
+/// Header names and values for `toolhost try`: a sensitive value (auth) as `***`, any other
+/// scrubbed of secrets.
+fn shown_headers(headers: &reqwest::header::HeaderMap, scrubber: &Scrubber) -> String {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let shown = if value.is_sensitive() {
+                "***".to_owned()
+            } else {
+                scrubber.scrub(&String::from_utf8_lossy(value.as_bytes()))
+            };
+            format!("{name}: {shown}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A request body for `toolhost try`, scrubbed of secrets.
+fn shown_body(body: Option<&send::Body>, scrubber: &Scrubber) -> String {
+    match body {
+        None => "(none)".to_owned(),
+        Some(send::Body::Json(value)) => scrubber.scrub(&value.to_string()),
+        Some(send::Body::Form(pairs)) => {
+            let text: String = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(pairs)
+                .finish();
+            scrubber.scrub(&text)
+        }
+    }
 }

@@ -51,6 +51,10 @@ enum Command {
         #[arg(long)]
         lock: bool,
     },
+    /// Run one tool of a catalog without a server, showing each upstream step's request as sent
+    /// (secrets masked), its answer, and the result: how a catalog author sees what a sculpted
+    /// tool does.
+    Try(TryArgs),
     /// Print the SHA-256 of an API key, for `[[auth.api_keys]] sha256` (reads the key from stdin
     /// when not given, so it stays out of shell history).
     HashKey {
@@ -66,6 +70,13 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Client(command) => client::run(command),
         Command::Check { path, config, lock } => check(path, config, lock),
+        Command::Try(args) => match try_tool(args) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("toolhost: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::HashKey { key } => {
             let key = key.unwrap_or_else(|| {
                 let mut line = String::new();
@@ -163,6 +174,130 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
         Err(problems) => {
             report(&problems);
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// What `toolhost try` is given.
+#[derive(Debug, clap::Args)]
+struct TryArgs {
+    /// The catalog: a directory or one file.
+    catalog: PathBuf,
+    /// The tool's name.
+    tool: String,
+    /// One argument, `NAME=VALUE`: text for a string or enum input, else JSON (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    args: Vec<String>,
+    /// All arguments as one JSON object.
+    #[arg(long, value_name = "JSON", conflicts_with = "args")]
+    input: Option<String>,
+    /// Run this version (`1`, `1.2.0`) instead of the latest.
+    #[arg(long)]
+    version: Option<String>,
+    /// The server's config file, for its `[secrets]` and call timeout.
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// `toolhost try`: one call of one tool, its upstream steps shown on stderr as they happen
+/// (sculpt's `toolhost::try` trace events), the result on stdout.
+fn try_tool(a: TryArgs) -> anyhow::Result<ExitCode> {
+    let settings = match &a.config {
+        Some(config) => Some(ServeArgs::for_check(config.clone(), Some(a.catalog.clone())).resolve()?),
+        None => None,
+    };
+    let loader = match &settings {
+        Some(settings) => make_loader(settings)?,
+        // No server config: secret names are not checked, and a secret has no value here.
+        None => Loader::default().with_backend(
+            toolhost_sculpt::KIND,
+            Arc::new(toolhost_sculpt::Factory::for_checking()?),
+        ),
+    };
+    let catalog = match load(Some(&a.catalog), &loader) {
+        Ok((catalog, _)) => catalog,
+        Err(problems) => {
+            report(&problems);
+            anyhow::bail!("the catalog has errors; `toolhost check` lists them");
+        }
+    };
+    let found = catalog
+        .find(&a.tool)
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("the catalog has no tool `{}`", a.tool))?;
+    let selector = match &a.version {
+        None => toolhost_core::VersionSelector::Latest,
+        Some(text) => toolhost_core::VersionSelector::pin(text).map_err(anyhow::Error::msg)?,
+    };
+    let version = found
+        .resolve(&selector)
+        .ok_or_else(|| anyhow::anyhow!("`{}` has no served version {}", found.name, selector))?;
+    let input = match &a.input {
+        Some(json) => match serde_json::from_str(json)? {
+            serde_json::Value::Object(map) => map,
+            _ => anyhow::bail!("--input takes a JSON object"),
+        },
+        None => {
+            let mut map = serde_json::Map::new();
+            for pair in &a.args {
+                let (name, value) = pair
+                    .split_once('=')
+                    .ok_or_else(|| anyhow::anyhow!("--arg takes NAME=VALUE, got `{pair}`"))?;
+                let text_input = version.input(name).is_some_and(|p| {
+                    matches!(
+                        p.kind,
+                        toolhost_core::InputType::String { .. } | toolhost_core::InputType::Enum { .. }
+                    )
+                });
+                let value = if text_input {
+                    serde_json::Value::String(value.to_owned())
+                } else {
+                    serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned()))
+                };
+                map.insert(name.to_owned(), value);
+            }
+            map
+        }
+    };
+    // The steps, as they happen, and nothing else.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(format!(
+            "{}=trace",
+            toolhost_sculpt::TRY
+        )))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .without_time()
+        .with_target(false)
+        .with_level(false)
+        .try_init();
+    let engine = Engine::new(catalog);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let result = runtime.block_on(engine.invoke(toolhost_core::Invocation {
+        tool: found.name.clone(),
+        version: selector,
+        input,
+        context: toolhost_core::CallContext::default(),
+    }));
+    match result {
+        Ok(outcome) => {
+            #[allow(clippy::print_stdout)] // the result is the command's output
+            {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::Value::Object(outcome.output))?
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("toolhost: {} {}: {e}", found.name, version.semver);
+            if let toolhost_core::Error::Failed { failure, .. } = &e
+                && let Some(detail) = &failure.developer_message
+            {
+                eprintln!("  detail: {detail}");
+            }
+            Ok(ExitCode::FAILURE)
         }
     }
 }

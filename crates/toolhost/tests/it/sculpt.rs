@@ -79,18 +79,25 @@ async fn upstream(seen: Arc<Mutex<Vec<Value>>>) -> String {
     base
 }
 
-#[tokio::test]
-async fn sculpted_tools_use_configured_and_caller_secrets_and_never_log_them() {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let base = upstream(Arc::clone(&seen)).await;
+/// A scratch directory with the sculpted catalog against a recording upstream, its file secret,
+/// and a config whose `API_KEY` comes from the environment variable `env`.
+async fn setup(seen: Arc<Mutex<Vec<Value>>>, env: &str) -> (Scratch, std::path::PathBuf) {
+    let base = upstream(seen).await;
     let scratch = Scratch::new();
     std::fs::create_dir_all(scratch.0.join("catalog")).unwrap();
     scratch.write("catalog/sculpted.yaml", &CATALOG.replace("BASE", &base));
     scratch.write("file-key.txt", &format!("{FILE_SECRET}\n"));
     let config = scratch.write(
         "toolhost.toml",
-        "catalog = \"catalog\"\n\n[secrets]\nAPI_KEY = { env = \"SCULPT_TEST_API_KEY\" }\nFILE_KEY = { file = \"file-key.txt\" }\n",
+        &format!("catalog = \"catalog\"\n\n[secrets]\nAPI_KEY = {{ env = \"{env}\" }}\nFILE_KEY = {{ file = \"file-key.txt\" }}\n"),
     );
+    (scratch, config)
+}
+
+#[tokio::test]
+async fn sculpted_tools_use_configured_and_caller_secrets_and_never_log_them() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (_scratch, config) = setup(Arc::clone(&seen), "SCULPT_TEST_API_KEY").await;
     let server = Server::start(
         &["--config", config.to_str().unwrap(), "--log", "trace"],
         &[("SCULPT_TEST_API_KEY", ENV_SECRET)],
@@ -168,4 +175,46 @@ fn check_accepts_sculpted_catalogs_and_names_the_step_of_an_error() {
         stderr.contains("fetch_with_keys") && stderr.contains("step `call`, `path`: refers to input `nope`"),
         "{stderr}"
     );
+}
+
+/// Issue #13 (the sculpting loop): `toolhost try` runs one tool without a server and shows each
+/// step's request as sent (the secret header masked, the secret in the query scrubbed), its
+/// answer, and the result on stdout.
+#[tokio::test]
+async fn try_shows_each_step_as_sent_with_secrets_masked() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (scratch, config) = setup(Arc::clone(&seen), "SCULPT_TRY_API_KEY").await;
+    let catalog = scratch.0.join("catalog");
+    let (catalog, config) = (
+        catalog.to_str().unwrap().to_owned(),
+        config.to_str().unwrap().to_owned(),
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(crate::support::BIN)
+            .args(["try", &catalog, "fetch_with_keys", "--config", &config])
+            .env("SCULPT_TRY_API_KEY", ENV_SECRET)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("request") && stderr.contains("method=GET") && stderr.contains("/ok?token="),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("x-api-key: ***") && stderr.contains("status=200"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(ENV_SECRET) && !stderr.contains(FILE_SECRET),
+        "{stderr}"
+    );
+    assert!(stdout.contains("\"seen\""), "{stdout}");
+    assert_eq!(seen.lock().unwrap().len(), 1, "one real call");
 }
