@@ -27,6 +27,11 @@ pub(super) struct ToolkitDef {
     /// Scopes a caller needs to see and call any tool of the toolkit.
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Backend settings every version of every tool of the toolkit starts from (`base_url`,
+    /// `auth`, `headers`, `timeout_ms`, `retries` for `http`); a version's own keys win. With
+    /// `kind`, only backends of that kind take them.
+    #[serde(default)]
+    pub backend: Option<Map<String, Value>>,
     pub tools: Vec<ToolDef>,
 }
 
@@ -123,7 +128,9 @@ pub(super) struct VersionDef {
     /// shows one `json` output `result` that is always `null`.
     #[serde(default)]
     pub returns_nothing: bool,
-    pub backend: BackendDef,
+    /// The previous version's backend when absent (a version changes only what it names).
+    #[serde(default)]
+    pub backend: Option<BackendDef>,
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
@@ -179,7 +186,7 @@ pub(super) struct EnumValueDef {
 
 /// `backend: { kind: native, function: calculator.add }`: the kind picks a factory, which reads
 /// the other keys.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub(super) struct BackendDef {
     pub kind: String,
     #[serde(flatten)]

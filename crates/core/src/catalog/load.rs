@@ -185,7 +185,10 @@ impl Loader {
                     check_description(&text, &place, &mut ctx.problems);
                     description.get_or_insert(text);
                 }
-                for def in toolkit.tools {
+                for mut def in toolkit.tools {
+                    if let Some(defaults) = &toolkit.backend {
+                        apply_backend_defaults(defaults, &mut def);
+                    }
                     if let Some(tool) = self.tool(
                         &source.name,
                         &toolkit.name,
@@ -327,12 +330,27 @@ impl Loader {
         };
         let mut versions: Vec<Version> = Vec::with_capacity(def.versions.len());
         let mut complete = true;
-        for (i, vdef) in def.versions.into_iter().enumerate() {
+        let mut last_backend: Option<super::file::BackendDef> = None;
+        for (i, mut vdef) in def.versions.into_iter().enumerate() {
             let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let vplace = Place {
                 version: Some(vdef.version.clone()),
                 ..place.clone()
             };
+            // A version without `backend` keeps the previous version's (issue #13).
+            match (&vdef.backend, &last_backend) {
+                (Some(backend), _) => last_backend = Some(backend.clone()),
+                (None, Some(previous)) => vdef.backend = Some(previous.clone()),
+                (None, None) => {
+                    ctx.error(
+                        &at(&vplace, "backend"),
+                        "the first version needs a `backend`; later versions keep the previous one when they give none"
+                            .to_owned(),
+                    );
+                    complete = false;
+                    continue;
+                }
+            }
             let parts = ToolParts {
                 tool: &def.name,
                 description: &def.description,
@@ -456,9 +474,10 @@ impl Loader {
         }
         let outputs: Vec<Output> = def.outputs.into_iter().filter_map(|d| output(d, place, ctx)).collect();
         check_unique(outputs.iter().map(|o| (&o.name, &o.id)), "output", place, ctx);
-        let backend = match self.backends.get(&def.backend.kind) {
+        let backend_def = def.backend?;
+        let backend = match self.backends.get(&backend_def.kind) {
             Some(factory) => match factory.build(
-                &def.backend.config,
+                &backend_def.config,
                 &Signature {
                     tool: parts.tool,
                     inputs: &inputs,
@@ -481,7 +500,7 @@ impl Loader {
                     &at(place, "backend"),
                     format!(
                         "unknown backend kind `{}`; the kinds are: {}",
-                        def.backend.kind,
+                        backend_def.kind,
                         kinds.join(", ")
                     ),
                 );
@@ -899,4 +918,22 @@ fn enum_values(defs: Option<Vec<EnumValueDef>>, place: &Place, ctx: &mut Context
             description: v.description,
         })
         .collect()
+}
+
+/// Fills every version backend of `def` from the toolkit's `backend:` defaults: keys the version
+/// does not set are taken whole (a version's `headers` replaces the defaults' `headers`). With
+/// `kind` in the defaults, only backends of that kind take them.
+fn apply_backend_defaults(defaults: &serde_json::Map<String, serde_json::Value>, def: &mut super::file::ToolDef) {
+    let kind = defaults.get("kind").and_then(serde_json::Value::as_str);
+    for version in &mut def.versions {
+        let Some(backend) = version.backend.as_mut() else {
+            continue;
+        };
+        if kind.is_some_and(|k| k != backend.kind) {
+            continue;
+        }
+        for (key, value) in defaults.iter().filter(|(k, _)| *k != "kind") {
+            backend.config.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+    }
 }

@@ -678,3 +678,49 @@ fn an_oversized_file_is_told_to_split() {
         render(&problems)
     );
 }
+
+/// Issue #13: a version without `backend` keeps the previous version's; the first one needs
+/// one; a toolkit's `backend:` defaults fill what a version's backend does not set (the
+/// version's own keys win), for backends of its `kind`.
+#[test]
+fn backends_are_inherited_from_the_previous_version_and_the_toolkit() {
+    let text = r#"
+toolkits:
+  - name: Weather
+    backend: { kind: native, function: testing.echo }
+    tools:
+      - name: forecast
+        description: The forecast.
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: city, description: A city. }]
+            outputs: [{ name: city, type: string, description: The city. }]
+            backend: { kind: native }
+          - version: 1.1.0
+            inputs: [{ name: city, description: A city. }, { name: days, type: int, required: false, description: Days. }]
+            outputs: [{ name: city, type: string, description: The city. }]
+"#;
+    let catalog = crate::load(text).unwrap_or_else(|p| panic!("{p:#?}"));
+    let tool = catalog.find("forecast").unwrap();
+    assert_eq!(tool.versions.len(), 2);
+
+    let own = text.replace(
+        "backend: { kind: native }",
+        "backend: { kind: native, function: no.such }",
+    );
+    let problems = crate::load(&own).unwrap_err();
+    assert!(
+        problems.iter().any(|p| p.message.contains("no.such")),
+        "the version's own key wins: {problems:#?}"
+    );
+
+    let first_without = text.replace("            backend: { kind: native }\n", "");
+    let first_without = first_without.replace("    backend: { kind: native, function: testing.echo }\n", "");
+    let problems = crate::load(&first_without).unwrap_err();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("the first version needs a `backend`")),
+        "{problems:#?}"
+    );
+}

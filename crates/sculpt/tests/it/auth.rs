@@ -303,3 +303,41 @@ async fn tools_with_the_same_credentials_share_one_token_across_reloads() {
     );
     assert_eq!(call(&other, json!({})).await.unwrap()["seen"], "token APP-2");
 }
+
+/// Issue #13: `base_url` and `auth` written once on the toolkit reach every `http` tool in it.
+#[tokio::test]
+async fn toolkit_backend_defaults_reach_every_http_tool() {
+    let upstream = serve(echo_router(Arc::default())).await;
+    let text = r#"
+toolkits:
+  - name: Test
+    backend: { kind: http, base_url: BASE, auth: { bearer: "{{secret.TOKEN}}" } }
+    tools:
+      - name: first
+        description: First tool.
+        versions:
+          - version: 1.0.0
+            outputs: [{name: seen, type: json, description: "What the upstream saw."}]
+            backend: { kind: http, steps: [{ name: s, path: /a }], outputs: { seen: s.body.path } }
+      - name: second
+        description: Second tool.
+        versions:
+          - version: 1.0.0
+            outputs: [{name: seen, type: json, description: "What the upstream saw."}]
+            backend: { kind: http, steps: [{ name: s, path: /b }], outputs: { seen: s.body.headers.authorization } }
+"#;
+    let engine = engine(text, &upstream.base, &[("TOKEN", "t0k")]);
+    assert_eq!(
+        crate::support::call_with(&engine, "first", json!({}), CallContext::default())
+            .await
+            .unwrap()["seen"],
+        "/a"
+    );
+    assert_eq!(
+        crate::support::call_with(&engine, "second", json!({}), CallContext::default())
+            .await
+            .unwrap()["seen"],
+        "Bearer <redacted>",
+        "the toolkit's auth was sent"
+    );
+}
