@@ -2,6 +2,7 @@
 
 mod auth_config;
 mod client;
+mod import;
 mod reload;
 mod settings;
 mod telemetry;
@@ -55,6 +56,9 @@ enum Command {
     /// (secrets masked), its answer, and the result: how a catalog author sees what a sculpted
     /// tool does.
     Try(TryArgs),
+    /// Write a catalog of sculpted tools from an API description.
+    #[command(subcommand)]
+    Import(ImportCommand),
     /// Print the SHA-256 of an API key, for `[[auth.api_keys]] sha256` (reads the key from stdin
     /// when not given, so it stays out of shell history).
     HashKey {
@@ -70,6 +74,13 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Client(command) => client::run(command),
         Command::Check { path, config, lock } => check(path, config, lock),
+        Command::Import(command) => match import_openapi(command) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("toolhost: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Try(args) => match try_tool(args) {
             Ok(code) => code,
             Err(e) => {
@@ -176,6 +187,72 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
             ExitCode::FAILURE
         }
     }
+}
+
+/// `toolhost import …`.
+#[derive(Debug, Subcommand)]
+enum ImportCommand {
+    /// An OpenAPI 3.0 or 3.1 document (YAML or JSON file): one `http` tool per operation, in
+    /// a catalog file `toolhost check` accepts and `toolhost serve` serves as it is.
+    Openapi {
+        /// The document.
+        spec: PathBuf,
+        /// The toolkit's name (default: from the document's title).
+        #[arg(long)]
+        toolkit: Option<String>,
+        /// The upstream's base URL (default: the document's first server).
+        #[arg(long)]
+        base_url: Option<String>,
+        /// Only operations whose name matches one of these globs (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        operations: Vec<String>,
+        /// Only operations with one of these tags (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        tags: Vec<String>,
+        /// The directory to write the catalog file into (created when missing).
+        #[arg(long, default_value = "catalog")]
+        out: PathBuf,
+    },
+}
+
+/// `toolhost import openapi`: writes the catalog file and says what was left out.
+fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
+    let ImportCommand::Openapi {
+        spec,
+        toolkit,
+        base_url,
+        operations,
+        tags,
+        out,
+    } = command;
+    let text = std::fs::read_to_string(&spec).with_context(|| format!("failed to read {}", spec.display()))?;
+    let doc = import::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", spec.display()))?;
+    let options = import::Options {
+        toolkit,
+        base_url,
+        operations,
+        tags,
+    };
+    let imported = import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{}: {e}", spec.display()))?;
+    std::fs::create_dir_all(&out).with_context(|| format!("failed to create {}", out.display()))?;
+    let file = out.join(&imported.file_name);
+    std::fs::write(&file, &imported.yaml).with_context(|| format!("failed to write {}", file.display()))?;
+    for note in &imported.notes {
+        eprintln!("note: {note}");
+    }
+    eprintln!("wrote {} tools to {}", imported.tools, file.display());
+    if !imported.secrets.is_empty() {
+        eprintln!(
+            "put these in the server's [secrets]: {}",
+            imported.secrets.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    eprintln!(
+        "next: toolhost check {} && toolhost serve --catalog {}",
+        out.display(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `toolhost try` is given.
