@@ -52,6 +52,7 @@ pub enum Error {
 pub struct Factory {
     shared: Arc<Shared>,
     check_secrets: bool,
+    dry_run: bool,
 }
 
 /// What every backend built by one factory shares.
@@ -71,6 +72,7 @@ impl std::fmt::Debug for Factory {
         f.debug_struct("Factory")
             .field("secrets", &names)
             .field("check_secrets", &self.check_secrets)
+            .field("dry_run", &self.dry_run)
             .finish_non_exhaustive()
     }
 }
@@ -98,6 +100,7 @@ impl Factory {
                 secrets,
             }),
             check_secrets: true,
+            dry_run: false,
         }
     }
 
@@ -107,6 +110,13 @@ impl Factory {
         let mut factory = Self::new(HashMap::new())?;
         factory.check_secrets = false;
         Ok(factory)
+    }
+
+    /// Backends of this factory send only GET and HEAD requests; any other step stops the call
+    /// before it is sent (`toolhost try --dry-run`).
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = true;
+        self
     }
 
     /// The HTTP client every backend of this factory sends with.
@@ -123,6 +133,10 @@ impl BackendFactory for Factory {
             check: self.check_secrets,
         };
         let recipe = build::recipe(def, signature, &secrets)?;
-        Ok(Arc::new(run::Sculpted::new(recipe, Arc::clone(&self.shared))))
+        Ok(Arc::new(run::Sculpted::new(
+            recipe,
+            Arc::clone(&self.shared),
+            self.dry_run,
+        )))
     }
 }

@@ -30,6 +30,8 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'
 pub(crate) struct Sculpted {
     recipe: Recipe,
     shared: Arc<Shared>,
+    /// Send only GET and HEAD (`toolhost try --dry-run`).
+    dry_run: bool,
 }
 
 impl std::fmt::Debug for Sculpted {
@@ -71,8 +73,12 @@ impl Backend for Sculpted {
 type Results = Vec<Option<Arc<StepResult>>>;
 
 impl Sculpted {
-    pub fn new(recipe: Recipe, shared: Arc<Shared>) -> Self {
-        Self { recipe, shared }
+    pub fn new(recipe: Recipe, shared: Arc<Shared>, dry_run: bool) -> Self {
+        Self {
+            recipe,
+            shared,
+            dry_run,
+        }
     }
 
     async fn run(&self, call: BackendCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
@@ -226,6 +232,16 @@ impl Sculpted {
                     headers = %shown_headers(&request.headers, &scrubber),
                     body = %shown_body(request.body.as_ref(), &scrubber),
                     "request"
+                );
+            }
+            if self.dry_run && !matches!(request.method, reqwest::Method::GET | reqwest::Method::HEAD) {
+                return Err(
+                    ToolFailure::permanent("dry run: the call stops before a request that is not GET or HEAD")
+                        .with_code("dry_run")
+                        .with_developer_message(format!(
+                            "step `{}` ({}) was shown, not sent: --dry-run sends only GET and HEAD",
+                            step.name, step.shape
+                        )),
                 );
             }
             let (answer, attempts) = send::send(&self.shared.client, &request, policy, deadline).await;

@@ -274,6 +274,9 @@ struct TryArgs {
     /// The server's config file, for its `[secrets]` and call timeout.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Send only GET and HEAD requests; show any other and stop before it.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// `toolhost try`: one call of one tool, its upstream steps shown on stderr as they happen
@@ -283,14 +286,18 @@ fn try_tool(a: TryArgs) -> anyhow::Result<ExitCode> {
         Some(config) => Some(ServeArgs::for_check(config.clone(), Some(a.catalog.clone())).resolve()?),
         None => None,
     };
-    let loader = match &settings {
-        Some(settings) => make_loader(settings)?,
-        // No server config: secret names are not checked, and a secret has no value here.
-        None => Loader::default().with_backend(
-            toolhost_sculpt::KIND,
-            Arc::new(toolhost_sculpt::Factory::for_checking()?),
-        ),
+    // No server config: secret names are not checked, and a secret has no value here.
+    let factory = match &settings {
+        Some(settings) => toolhost_sculpt::Factory::new(settings.secrets.clone())?,
+        None => toolhost_sculpt::Factory::for_checking()?,
     };
+    let factory = if a.dry_run { factory.dry_run() } else { factory };
+    let mut loader = Loader::default().with_backend(toolhost_sculpt::KIND, Arc::new(factory));
+    if let Some(settings) = &settings {
+        loader = loader
+            .with_default_timeout(settings.call_timeout)
+            .with_tag_scopes(settings.tag_scopes.clone());
+    }
     let catalog = match load(Some(&a.catalog), &loader) {
         Ok((catalog, _)) => catalog,
         Err(problems) => {

@@ -218,3 +218,46 @@ async fn try_shows_each_step_as_sent_with_secrets_masked() {
     assert!(stdout.contains("\"seen\""), "{stdout}");
     assert_eq!(seen.lock().unwrap().len(), 1, "one real call");
 }
+
+/// Issue #13: `try --dry-run` sends GET and HEAD steps, shows any other request and stops
+/// before sending it.
+#[tokio::test]
+async fn try_dry_run_sends_only_reads() {
+    let hits: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = Arc::clone(&hits);
+    let app = Router::new().fallback(move |method: axum::http::Method, uri: axum::http::Uri| {
+        let record = Arc::clone(&record);
+        async move {
+            record.lock().unwrap().push(format!("{method} {}", uri.path()));
+            axum::Json(json!({"id": 5}))
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let scratch = Scratch::new();
+    let catalog = format!(
+        "toolkits:\n  - name: Desk\n    tools:\n      - name: reopen\n        description: Reopens a ticket.\n        versions:\n          - version: 1.0.0\n            outputs: [{{ name: id, type: int, description: The ticket. }}]\n            backend:\n              kind: http\n              base_url: {base}\n              steps:\n                - {{ name: find, path: /tickets/latest }}\n                - {{ name: reopen, method: POST, path: \"/tickets/{{{{find.body.id}}}}/reopen\", body: {{ state: open }} }}\n              outputs: {{ id: reopen.body.id }}\n"
+    );
+    let file = scratch.write("desk.yaml", &catalog);
+    let file = file.to_str().unwrap().to_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(crate::support::BIN)
+            .args(["try", &file, "reopen", "--dry-run"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("method=POST") && stderr.contains("/tickets/5/reopen") && stderr.contains("dry run"),
+        "{stderr}"
+    );
+    assert_eq!(
+        hits.lock().unwrap().as_slice(),
+        ["GET /tickets/latest"],
+        "the POST was not sent"
+    );
+}
