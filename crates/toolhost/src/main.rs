@@ -439,6 +439,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             settings.otlp_endpoint.as_deref(),
         )?
     };
+    // Before anything is read: a file changed from here on is a change the watcher sees.
+    let seen = reload::Seen::now(settings.catalog.as_deref(), settings.config_file.as_deref());
     let loader = Arc::new(make_loader(&settings)?);
     let catalog = match load(settings.catalog.as_deref(), &loader) {
         Ok((catalog, lock_warnings)) => {
@@ -509,7 +511,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                     make_loader,
                 }),
             };
-            tokio::spawn(reload::run(watch, Arc::clone(&loader), Arc::clone(&state)));
+            tokio::spawn(reload::run(watch, seen, Arc::clone(&loader), Arc::clone(&state)));
         }
         match settings.tls {
             Some(files) => toolhost_server::tls::serve(listener, state, files, settings.reload_interval, shutdown_signal()).await,

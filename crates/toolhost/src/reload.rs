@@ -91,6 +91,24 @@ fn config_files(watch: &Watch) -> Fingerprint {
     fingerprint(watch.config.iter().map(|c| c.path.clone()))
 }
 
+/// What the files look like now: taken before the catalog and config are first read, so that a
+/// change made while the server starts is seen by the first look, not missed for good.
+#[derive(Debug)]
+pub struct Seen {
+    catalog: Fingerprint,
+    config: Fingerprint,
+}
+
+impl Seen {
+    /// The fingerprints of `catalog` and `config` now.
+    pub fn now(catalog: Option<&Path>, config: Option<&Path>) -> Self {
+        Self {
+            catalog: catalog_files(catalog),
+            config: fingerprint(config.map(Path::to_path_buf)),
+        }
+    }
+}
+
 impl Watcher {
     /// One look: reads the files and, when something changed (or `forced`), applies the config
     /// and reloads the catalog. Blocking work (directory scans, config and secret files, YAML
@@ -138,11 +156,11 @@ impl Watcher {
 }
 
 /// Watches until the process ends, reloading `state`'s config and catalog on every change.
-pub async fn run(watch: Watch, loader: Arc<Loader>, state: Arc<toolhost_server::State>) {
+pub async fn run(watch: Watch, seen: Seen, loader: Arc<Loader>, state: Arc<toolhost_server::State>) {
     let interval = watch.interval;
     let mut watcher = Watcher {
-        catalog: catalog_files(watch.catalog.as_deref()),
-        config: config_files(&watch),
+        catalog: seen.catalog,
+        config: seen.config,
         watch,
         loader,
     };
