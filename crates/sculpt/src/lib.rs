@@ -59,10 +59,8 @@ pub struct Factory {
 pub(crate) struct Shared {
     pub client: reqwest::Client,
     pub jq: jq::Runner,
-    /// The server's secrets: what templates may name, and what failures are scrubbed of.
+    /// The server's secrets: what templates may name.
     pub secrets: HashMap<String, Secret>,
-    /// The server's secrets, encoded for scrubbing once.
-    pub scrubber: failure::Scrubber,
 }
 
 impl std::fmt::Debug for Factory {
@@ -96,7 +94,6 @@ impl Factory {
             shared: Arc::new(Shared {
                 client,
                 jq: jq::Runner::new(),
-                scrubber: failure::Scrubber::shared(secrets.values().map(Secret::expose)),
                 secrets,
             }),
             check_secrets: true,

@@ -30,6 +30,10 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'
 pub(crate) struct Sculpted {
     recipe: Recipe,
     shared: Arc<Shared>,
+    /// The server secrets this tool can send, in every form (see [`sent_secrets`]): a secret it
+    /// never sends cannot come back, so failures and answers are scrubbed of these only, which
+    /// keeps the scrub of every successful answer as cheap as the tool's own secrets allow.
+    scrubber: Scrubber,
     /// Send only GET and HEAD (`toolhost try --dry-run`).
     dry_run: bool,
 }
@@ -74,9 +78,11 @@ type Results = Vec<Option<Arc<StepResult>>>;
 
 impl Sculpted {
     pub fn new(recipe: Recipe, shared: Arc<Shared>, dry_run: bool) -> Self {
+        let scrubber = Scrubber::shared(sent_secrets(&recipe).iter().map(|s| s.expose()));
         Self {
             recipe,
             shared,
+            scrubber,
             dry_run,
         }
     }
@@ -475,7 +481,7 @@ impl Sculpted {
 
     /// Every secret this call may send: the server's and the call's.
     fn scrubber(&self, call: &BackendCall<'_>) -> Scrubber {
-        let mut scrubber = self.shared.scrubber.clone();
+        let mut scrubber = self.scrubber.clone();
         for secret in call.context.secrets.values().chain(call.context.authorization.values()) {
             scrubber.add(secret.expose());
         }
@@ -635,4 +641,35 @@ fn shown_body(body: Option<&send::Body>, scrubber: &Scrubber) -> String {
             scrubber.scrub(&text)
         }
     }
+}
+
+/// The server secrets `recipe` can send: those its paths, queries, headers, bodies and auth
+/// reference. (Caller secrets and fetched tokens are added per call.)
+fn sent_secrets(recipe: &Recipe) -> Vec<toolhost_core::Secret> {
+    use crate::reference::{Reference, SecretSlot};
+    let mut references: Vec<&Reference> = Vec::new();
+    for step in &recipe.steps {
+        references.extend(step.path.references());
+        for (_, value) in &step.query {
+            references.extend(value.references());
+        }
+        for (_, header) in &step.headers {
+            references.extend(header.references());
+        }
+        match &step.body {
+            Some(BodyTemplate::Json(value)) => references.extend(value.references()),
+            Some(BodyTemplate::Form(pairs)) => pairs.iter().for_each(|(_, v)| references.extend(v.references())),
+            None => {}
+        }
+        for template in step.auth.iter().flat_map(|a| a.templates()) {
+            references.extend(template.references());
+        }
+    }
+    references
+        .into_iter()
+        .filter_map(|r| match r {
+            Reference::Secret(SecretSlot::Server(secret)) => Some(secret.clone()),
+            _ => None,
+        })
+        .collect()
 }
