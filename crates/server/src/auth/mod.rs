@@ -27,6 +27,7 @@ pub use keys::{ApiKey, hash as hash_key};
 
 use crate::State;
 use crate::http::problem::ProblemResponse;
+use crate::http::under;
 
 /// Who is calling and what they may see.
 #[derive(Debug, Clone)]
@@ -206,12 +207,6 @@ pub async fn layer(Extract(state): Extract<Arc<State>>, mut request: Request, ne
             unauthorized(&state, &path, &refusal)
         }
     }
-}
-
-/// Whether `path` is `prefix` or below it: which protocol's shape an answer takes.
-fn under(path: &str, prefix: &str) -> bool {
-    let prefix = prefix.trim_end_matches('/');
-    path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The answer to an address over its failed-authentication limit, in its protocol's shape,

@@ -60,35 +60,58 @@ impl AllowedHosts {
         Self(Some(Arc::new(parsed)))
     }
 
-    /// Whether a request naming `host` (and `port`) may be served.
+    /// Whether a request naming `host` (and `port`) may be served. Allocates nothing: it runs
+    /// on every protocol request.
     pub fn allows(&self, host: &str, port: Option<u16>) -> bool {
         let Some(list) = &self.0 else { return true };
-        let host = normalize(host);
+        let host = bare(host);
         list.iter()
-            .any(|(h, p)| *h == host && p.is_none_or(|p| Some(p) == port))
+            .any(|(h, p)| h.eq_ignore_ascii_case(host) && p.is_none_or(|p| Some(p) == port))
     }
 }
 
+/// A host without IPv6 brackets or a trailing dot.
+fn bare(host: &str) -> &str {
+    host.trim_matches(['[', ']']).trim_end_matches('.')
+}
+
 fn normalize(host: &str) -> String {
-    host.trim_matches(['[', ']']).trim_end_matches('.').to_ascii_lowercase()
+    bare(host).to_ascii_lowercase()
+}
+
+/// The host and port of a `Host` header value (`name`, `name:80`, `[::1]:80`), unparsed
+/// otherwise; `None` for a port that is not a number.
+fn split(authority: &str) -> Option<(&str, Option<u16>)> {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let (inside, after) = rest.split_once(']')?;
+            (inside, after.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    let port = match port {
+        Some(p) => Some(p.parse().ok()?),
+        None => None,
+    };
+    Some((host, port))
 }
 
 /// The middleware: 403 for a `Host` this server does not answer to (as MCP's SDK answers).
 pub async fn check(allowed: AllowedHosts, request: Request, next: Next) -> Response {
-    let named = request
-        .headers()
-        .get(http::header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| http::uri::Authority::try_from(v).ok())
-        .or_else(|| request.uri().authority().cloned());
-    let ok = match &named {
-        Some(authority) => allowed.allows(authority.host(), authority.port_u16()),
+    let header = request.headers().get(http::header::HOST).and_then(|v| v.to_str().ok());
+    // HTTP/2 carries the host in `:authority`.
+    let named = header.or_else(|| request.uri().authority().map(http::uri::Authority::as_str));
+    let ok = match named.and_then(split) {
+        Some((host, port)) => allowed.allows(host, port),
         None => allowed.0.is_none(),
     };
     if ok {
         return next.run(request).await;
     }
-    tracing::warn!(host = ?named.as_ref().map(|a| a.as_str()), "refused a request for a host this server does not answer to (possible DNS rebinding)");
+    tracing::warn!(host = ?named, "refused a request for a host this server does not answer to (possible DNS rebinding)");
     ProblemResponse::new(
         StatusCode::FORBIDDEN,
         "host-not-allowed",
@@ -115,6 +138,9 @@ mod tests {
         assert!(allowed.allows("internal", Some(8080)));
         assert!(!allowed.allows("internal", Some(9090)));
         assert!(!allowed.allows("evil.example", Some(8080)));
+        assert_eq!(split("[::1]:8080"), Some(("::1", Some(8080))));
+        assert_eq!(split("h"), Some(("h", None)));
+        assert_eq!(split("h:x"), None, "a port that is not a number is refused");
         config.mcp.allowed_hosts.push("*".to_owned());
         assert!(AllowedHosts::of(&config).allows("evil.example", None));
     }

@@ -53,13 +53,7 @@ pub(super) async fn list(
         .more
         .then(|| page.tools.last().map(|t| cursor::encode(Kind::Tools, &t.name)))
         .flatten();
-    Ok(page_response(
-        &headers,
-        items,
-        params.limit,
-        next,
-        state.auth().enabled(),
-    ))
+    Ok(page_response(&state, &headers, items, params.limit, next))
 }
 
 /// `GET {root}/tools/{toolID}`: the current signature (N-ACT §6.2).
@@ -112,13 +106,7 @@ pub(super) async fn versions(
                 .map(|v| cursor::encode(Kind::Versions, &format!("{}:{}", tool.id, v.number)))
         })
         .flatten();
-    Ok(page_response(
-        &headers,
-        items,
-        params.limit,
-        next,
-        state.auth().enabled(),
-    ))
+    Ok(page_response(&state, &headers, items, params.limit, next))
 }
 
 /// `GET {root}/tools/{toolID}/versions/{n}`: one version's signature (N-ACT §6.3).
@@ -260,11 +248,11 @@ fn version_number(segment: &str) -> Result<u32> {
 }
 
 fn page_response(
+    state: &State,
     headers: &HeaderMap,
     items: Vec<&RawValue>,
     limit: u32,
     next: Option<String>,
-    per_caller: bool,
 ) -> Response {
     let page = Page {
         items,
@@ -274,7 +262,7 @@ fn page_response(
         },
     };
     let body = serde_json::to_vec(&page).unwrap_or_default();
-    cache::json(headers, body, JSON, CACHE, per_caller)
+    cache::json(headers, body, JSON, CACHE, state.auth().enabled())
 }
 
 /// Listing query parameters; unknown ones are refused so a typo is not silently ignored.

@@ -49,11 +49,7 @@ pub async fn limits_as_server_errors(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let under = request
-        .uri()
-        .path()
-        .strip_prefix(prefix.as_ref())
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    let under = crate::http::under(request.uri().path(), &prefix);
     let response = next.run(request).await;
     let status = response.status().as_u16();
     let problem = response
