@@ -135,14 +135,7 @@ async fn reload_under_load_loses_no_request() {
     }
     assert!(sent.load(Ordering::Relaxed) > 20, "the load ran");
     assert_eq!(failures.load(Ordering::Relaxed), 0, "no request failed during reloads");
-    let listed: Value = http
-        .get(format!("{base}/nact/tools"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = crate::support::json_of(http.get(format!("{base}/nact/tools"))).await;
     assert_eq!(listed["items"].as_array().map(Vec::len), Some(2));
 }
 
@@ -616,14 +609,7 @@ async fn a_reload_that_changes_a_served_version_is_refused() {
         error.contains("tool `echo_city`") && error.contains("version 1.0.0") && error.contains("input `city` changed"),
         "{status}"
     );
-    let signature: Value = http
-        .get(format!("{base}/nact/tools/echo_city"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let signature = crate::support::json_of(http.get(format!("{base}/nact/tools/echo_city"))).await;
     assert_eq!(
         signature["input_parameters"][0]["type"], "string",
         "the old catalog still serves"

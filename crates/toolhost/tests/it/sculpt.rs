@@ -105,15 +105,11 @@ async fn sculpted_tools_use_configured_and_caller_secrets_and_never_log_them() {
     );
     let http = reqwest::Client::new();
 
-    let reply: Value = http
-        .post(format!("{}/nact/tools/fetch_with_keys:invoke", server.base))
-        .json(&json!({"input_parameters": []}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let reply = crate::support::json_of(
+        http.post(format!("{}/nact/tools/fetch_with_keys:invoke", server.base))
+            .json(&json!({"input_parameters": []})),
+    )
+    .await;
     assert_eq!(reply["output_parameters"][0]["name"], "seen", "{reply}");
     assert_eq!(
         seen.lock().unwrap().as_slice(),

@@ -173,3 +173,8 @@ toolkits:
             outputs: [{ name: city, type: string, description: The same city. }]
             backend: { kind: native, function: testing.echo }
 "#;
+
+/// The JSON body of the answer to `request` (a test that gets no JSON has failed).
+pub async fn json_of(request: reqwest::RequestBuilder) -> serde_json::Value {
+    request.send().await.unwrap().json().await.unwrap()
+}

@@ -97,15 +97,11 @@ async fn a_post_whose_upstream_drops_after_acting_is_sent_once_and_called_unknow
     assert!(problem["prompt"].as_str().unwrap().contains("check"), "{problem}");
     assert_eq!(requests.load(Ordering::SeqCst), 1);
 
-    let otc: Value = http
-        .post(format!("{}/otc/tools/call", server.base))
-        .json(&json!({"request": {"tool_id": "Desk.open_ticket", "input": {"title": "a"}}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let otc = crate::support::json_of(
+        http.post(format!("{}/otc/tools/call", server.base))
+            .json(&json!({"request": {"tool_id": "Desk.open_ticket", "input": {"title": "a"}}})),
+    )
+    .await;
     let error = &otc["result"]["error"];
     assert_eq!(otc["result"]["success"], false, "{otc}");
     assert_eq!(error["can_retry"], false, "{otc}");
