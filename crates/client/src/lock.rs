@@ -228,7 +228,6 @@ pub async fn verify(client: &Client, lockfile: &Lockfile, progress: impl Fn(&Sou
                 "not started: `{}` is a command from the lockfile, and commands from a lockfile run only with --allow-stdio",
                 text::one_line(&server.to_string(), 200)
             );
-            tracing::warn!(command = %server, "a lockfile's stdio server was not started; pass --allow-stdio to run it");
             for locked in group {
                 findings.push((locked.clone(), Finding::Unreachable { error: error.clone() }));
             }

@@ -94,9 +94,10 @@ fn tools(
     raw: Value,
     policy: &crate::guard::Policy,
 ) -> Result<Vec<Tool>, String> {
-    let base = tool(transports, endpoint, raw.clone(), policy)?;
-    let agent: Agent = serde_json::from_value(raw).map_err(|e| format!("skipped an agent that is not WoA ({e})"))?;
-    let Some(operations) = agent.operations.filter(|ops| !ops.is_empty()) else {
+    let agent: Agent =
+        serde_json::from_value(raw.clone()).map_err(|e| format!("skipped an agent that is not WoA ({e})"))?;
+    let base = tool(transports, endpoint, &agent, raw, policy)?;
+    let Some(operations) = agent.operations.as_ref().filter(|ops| !ops.is_empty()) else {
         return Ok(vec![base]);
     };
     let mut out = Vec::with_capacity(operations.len());
@@ -109,6 +110,7 @@ fn tools(
         t.description = text::clean(&op.description, text::MAX_DESCRIPTION);
         if let Some(inputs) = &op.inputs {
             t.inputs = schema::parameters(inputs);
+            plain_inputs(&agent.id, &t.inputs)?;
             t.input_schema = inputs.clone();
             t.compiled = Default::default();
         }
@@ -124,15 +126,26 @@ fn tools(
     Ok(out)
 }
 
+/// Every input name is plain text (draft §8.3: a server's names are untrusted), else why the
+/// agent is skipped.
+fn plain_inputs(agent: &str, inputs: &[crate::model::Parameter]) -> Result<(), String> {
+    match inputs.iter().find(|p| !text::is_plain_name(&p.name)) {
+        Some(bad) => Err(format!(
+            "skipped `{agent}`: the input `{}` is not plain text",
+            text::one_line(&bad.name, 80)
+        )),
+        None => Ok(()),
+    }
+}
+
 /// One agent → a tool; `Err` says why it was skipped.
 fn tool(
     transports: &wire::Transports,
     endpoint: &Source,
+    agent: &Agent,
     raw: Value,
     policy: &crate::guard::Policy,
 ) -> Result<Tool, String> {
-    let agent: Agent =
-        serde_json::from_value(raw.clone()).map_err(|e| format!("skipped an agent that is not WoA ({e})"))?;
     if !text::is_plain_name(&agent.id) {
         return Err(format!(
             "skipped an agent whose id is not plain text: `{}`",
@@ -140,13 +153,7 @@ fn tool(
         ));
     }
     let inputs = schema::parameters(&agent.inputs);
-    if let Some(bad) = inputs.iter().find(|p| !text::is_plain_name(&p.name)) {
-        return Err(format!(
-            "skipped `{}`: the input `{}` is not plain text",
-            agent.id,
-            text::one_line(&bad.name, 80)
-        ));
-    }
+    plain_inputs(&agent.id, &inputs)?;
     let invoke = match (&transports.rest, agent.transports.iter().any(|t| t == wire::REST)) {
         (Some(rest), true) => {
             let path = rest
@@ -192,7 +199,7 @@ fn tool(
             operation: None,
             mcp,
         },
-        name: agent.id,
+        name: agent.id.clone(),
         definition: raw,
         history: Vec::new(),
         compiled: Default::default(),
@@ -259,19 +266,16 @@ mod tests {
         }))
         .unwrap();
         let endpoint = Source::Url(Url::parse("https://api.example.com/.well-known/woa.json").unwrap());
-        let t = tool(
-            &transports,
-            &endpoint,
-            json!({
-                "id": "summarizer", "name": "Document Summarizer", "description": "Summarizes.",
-                "version": "1.0.0",
-                "inputs": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-                "outputs": {"type": "object", "properties": {"summary": {"type": "string"}}},
-                "transports": ["rest"]
-            }),
-            &crate::guard::Policy::strict(),
-        )
-        .unwrap();
+        let raw = json!({
+            "id": "summarizer", "name": "Document Summarizer", "description": "Summarizes.",
+            "version": "1.0.0",
+            "inputs": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+            "outputs": {"type": "object", "properties": {"summary": {"type": "string"}}},
+            "transports": ["rest"]
+        });
+        let t = tools(&transports, &endpoint, raw, &crate::guard::Policy::strict())
+            .unwrap()
+            .remove(0);
         let Address::Woa { invoke, .. } = &t.address else {
             panic!()
         };
@@ -319,6 +323,14 @@ mod tests {
             panic!()
         };
         assert_eq!(operation.as_deref(), Some("translate"));
+
+        let mut odd = agent(json!(["rest"]));
+        odd["operations"][0]["inputs"] = json!({"type": "object", "properties": {"te\u{202e}xt": {"type": "string"}}});
+        let refused = tools(&rest, &endpoint, odd, &strict).unwrap_err();
+        assert!(
+            refused.contains("not plain text"),
+            "an operation's inputs are checked too: {refused}"
+        );
 
         let only_mcp = tools(&rest, &endpoint, agent(json!(["mcp"])), &strict).unwrap();
         let Address::Woa { invoke, mcp, .. } = &only_mcp[0].address else {
