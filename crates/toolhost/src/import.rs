@@ -322,6 +322,13 @@ fn outputs(doc: &Value, op: &Value) -> (Vec<Value>, Value) {
 /// A catalog input for a scalar schema (type and constraints), or `None`.
 fn scalar_input(schema: &Value) -> Option<Value> {
     let ty = types(schema);
+    // No `type`, but a shape (properties, items, a union): not a scalar either.
+    let structured = ["properties", "items", "oneOf", "anyOf"]
+        .iter()
+        .any(|k| schema.get(*k).is_some());
+    if ty.is_empty() && structured {
+        return None;
+    }
     let mut input = Map::new();
     match ty.as_slice() {
         ["string"] | [] if schema.get("enum").is_none() => {
@@ -332,16 +339,7 @@ fn scalar_input(schema: &Value) -> Option<Value> {
             if let Some(p) = schema["pattern"].as_str() {
                 input.insert("pattern".into(), json!(p));
             }
-            if !ty.is_empty()
-                || schema.get("type").is_none()
-                    && schema.get("properties").is_none()
-                    && schema.get("items").is_none()
-                    && schema.get("oneOf").is_none()
-                    && schema.get("anyOf").is_none()
-            {
-                return Some(Value::Object(input));
-            }
-            None
+            Some(Value::Object(input))
         }
         ["string"] | [] => {
             // Enum values as written (catalog enums are UPPER_SNAKE, APIs' rarely are): a
