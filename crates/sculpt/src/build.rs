@@ -46,6 +46,10 @@ pub(crate) struct Step {
     pub headers: Vec<(HeaderName, Template)>,
     pub body: Option<BodyTemplate>,
     pub when: Option<jq::Program>,
+    /// The `{jq: ...}` values of the request, run before it is built (see `ValueTemplate::Jq`).
+    pub programs: Vec<jq::Program>,
+    /// The step's place in the recipe (its slot in a call's results).
+    pub index: usize,
     /// Steps that must finish first (indexes of earlier steps).
     pub deps: Vec<usize>,
     /// Everything this step depends on, directly or not: what its `when` sees.
@@ -250,7 +254,10 @@ impl<'a> Builder<'a> {
         let before = self.problems.len();
         let at = |field: &str| format!("step `{}`, `{field}`", def.name);
         let names = self.names(earlier, true);
-        let public = self.names(earlier, false);
+        // A step's `errors:` may also quote its own answer (`{{create.body.error.message}}`):
+        // what the upstream said was wrong is often the best thing to tell the model.
+        let with_own: Vec<String> = earlier.iter().cloned().chain([def.name.clone()]).collect();
+        let public = self.names(&with_own, false);
 
         let method_text = def.method.as_deref().unwrap_or("GET").to_ascii_uppercase();
         let method = match method_text.as_str() {
@@ -279,13 +286,23 @@ impl<'a> Builder<'a> {
         };
         let path = self.path(&at("path"), def.path.as_deref().unwrap_or(""), &names);
 
+        let mut programs = Vec::new();
         let mut query = Vec::new();
         for (key, value) in &def.query {
             let place = at(&format!("query.{key}"));
-            let scalar = |v: &Value| !matches!(v, Value::Object(_) | Value::Array(_));
-            let shaped = match value {
-                Value::Array(items) => items.iter().all(scalar),
-                other => scalar(other),
+            let template = match ValueTemplate::parse(value, &names, &mut programs) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.problem(&place, e);
+                    continue;
+                }
+            };
+            let shaped = match &template {
+                ValueTemplate::Array(items) => items.iter().all(ValueTemplate::is_scalar),
+                ValueTemplate::Literal(Value::Array(items)) => {
+                    items.iter().all(|v| !matches!(v, Value::Object(_) | Value::Array(_)))
+                }
+                other => other.is_scalar(),
             };
             if key.is_empty() || !shaped {
                 self.problem(
@@ -294,10 +311,7 @@ impl<'a> Builder<'a> {
                 );
                 continue;
             }
-            match ValueTemplate::parse(value, &names) {
-                Ok(t) => query.push((key.clone(), t)),
-                Err(e) => self.problem(&place, e),
-            }
+            query.push((key.clone(), template));
         }
 
         let mut headers: Vec<(HeaderName, Template)> = Vec::new();
@@ -329,15 +343,15 @@ impl<'a> Builder<'a> {
                 );
                 None
             }
-            (Some(body), None) => ValueTemplate::parse(body, &names)
+            (Some(body), None) => ValueTemplate::parse(body, &names, &mut programs)
                 .map_err(|e| self.problem(&at("body"), e))
                 .ok()
                 .map(BodyTemplate::Json),
             (None, Some(form)) => {
                 let mut fields = Vec::new();
                 for (key, value) in form {
-                    match ValueTemplate::parse(value, &names) {
-                        Ok(t) if !matches!(value, Value::Object(_) | Value::Array(_)) => fields.push((key.clone(), t)),
+                    match ValueTemplate::parse(value, &names, &mut programs) {
+                        Ok(t) if t.is_scalar() => fields.push((key.clone(), t)),
                         Ok(_) => self.problem(
                             &at(&format!("form.{key}")),
                             "a form value is text, a number or a boolean".to_owned(),
@@ -434,7 +448,8 @@ impl<'a> Builder<'a> {
                     .flat_map(Template::references),
             );
         }
-        deps.extend(references.iter().filter_map(|r| r.step()));
+        let own = earlier.len();
+        deps.extend(references.iter().filter_map(|r| r.step()).filter(|&d| d != own));
         deps.sort_unstable();
         deps.dedup();
         let mut visible: Vec<usize> = deps
@@ -456,6 +471,8 @@ impl<'a> Builder<'a> {
             headers,
             body,
             when,
+            programs,
+            index: own,
             deps,
             visible,
             retries,

@@ -82,6 +82,9 @@ pub(crate) struct Scope<'a> {
     pub context: &'a CallContext,
     /// Indexed like the recipe's steps; `None` for a step that has not run or was skipped.
     pub steps: &'a [Option<Arc<StepResult>>],
+    /// The values of the step's request `{jq: ...}` programs, run before the request is built
+    /// (`None` for null or no output).
+    pub computed: &'a [Option<Value>],
 }
 
 impl Reference {

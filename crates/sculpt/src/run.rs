@@ -24,6 +24,8 @@ use crate::template::as_text;
 /// What a path segment keeps unencoded: RFC 3986's unreserved characters. Everything else,
 /// `/ ? # %` and spaces included, is percent-encoded, so an input can never add a segment, a
 /// query or a fragment.
+/// The most characters of a phrased failure's message or prompt (which may quote the upstream).
+const MAX_PHRASE_CHARS: usize = 1000;
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// A compiled `http` backend.
@@ -171,19 +173,17 @@ impl Sculpted {
         results: &[Option<Arc<StepResult>>],
         deadline: Instant,
     ) -> Result<Option<Arc<StepResult>>, ToolFailure> {
-        let scope = Scope {
-            input: call.input,
-            context: call.context,
-            steps: results,
-        };
         let mut scrubber = self.scrubber(call);
-        if let Some(when) = &step.when {
-            let visible = step
-                .visible
+        let visible = || -> Vec<(String, Arc<StepResult>)> {
+            step.visible
                 .iter()
                 .filter_map(|&i| Some((self.recipe.steps[i].name.clone(), Arc::clone(results[i].as_ref()?))))
-                .collect();
-            let answer = self.jq(vec![when.clone()], call, visible, deadline, &scrubber).await?;
+                .collect()
+        };
+        if let Some(when) = &step.when {
+            let answer = self
+                .jq(vec![when.clone()], call, visible(), deadline, &scrubber)
+                .await?;
             let run = match answer.into_iter().next() {
                 Some(Ok(value)) => jq::truthy(&value),
                 Some(Err(message)) => {
@@ -198,6 +198,33 @@ impl Sculpted {
                 return Ok(None);
             }
         }
+        // The request's `{jq: ...}` values, computed once before it is built.
+        let mut computed = Vec::with_capacity(step.programs.len());
+        if !step.programs.is_empty() {
+            for (i, answer) in self
+                .jq(step.programs.clone(), call, visible(), deadline, &scrubber)
+                .await?
+                .into_iter()
+                .enumerate()
+            {
+                match answer {
+                    Ok(value) => computed.push(value.filter(|v| !v.is_null())),
+                    Err(message) => {
+                        return Err(scrubber.failure(mapping_failed().with_developer_message(format!(
+                            "step `{}`, request jq program {}: {message}",
+                            step.name,
+                            i + 1
+                        ))));
+                    }
+                }
+            }
+        }
+        let scope = Scope {
+            input: call.input,
+            context: call.context,
+            steps: results,
+            computed: &computed,
+        };
         // The phrase of a missing value may quote earlier steps' answers: scrub it too.
         let mut request = self.request(step, &scope).map_err(|f| scrubber.failure(f))?;
         // Auth may add query parameters; each attempt starts again from the rendered URL.
@@ -291,18 +318,19 @@ impl Sculpted {
                 refreshed = true;
                 continue;
             }
+            // An upstream that reflects what it was sent (an echo of the `Authorization` header,
+            // a key in a "you called" field) would hand a secret to the model in a result or a
+            // phrase quoting the answer: every secret form is removed from the answer before
+            // anything reads it (issue #21.1).
+            let mut result = StepResult {
+                status,
+                headers: send::headers_value(&answer.headers),
+                body: send::body_value(&answer.headers, &answer.body),
+            };
+            scrubber.scrub_value(&mut result.headers);
+            scrubber.scrub_value(&mut result.body);
+            let result = Arc::new(result);
             if answer.status.is_success() || step.accept.contains(&status) {
-                let mut result = StepResult {
-                    status,
-                    headers: send::headers_value(&answer.headers),
-                    body: send::body_value(&answer.headers, &answer.body),
-                };
-                // An upstream that reflects what it was sent (an echo of the `Authorization`
-                // header, a key in a "you called" field) would hand a secret to the model in a
-                // successful result: every secret form is removed from the answer before
-                // anything reads it (issue #21.1).
-                scrubber.scrub_value(&mut result.headers);
-                scrubber.scrub_value(&mut result.body);
                 if let Some((written, _)) = step.expect.iter().find(|(_, field)| !field.present(&result)) {
                     let failure = ToolFailure::permanent("the upstream service found nothing for this request")
                         .with_code(failure::UNEXPECTED)
@@ -310,17 +338,47 @@ impl Sculpted {
                             "step `{}` ({}) answered {} without `{written}`",
                             step.name, step.shape, answer.status
                         ));
-                    return Err(scrubber.failure(step.errors.apply(&Key::Missing, failure, &scope)));
+                    let failure = self.phrase_with_own(step, Key::Missing, failure, &scope, result);
+                    return Err(scrubber.failure(failure));
                 }
-                return Ok(Some(Arc::new(result)));
+                return Ok(Some(result));
             }
             let text = String::from_utf8_lossy(&answer.body);
             // Scrub before cutting, so that a cut can never leave part of a secret behind.
             let excerpt = failure::excerpt(&scrubber.scrub(&text), 300);
             let failure = failure::for_status(&step.name, &step.shape, answer.status, answer.retry_after, &excerpt);
-            let failure = step.errors.apply(&Key::Status(status), failure, &scope);
+            let failure = self.phrase_with_own(step, Key::Status(status), failure, &scope, result);
             return Err(scrubber.failure(failure));
         }
+    }
+
+    /// Phrases `failure` by the step's `errors:`, whose templates may quote the step's own
+    /// answer (already scrubbed); the quoted part is cut so an upstream cannot flood the model.
+    fn phrase_with_own(
+        &self,
+        step: &Step,
+        key: Key,
+        failure: ToolFailure,
+        scope: &Scope<'_>,
+        own: Arc<StepResult>,
+    ) -> ToolFailure {
+        if step.errors.0.is_empty() {
+            return failure;
+        }
+        let mut steps = scope.steps.to_vec();
+        if let Some(slot) = steps.get_mut(step.index) {
+            *slot = Some(own);
+        }
+        let scope = Scope {
+            steps: &steps,
+            ..*scope
+        };
+        let mut failure = step.errors.apply(&key, failure, &scope);
+        failure.message = failure::excerpt(&failure.message, MAX_PHRASE_CHARS);
+        if let Some(prompt) = &failure.prompt {
+            failure.prompt = Some(failure::excerpt(prompt, MAX_PHRASE_CHARS));
+        }
+        failure
     }
 
     /// Renders the step's request for this call.
@@ -531,6 +589,7 @@ impl Sculpted {
             input: call.input,
             context: call.context,
             steps: results,
+            computed: &[],
         };
         let unexpected = |detail: String| {
             ToolFailure::permanent("the upstream service answered in an unexpected shape, so the tool has no result")

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use crate::jq;
 use crate::reference::{Names, Reference, Scope};
 
 /// Text with holes.
@@ -105,6 +106,14 @@ impl Template {
             .collect()
     }
 
+    /// The input this template is exactly one hole of, if any.
+    pub fn sole_input(&self) -> Option<&str> {
+        match self.parts.as_slice() {
+            [Part::Hole(Reference::Input(name), _)] => Some(name),
+            _ => None,
+        }
+    }
+
     /// The first hole without a value in this call, as written (for messages).
     pub fn missing(&self, scope: &Scope<'_>) -> Option<&str> {
         self.parts.iter().find_map(|p| match p {
@@ -130,17 +139,27 @@ pub(crate) enum ValueTemplate {
     Text(Template),
     Array(Vec<ValueTemplate>),
     Object(Vec<(String, ValueTemplate)>),
+    /// `{jq: PROGRAM}`: the value a jq program computes before the request is built; the index
+    /// of the program among the step's request programs.
+    Jq(usize),
+    /// `{from: "{{input.priority}}", map: {LOW: P4, HIGH: P1}}`: the hole's value translated by
+    /// the table; a value the table does not name is sent as it is.
+    Map {
+        from: Template,
+        table: Map<String, Value>,
+    },
 }
 
 impl ValueTemplate {
-    /// Parses every string in `value` as a template.
-    pub fn parse(value: &Value, names: &Names<'_>) -> Result<Self, String> {
+    /// Parses every string in `value` as a template; `{jq: ...}` programs are compiled into
+    /// `programs` (run before the request is built).
+    pub fn parse(value: &Value, names: &Names<'_>, programs: &mut Vec<jq::Program>) -> Result<Self, String> {
         Ok(match value {
             Value::String(s) if s.contains("{{") => Self::Text(Template::parse(s, names)?),
             Value::Array(items) => {
                 let items = items
                     .iter()
-                    .map(|v| Self::parse(v, names))
+                    .map(|v| Self::parse(v, names, programs))
                     .collect::<Result<Vec<_>, _>>()?;
                 if items.iter().all(|i| matches!(i, Self::Literal(_))) {
                     Self::Literal(value.clone())
@@ -148,20 +167,44 @@ impl ValueTemplate {
                     Self::Array(items)
                 }
             }
-            // The output mappings' `{jq: ...}` is not evaluated in a request: sent as it is, it
-            // would reach the upstream as `{"jq": "..."}` (issue #12.7).
             Value::Object(members) if members.len() == 1 && members.get("jq").is_some_and(Value::is_string) => {
-                return Err(
-                    "`{jq: ...}` works in `outputs` only; a request is built from templates \
-                     (`\"{{input.name}}\"`, `\"{{step.body.field}}\"`): compute the value in an earlier \
-                     step's output, or reshape it in `outputs`"
-                        .to_owned(),
-                );
+                let code = members["jq"].as_str().unwrap_or_default();
+                let program = jq::compile(code).map_err(|e| format!("the jq program does not compile: {e}"))?;
+                programs.push(program);
+                Self::Jq(programs.len() - 1)
+            }
+            Value::Object(members)
+                if members.len() == 2
+                    && members.get("map").is_some_and(Value::is_object)
+                    && members.contains_key("from") =>
+            {
+                let from = match members.get("from") {
+                    Some(Value::String(text)) if text.contains("{{") => Template::parse(text, names)?,
+                    _ => return Err("`from` of a value map is a template such as \"{{input.priority}}\"".to_owned()),
+                };
+                let table = members["map"].as_object().cloned().unwrap_or_default();
+                if let Some(name) = from.sole_input()
+                    && let Some(input) = names.inputs.iter().find(|p| p.name == name)
+                    && let toolhost_core::InputType::Enum { values } = &input.kind
+                {
+                    let unmapped: Vec<&str> = values
+                        .iter()
+                        .map(|v| v.name.as_str())
+                        .filter(|v| !table.contains_key(*v))
+                        .collect();
+                    if !unmapped.is_empty() {
+                        return Err(format!(
+                            "the map leaves out {} of enum input `{name}`; map every value",
+                            unmapped.join(", ")
+                        ));
+                    }
+                }
+                Self::Map { from, table }
             }
             Value::Object(members) => {
                 let members = members
                     .iter()
-                    .map(|(k, v)| Ok((k.clone(), Self::parse(v, names)?)))
+                    .map(|(k, v)| Ok((k.clone(), Self::parse(v, names, programs)?)))
                     .collect::<Result<Vec<_>, String>>()?;
                 if members.iter().all(|(_, m)| matches!(m, Self::Literal(_))) {
                     Self::Literal(value.clone())
@@ -173,11 +216,20 @@ impl ValueTemplate {
         })
     }
 
+    /// Whether the value is one scalar (or a computed value, checked when it is sent).
+    pub fn is_scalar(&self) -> bool {
+        match self {
+            Self::Literal(v) => !matches!(v, Value::Object(_) | Value::Array(_)),
+            Self::Text(_) | Self::Jq(_) | Self::Map { .. } => true,
+            Self::Array(_) | Self::Object(_) => false,
+        }
+    }
+
     /// Every reference below.
     pub fn references(&self) -> Vec<&Reference> {
         match self {
-            Self::Literal(_) => Vec::new(),
-            Self::Text(t) => t.references().collect(),
+            Self::Literal(_) | Self::Jq(_) => Vec::new(),
+            Self::Text(t) | Self::Map { from: t, .. } => t.references().collect(),
             Self::Array(items) => items.iter().flat_map(Self::references).collect(),
             Self::Object(members) => members.iter().flat_map(|(_, m)| m.references()).collect(),
         }
@@ -188,6 +240,16 @@ impl ValueTemplate {
         match self {
             Self::Literal(v) => Some(v.clone()),
             Self::Text(t) => t.value(scope).map(Cow::into_owned),
+            Self::Jq(i) => scope.computed.get(*i).cloned().flatten(),
+            Self::Map { from, table } => {
+                let value = from.value(scope)?;
+                Some(
+                    table
+                        .get(as_text(&value).as_ref())
+                        .cloned()
+                        .unwrap_or_else(|| value.into_owned()),
+                )
+            }
             Self::Array(items) => Some(Value::Array(items.iter().filter_map(|i| i.render(scope)).collect())),
             Self::Object(members) => Some(Value::Object(
                 members

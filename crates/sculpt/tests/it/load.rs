@@ -204,16 +204,17 @@ fn requests_are_checked_method_url_path_headers_and_body() {
             "path: /search\n    method: POST\n    body: { a: 1 }\n    form: { a: 1 }\n",
             &["`body`", "not both"],
         ),
-        // Issue #12.7: a `{jq}` in a request was sent literally; it is refused at load.
+        // Issue #12.7 then #13: a `{jq}` in a request was sent literally; it is now run, and
+        // compiled at load like every other program.
         (
             "path: /search\n",
-            "path: /search\n    method: POST\n    body: { q: { jq: \".city\" } }\n",
-            &["step `geocode`, `body`", "`{jq: ...}` works in `outputs` only"],
+            "path: /search\n    method: POST\n    body: { q: { jq: \".city |\" } }\n",
+            &["step `geocode`, `body`", "the jq program does not compile"],
         ),
         (
             "path: /search\n",
-            "path: /search\n    method: POST\n    form: { q: { jq: \".city\" } }\n",
-            &["`{jq: ...}` works in `outputs` only"],
+            "path: /search\n    method: POST\n    form: { q: { jq: \"nope(1)\" } }\n",
+            &["step `geocode`, `form.q`", "the jq program does not compile"],
         ),
         (
             "query: { name: \"{{input.city}}\" }",

@@ -12,6 +12,7 @@ mod load;
 mod peer;
 mod placement;
 mod secrets;
+mod shaping;
 mod shipped;
 mod support;
 mod unknown_outcome;
