@@ -43,3 +43,27 @@ pub use nact::NactClient;
 pub use retry::Retry;
 pub use schema::describe as describe_schema;
 pub use toolhost_core::ParameterError;
+
+/// `GET url` through the SSRF guard (`policy`), no cache, the body within `max_body` bytes: how
+/// the CLI reads a document it is pointed at (an OpenAPI description, say). Anything but 2xx
+/// is an [`Error::Status`].
+pub async fn fetch_document(
+    url: &url::Url,
+    policy: Policy,
+    timeout: std::time::Duration,
+    max_body: usize,
+) -> Result<Vec<u8>, Error> {
+    let guard = guard::Guard::new(policy, std::sync::Arc::new(guard::SystemLookup));
+    let http = http::Http::new(guard, None, timeout, max_body)?;
+    let reply = http.get(url, http::Freshness::Revalidate).await?;
+    if !(200..300).contains(&reply.status) {
+        return Err(Error::Status {
+            url: url.to_string(),
+            status: reply.status,
+            detail: reply.snippet(),
+            retry_after: reply.retry_after(),
+            retryable: None,
+        });
+    }
+    Ok(reply.body)
+}

@@ -192,12 +192,14 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
 /// `toolhost import …`.
 #[derive(Debug, Subcommand)]
 enum ImportCommand {
-    /// An OpenAPI 3.0 or 3.1 document (YAML or JSON file): one `http` tool per operation, in
-    /// a catalog file `toolhost check` accepts and `toolhost serve` serves as it is.
+    /// An OpenAPI 3.0/3.1 or Swagger 2.0 description (YAML or JSON, a file or an http(s) URL):
+    /// one `http` tool per operation, in a catalog file `toolhost check` accepts and `toolhost
+    /// serve` serves as it is. Into an existing file, a re-import keeps every version there and
+    /// adds changed signatures as next versions (or new tools when they break callers).
     Openapi {
-        /// The document.
-        spec: PathBuf,
-        /// The toolkit's name (default: from the document's title).
+        /// The description: a file, or an http(s) URL.
+        spec: String,
+        /// The toolkit's name (default: the overlay's, else from the document's title).
         #[arg(long)]
         toolkit: Option<String>,
         /// The upstream's base URL (default: the document's first server).
@@ -209,13 +211,25 @@ enum ImportCommand {
         /// Only operations with one of these tags (comma-separated).
         #[arg(long, value_delimiter = ',')]
         tags: Vec<String>,
+        /// A sculpt overlay (YAML): renames, kept and fixed inputs, trimmed outputs, combined
+        /// operations (see the README).
+        #[arg(long)]
+        overlay: Option<PathBuf>,
         /// The directory to write the catalog file into (created when missing).
         #[arg(long, default_value = "catalog")]
         out: PathBuf,
+        /// Let a URL description (and the files it refers to) be read from loopback and private
+        /// addresses.
+        #[arg(long)]
+        allow_private: bool,
     },
 }
 
-/// `toolhost import openapi`: writes the catalog file and says what was left out.
+/// The most bytes of one description file read from a URL.
+const MAX_DESCRIPTION_BYTES: usize = 64 << 20;
+
+/// `toolhost import openapi`: writes (or merges into) the catalog file and says what was left
+/// out and what changed.
 fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
     let ImportCommand::Openapi {
         spec,
@@ -223,24 +237,77 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
         base_url,
         operations,
         tags,
+        overlay,
         out,
+        allow_private,
     } = command;
-    let text = std::fs::read_to_string(&spec).with_context(|| format!("failed to read {}", spec.display()))?;
-    let doc = import::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", spec.display()))?;
+    let overlay = match overlay {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).with_context(|| format!("failed to read {}", path.display()))?;
+            Some(import::overlay::Overlay::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?)
+        }
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut read = |at: &str| -> Result<String, String> {
+        if at.starts_with("http://") || at.starts_with("https://") {
+            let url = url::Url::parse(at).map_err(|e| format!("{at} is not a URL: {e}"))?;
+            let mut policy = toolhost_client::Policy::strict();
+            if allow_private {
+                policy = policy.allow_private();
+            }
+            let body = runtime
+                .block_on(toolhost_client::fetch_document(
+                    &url,
+                    policy,
+                    std::time::Duration::from_secs(30),
+                    MAX_DESCRIPTION_BYTES,
+                ))
+                .map_err(|e| e.to_string())?;
+            String::from_utf8(body).map_err(|_| format!("{at} is not UTF-8 text"))
+        } else {
+            std::fs::read_to_string(at).map_err(|e| format!("failed to read {at}: {e}"))
+        }
+    };
+    let doc = import::document::load(&spec, &mut read)
+        .and_then(import::document::normalize)
+        .map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
     let options = import::Options {
         toolkit,
         base_url,
         operations,
         tags,
+        overlay,
     };
-    let imported = import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{}: {e}", spec.display()))?;
+    let imported = import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
     std::fs::create_dir_all(&out).with_context(|| format!("failed to create {}", out.display()))?;
-    let file = out.join(&imported.file_name);
-    std::fs::write(&file, &imported.yaml).with_context(|| format!("failed to write {}", file.display()))?;
+    let file = out.join(imported.file_name());
+    let (tools, report) = match std::fs::read_to_string(&file) {
+        Ok(existing) => {
+            let merged = import::merge::merge(&existing, &file.display().to_string(), &imported)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            (merged.tools, Some(merged.report))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (import::merge::fresh(&imported), None),
+        Err(e) => return Err(anyhow::anyhow!("failed to read {}: {e}", file.display())),
+    };
+    let yaml = import::render(&imported, &tools);
+    std::fs::write(&file, &yaml).with_context(|| format!("failed to write {}", file.display()))?;
     for note in &imported.notes {
         eprintln!("note: {note}");
     }
-    eprintln!("wrote {} tools to {}", imported.tools, file.display());
+    match report {
+        None => eprintln!("wrote {} tools to {}", tools.len(), file.display()),
+        Some(report) if report.is_empty() => {
+            eprintln!("re-imported into {}: no tool changed", file.display());
+        }
+        Some(report) => {
+            eprintln!("re-imported into {}:", file.display());
+            for line in &report {
+                eprintln!("  {line}");
+            }
+        }
+    }
     if !imported.secrets.is_empty() {
         eprintln!(
             "put these in the server's [secrets]: {}",
@@ -248,7 +315,7 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
         );
     }
     eprintln!(
-        "next: toolhost check {} && toolhost serve --catalog {}",
+        "next: toolhost check --lock {} && toolhost serve --catalog {}",
         out.display(),
         out.display()
     );

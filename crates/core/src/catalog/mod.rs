@@ -23,6 +23,12 @@ use crate::backend::Backend;
 use crate::validate::Validators;
 
 pub use load::{Loader, Source};
+
+/// Every way `new` breaks callers written against `old` under the catalog's rules (N-ACT §5.4);
+/// empty when `new` may follow `old` as the next version of the same tool.
+pub fn breaking_changes(old: &Version, new: &Version) -> Vec<String> {
+    compat::check(old, new)
+}
 pub use problem::{Place, Problem, Severity};
 /// The JSON Schemas (2020-12) built from typed parameters, for executors that check calls locally.
 pub use schema::{input_property, input_schema, output_schema};

@@ -1,9 +1,17 @@
-//! `toolhost import openapi`: a catalog of sculpted (`http`) tools from an OpenAPI 3.0/3.1
-//! document (issue #13). One tool per operation; scalar parameters and top-level scalar JSON
-//! body properties as inputs; the 2xx JSON response's top-level properties as outputs; the
-//! first server as `base_url`; security schemes as `auth` reading `{{secret.NAME}}`. What
-//! cannot be a scalar input is reported, never dropped silently. The output is deterministic
-//! YAML, one file per toolkit, each tool commented with the operation it came from.
+//! `toolhost import openapi`: a catalog of sculpted (`http`) tools from an OpenAPI 3.0/3.1 or
+//! Swagger 2.0 description (issue #13). One tool per operation; scalar parameters and top-level
+//! scalar JSON (or form) body properties as inputs; the 2xx JSON response's top-level properties
+//! as outputs; the first server as `base_url`; security schemes as `auth` reading
+//! `{{secret.NAME}}`. What cannot be a scalar input is reported, never dropped silently, and an
+//! overlay can take it as a JSON string or fix it. An overlay ([`overlay`]) sculpts the
+//! imported tools; a re-import into an existing file ([`merge`]) keeps every version already
+//! there and adds the new signature as the next version, or as a new tool when it breaks
+//! callers. The output is deterministic YAML, one file per toolkit, each tool commented with
+//! the operation it came from.
+
+pub mod document;
+pub mod merge;
+pub mod overlay;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -13,13 +21,17 @@ use serde_json::{Map, Value, json};
 /// The catalog's limits: names, descriptions.
 const MAX_NAME: usize = 64;
 const MAX_DESCRIPTION: usize = 1999;
+/// The largest integer every JSON reader keeps exactly (2^53 - 1).
+const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 /// How deep `$ref`s are followed before a schema is cut (recursive schemas).
 const MAX_REF_DEPTH: usize = 16;
+/// The name of the one step of an imported operation's tool.
+pub(crate) const STEP: &str = "call";
 
 /// What to import.
 #[derive(Debug, Default)]
 pub struct Options {
-    /// The toolkit's name; from the document's title when absent.
+    /// The toolkit's name; from the overlay, else the document's title when absent.
     pub toolkit: Option<String>,
     /// Overrides the first server's URL.
     pub base_url: Option<String>,
@@ -27,47 +39,98 @@ pub struct Options {
     pub operations: Vec<String>,
     /// Only operations with one of these tags.
     pub tags: Vec<String>,
+    /// How to sculpt the imported tools.
+    pub overlay: Option<overlay::Overlay>,
 }
 
-/// The result: the catalog file's name and text, and what the user should know.
+/// The imported toolkit, before it is written.
 #[derive(Debug)]
 pub struct Imported {
-    pub file_name: String,
-    pub yaml: String,
+    pub toolkit: String,
+    pub title: String,
+    /// The toolkit's `backend:` defaults (kind, base_url, auth).
+    pub defaults: Value,
+    pub tools: Vec<Draft>,
     pub notes: Vec<String>,
     pub secrets: BTreeSet<String>,
-    pub tools: usize,
 }
 
-/// Reads an OpenAPI document (YAML or JSON text).
-pub fn parse(text: &str) -> Result<Value, String> {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{') {
-        return serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"));
+impl Imported {
+    /// The catalog file's name.
+    pub fn file_name(&self) -> String {
+        format!("{}.yaml", snake(&self.toolkit))
     }
-    serde_saphyr::from_str::<Value>(text).map_err(|e| format!("not valid YAML: {e}"))
 }
 
-/// Builds the catalog of `doc`.
+/// One tool as imported (and sculpted), before it is written.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    /// `GET /pets/{petId}`, or the operations a combined tool chains.
+    pub source: String,
+    pub name: String,
+    pub description: String,
+    pub tags: Vec<String>,
+    /// Catalog inputs, as written in a catalog.
+    pub inputs: Vec<Value>,
+    pub outputs: Vec<Value>,
+    /// The backend's steps, as written in a catalog.
+    pub steps: Vec<Value>,
+    /// The backend's `outputs` mapping.
+    pub mapping: Value,
+    /// Fields of the request that are not scalars, left out unless the overlay places them.
+    pub structured: Vec<Structured>,
+}
+
+/// A request field that cannot be a scalar input.
+#[derive(Debug, Clone)]
+pub struct Structured {
+    /// The name as the API spells it.
+    pub name: String,
+    /// Where it goes in the step: `query`, `headers`, `body` or `form`.
+    pub place: &'static str,
+    pub schema: Value,
+    pub required: bool,
+    pub description: String,
+}
+
+impl Draft {
+    /// The tool as a catalog entry with one version.
+    pub fn to_tool(&self, version: &str) -> Value {
+        let mut tool = Map::new();
+        tool.insert("name".into(), json!(self.name));
+        tool.insert("description".into(), json!(self.description));
+        if !self.tags.is_empty() {
+            tool.insert("tags".into(), json!(self.tags));
+        }
+        tool.insert("versions".into(), json!([self.to_version(version)]));
+        Value::Object(tool)
+    }
+
+    /// The draft as one version of a tool.
+    pub fn to_version(&self, version: &str) -> Value {
+        json!({
+            "version": version,
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "backend": {"kind": "http", "steps": self.steps, "outputs": self.mapping},
+        })
+    }
+}
+
+/// Builds the toolkit of `doc` (OpenAPI 3, see [`document::normalize`]), sculpted by the
+/// overlay when there is one.
 pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
-    let version = doc["openapi"].as_str().unwrap_or_default();
-    if !(version.starts_with("3.0") || version.starts_with("3.1")) {
-        return Err(match doc["swagger"].as_str() {
-            Some(v) => format!(
-                "Swagger {v} documents are not imported yet; convert it to OpenAPI 3 first (e.g. with swagger2openapi)"
-            ),
-            None => "not an OpenAPI 3.0 or 3.1 document: `openapi` is missing or not 3.0/3.1".to_owned(),
-        });
-    }
     let mut notes = Vec::new();
     let mut secrets = BTreeSet::new();
+    let title = doc["info"]["title"].as_str().unwrap_or("an API").to_owned();
     let toolkit = options
         .toolkit
         .clone()
+        .or_else(|| options.overlay.as_ref().and_then(|o| o.toolkit.clone()))
         .unwrap_or_else(|| pascal(doc["info"]["title"].as_str().unwrap_or("Imported")));
     let base_url = match &options.base_url {
         Some(url) => url.clone(),
-        None => server_url(doc).ok_or("the document has no `servers`; pass --base-url")?,
+        None => server_url(doc).ok_or("the document has no `servers` (or `host`); pass --base-url")?,
     };
     let auth = security(doc, &toolkit, &mut secrets, &mut notes);
     let mut tools = Vec::new();
@@ -97,109 +160,205 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
             let name = unique(&base_name, &mut names);
             let mut params: Vec<Value> = item["parameters"].as_array().cloned().unwrap_or_default();
             params.extend(op["parameters"].as_array().cloned().unwrap_or_default());
-            let tool = tool(doc, &name, &where_, method, path, op, &params, &op_tags, &mut notes);
-            tools.push((where_, tool));
+            tools.push(draft(
+                doc, name, where_, method, path, op, &params, &op_tags, &mut notes,
+            ));
         }
     }
     if tools.is_empty() {
         return Err("no operation matched; check --operations and --tags".to_owned());
     }
-    let mut yaml = String::new();
-    let _ = writeln!(
-        yaml,
-        "# Imported from {} by `toolhost import openapi`.",
-        doc["info"]["title"].as_str().unwrap_or("an OpenAPI document")
-    );
-    if !secrets.is_empty() {
-        let _ = writeln!(
-            yaml,
-            "# Secrets to put in the server's [secrets]: {}.",
-            secrets.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
+    for d in &tools {
+        for field in &d.structured {
+            notes.push(format!(
+                "{}: `{}` is not a scalar (object, array or a union), so it is left out{}; an overlay can take it as a JSON string (`json: [{}]`) or fix it (`set`)",
+                d.source,
+                field.name,
+                if field.required { " although the API requires it" } else { "" },
+                field.name
+            ));
+        }
     }
-    let _ = writeln!(yaml, "toolkits:");
-    let _ = writeln!(yaml, "  - name: {toolkit}");
+    if let Some(overlay) = &options.overlay {
+        tools = overlay.apply(tools, &mut notes)?;
+    }
     let mut defaults = json!({"kind": "http", "base_url": base_url});
     if let Some(auth) = auth {
         defaults["auth"] = auth;
     }
-    let _ = writeln!(yaml, "    backend: {defaults}");
-    let _ = writeln!(yaml, "    tools:");
-    let count = tools.len();
-    for (where_, tool) in tools {
-        let _ = writeln!(yaml, "      # {where_}");
-        yaml.push_str(&tool);
-    }
     Ok(Imported {
-        file_name: format!("{}.yaml", snake(&toolkit)),
-        yaml,
+        toolkit,
+        title,
+        defaults,
+        tools,
         notes,
         secrets,
-        tools: count,
     })
 }
 
-/// One tool, as YAML lines.
+/// The catalog file's text: the toolkit with `tools` (catalog entries), each commented with
+/// where it came from when known.
+pub fn render(imported: &Imported, tools: &[(Option<String>, Value)]) -> String {
+    let mut yaml = String::new();
+    let _ = writeln!(
+        yaml,
+        "# Imported from {} by `toolhost import openapi`; sculpt it with an overlay (--overlay),",
+        imported.title
+    );
+    let _ = writeln!(
+        yaml,
+        "# not by editing this file: a re-import rewrites it, keeping every version it holds."
+    );
+    if !imported.secrets.is_empty() {
+        let _ = writeln!(
+            yaml,
+            "# Secrets to put in the server's [secrets]: {}.",
+            imported.secrets.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let _ = writeln!(yaml, "toolkits:");
+    let _ = writeln!(yaml, "  - name: {}", scalar(&json!(imported.toolkit)));
+    let _ = writeln!(yaml, "    backend: {}", imported.defaults);
+    let _ = writeln!(yaml, "    tools:");
+    for (comment, tool) in tools {
+        if let Some(comment) = comment {
+            let _ = writeln!(yaml, "      # {comment}");
+        }
+        emit_tool(&mut yaml, tool);
+    }
+    yaml
+}
+
+/// One catalog tool as YAML: a block per tool and version, flow (JSON) style below that.
+fn emit_tool(yaml: &mut String, tool: &Value) {
+    let Some(fields) = tool.as_object() else { return };
+    let _ = writeln!(yaml, "      - name: {}", scalar(&fields["name"]));
+    for (key, value) in fields {
+        if key != "name" && key != "versions" {
+            let _ = writeln!(yaml, "        {key}: {}", scalar(value));
+        }
+    }
+    let _ = writeln!(yaml, "        versions:");
+    for version in fields.get("versions").and_then(Value::as_array).into_iter().flatten() {
+        let Some(fields) = version.as_object() else { continue };
+        let _ = writeln!(yaml, "          - version: {}", scalar(&fields["version"]));
+        // The signature first, then the rest, each group in a fixed order.
+        let first = ["description", "inputs", "outputs", "returns_nothing"];
+        let ordered = first
+            .iter()
+            .filter_map(|k| fields.get_key_value(*k))
+            .chain(fields.iter().filter(|(k, _)| !first.contains(&k.as_str())));
+        for (key, value) in ordered {
+            match (key.as_str(), value) {
+                ("version", _) => {}
+                ("inputs" | "outputs", Value::Array(items)) if !items.is_empty() => {
+                    let _ = writeln!(yaml, "            {key}:");
+                    for item in items {
+                        let _ = writeln!(yaml, "              - {item}");
+                    }
+                }
+                _ => {
+                    let _ = writeln!(yaml, "            {key}: {}", scalar(value));
+                }
+            }
+        }
+    }
+}
+
+/// A value on one line: identifiers and versions as they are, anything else as JSON (which is
+/// YAML).
+fn scalar(value: &Value) -> String {
+    match value {
+        Value::String(s)
+            if !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+                && s.starts_with(|c: char| c.is_ascii_alphabetic() || c.is_ascii_digit())
+                && !matches!(
+                    s.to_ascii_lowercase().as_str(),
+                    "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null"
+                )
+                && (s.parse::<f64>().is_err() || s.matches('.').count() > 1) =>
+        {
+            s.clone()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// One operation's tool.
 #[allow(clippy::too_many_arguments)]
-fn tool(
+fn draft(
     doc: &Value,
-    name: &str,
-    where_: &str,
+    name: String,
+    where_: String,
     method: &str,
     path: &str,
     op: &Value,
     params: &[Value],
     tags: &[String],
     notes: &mut Vec<String>,
-) -> String {
+) -> Draft {
     let mut inputs: Vec<Value> = Vec::new();
     let mut input_names = BTreeSet::new();
+    let mut structured = Vec::new();
     let mut query = Map::new();
     let mut headers = Map::new();
     let mut body = Map::new();
+    let mut form = Map::new();
     let mut template_path = path.to_owned();
-    let mut add_input = |original: &str,
-                         schema: &Value,
-                         required: bool,
-                         description: &str,
-                         notes: &mut Vec<String>|
-     -> Option<String> {
-        let Some(mut input) = scalar_input(schema) else {
-            notes.push(format!("{where_}: `{original}` is not a scalar (object, array or a union), so it is left out; fix it to a constant or take it as a JSON string in the catalog"));
-            return None;
+    let mut add_input =
+        |original: &str, place: &'static str, schema: &Value, required: bool, description: &str| -> Option<String> {
+            let Some(mut input) = scalar_input(schema) else {
+                structured.push(Structured {
+                    name: original.to_owned(),
+                    place,
+                    schema: schema.clone(),
+                    required,
+                    description: description.to_owned(),
+                });
+                return None;
+            };
+            let input_name = unique(&snake(original), &mut input_names);
+            input["name"] = json!(input_name);
+            input["description"] = json!(describe(description, schema, original));
+            if !required {
+                input["required"] = json!(false);
+            }
+            inputs.push(input);
+            Some(input_name)
         };
-        let input_name = unique(&snake(original), &mut input_names);
-        input["name"] = json!(input_name);
-        input["description"] = json!(describe(description, schema, original));
-        if !required {
-            input["required"] = json!(false);
-        }
-        inputs.push(input);
-        Some(input_name)
-    };
+    let hole = |n: &str| json!(format!("{{{{input.{n}}}}}"));
     for p in params {
         let p = resolve(doc, p, 0).unwrap_or(Value::Null);
         let (Some(original), Some(location)) = (p["name"].as_str(), p["in"].as_str()) else {
             continue;
         };
-        let schema = resolve(doc, &p["schema"], 0).unwrap_or(Value::Null);
+        // A Swagger 2.0 parameter in another file keeps its type beside its name.
+        let schema = match p.get("schema") {
+            None if p.get("type").is_some() => p.clone(),
+            _ => resolve(doc, &p["schema"], 0).unwrap_or(Value::Null),
+        };
         let description = p["description"].as_str().unwrap_or_default();
         let required = p["required"].as_bool().unwrap_or(location == "path");
         match location {
             "cookie" => notes.push(format!("{where_}: cookie parameter `{original}` is skipped")),
-            "path" => {
-                if let Some(n) = add_input(original, &schema, true, description, notes) {
+            "path" => match add_input(original, "path", &schema, true, description) {
+                Some(n) => {
                     template_path = template_path.replace(&format!("{{{original}}}"), &format!("{{{{input.{n}}}}}"));
                 }
-            }
+                None => notes.push(format!(
+                    "{where_}: path parameter `{original}` is not a scalar; the tool cannot call this operation until an overlay sets it"
+                )),
+            },
             "query" => {
-                if let Some(n) = add_input(original, &schema, required, description, notes) {
-                    query.insert(original.to_owned(), json!(format!("{{{{input.{n}}}}}")));
+                if let Some(n) = add_input(original, "query", &schema, required, description) {
+                    query.insert(original.to_owned(), hole(&n));
                 }
             }
             "header" => {
-                if let Some(n) = add_input(original, &schema, required, description, notes) {
-                    headers.insert(original.to_owned(), json!(format!("{{{{input.{n}}}}}")));
+                if let Some(n) = add_input(original, "headers", &schema, required, description) {
+                    headers.insert(original.to_owned(), hole(&n));
                 }
             }
             _ => {}
@@ -207,8 +366,17 @@ fn tool(
     }
     let request_body = resolve(doc, &op["requestBody"], 0).unwrap_or(Value::Null);
     if let Some(content) = request_body["content"].as_object() {
-        match content.get("application/json") {
-            Some(media) => {
+        let json_media = content
+            .iter()
+            .find(|(media, _)| media.as_str() == "application/json" || media.ends_with("+json"));
+        let form_media = content.get("application/x-www-form-urlencoded");
+        match (json_media, form_media) {
+            (Some((_, media)), _) | (None, Some(media)) => {
+                let (place, target) = if json_media.is_some() {
+                    ("body", &mut body)
+                } else {
+                    ("form", &mut form)
+                };
                 let schema = resolve(doc, &media["schema"], 0).unwrap_or(Value::Null);
                 let required: BTreeSet<&str> = schema["required"]
                     .as_array()
@@ -216,24 +384,38 @@ fn tool(
                     .flatten()
                     .filter_map(Value::as_str)
                     .collect();
+                let body_required = request_body["required"].as_bool().unwrap_or(false);
                 for (prop, prop_schema) in schema["properties"].as_object().into_iter().flatten() {
                     let prop_schema = resolve(doc, prop_schema, 0).unwrap_or(Value::Null);
+                    if prop_schema["readOnly"].as_bool() == Some(true) {
+                        continue;
+                    }
                     let description = prop_schema["description"].as_str().unwrap_or_default().to_owned();
-                    let needed =
-                        required.contains(prop.as_str()) && request_body["required"].as_bool().unwrap_or(false);
-                    if let Some(n) = add_input(prop, &prop_schema, needed, &description, notes) {
-                        body.insert(prop.clone(), json!(format!("{{{{input.{n}}}}}")));
+                    let needed = required.contains(prop.as_str()) && body_required;
+                    if let Some(n) = add_input(prop, place, &prop_schema, needed, &description) {
+                        target.insert(prop.clone(), hole(&n));
                     }
                 }
+                if schema["properties"].as_object().is_none_or(Map::is_empty) && json_media.is_some() {
+                    // A body that is not an object of properties (an array, a free-form object):
+                    // one structured field standing for the whole body.
+                    structured.push(Structured {
+                        name: "body".to_owned(),
+                        place: "whole_body",
+                        schema: schema.clone(),
+                        required: body_required,
+                        description: schema["description"].as_str().unwrap_or("The request body.").to_owned(),
+                    });
+                }
             }
-            None => notes.push(format!(
-                "{where_}: a request body that is not JSON ({}) is skipped",
+            (None, None) => notes.push(format!(
+                "{where_}: a request body that is neither JSON nor a form ({}) is skipped",
                 content.keys().cloned().collect::<Vec<_>>().join(", ")
             )),
         }
     }
     let (outputs, mapping) = outputs(doc, op);
-    let mut step = json!({"name": "call", "method": method.to_uppercase(), "path": template_path});
+    let mut step = json!({"name": STEP, "method": method.to_uppercase(), "path": template_path});
     if !query.is_empty() {
         step["query"] = Value::Object(query);
     }
@@ -243,31 +425,21 @@ fn tool(
     if !body.is_empty() {
         step["body"] = Value::Object(body);
     }
-    let description = description(op, where_);
-    let mut yaml = String::new();
-    let _ = writeln!(yaml, "      - name: {name}");
-    let _ = writeln!(yaml, "        description: {}", json!(description));
-    let tags: Vec<String> = tags.iter().filter(|t| !t.trim().is_empty()).cloned().collect();
-    if !tags.is_empty() {
-        let _ = writeln!(yaml, "        tags: {}", json!(tags));
+    if !form.is_empty() {
+        step["form"] = Value::Object(form);
     }
-    let _ = writeln!(yaml, "        versions:");
-    let _ = writeln!(yaml, "          - version: 1.0.0");
-    if inputs.is_empty() {
-        let _ = writeln!(yaml, "            inputs: []");
-    } else {
-        let _ = writeln!(yaml, "            inputs:");
-        for input in &inputs {
-            let _ = writeln!(yaml, "              - {input}");
-        }
+    let description = description(op, &where_);
+    Draft {
+        source: where_,
+        name,
+        description,
+        tags: tags.iter().filter(|t| !t.trim().is_empty()).cloned().collect(),
+        inputs,
+        outputs,
+        steps: vec![step],
+        mapping,
+        structured,
     }
-    let _ = writeln!(yaml, "            outputs:");
-    for output in &outputs {
-        let _ = writeln!(yaml, "              - {output}");
-    }
-    let backend = json!({"kind": "http", "steps": [step], "outputs": mapping});
-    let _ = writeln!(yaml, "            backend: {backend}");
-    yaml
 }
 
 /// The outputs of an operation: the 2xx JSON response's top-level scalar properties, typed;
@@ -275,7 +447,7 @@ fn tool(
 fn outputs(doc: &Value, op: &Value) -> (Vec<Value>, Value) {
     let whole = (
         vec![json!({"name": "result", "type": "json", "required": false, "description": "The upstream's answer."})],
-        json!({"result": "call.body"}),
+        json!({"result": format!("{STEP}.body")}),
     );
     let responses = op["responses"].as_object().cloned().unwrap_or_default();
     let Some(ok) = responses
@@ -311,7 +483,7 @@ fn outputs(doc: &Value, op: &Value) -> (Vec<Value>, Value) {
             "name": name, "type": kind, "required": false,
             "description": describe(prop_schema["description"].as_str().unwrap_or_default(), &prop_schema, prop),
         }));
-        mapping.insert(name, json!(format!("call.body.{prop}")));
+        mapping.insert(name, json!(format!("{STEP}.body.{prop}")));
     }
     if outs.is_empty() {
         return whole;
@@ -358,9 +530,18 @@ fn scalar_input(schema: &Value) -> Option<Value> {
             if let Some(n) = schema.get("minimum").filter(|v| v.is_i64() || v.is_u64()) {
                 input.insert("min".into(), n.clone());
             }
-            if let Some(n) = schema.get("maximum").filter(|v| v.is_i64() || v.is_u64()) {
-                input.insert("max".into(), n.clone());
-            }
+            // A catalog int without `max` stops at N-ACT's default (65535): an id above it would
+            // be refused. An API's integer without a maximum goes as far as its format does,
+            // JSON's safe integers at most.
+            let max = schema
+                .get("maximum")
+                .filter(|v| v.is_i64() || v.is_u64())
+                .cloned()
+                .unwrap_or_else(|| match schema["format"].as_str() {
+                    Some("int32") => json!(i32::MAX),
+                    _ => json!(MAX_SAFE_INTEGER),
+                });
+            input.insert("max".into(), max);
             Some(Value::Object(input))
         }
         ["number"] => {

@@ -1,0 +1,228 @@
+//! Re-importing into an existing catalog file: every version already there is kept as it is
+//! (a served version never changes: N-ACT §6.1), and each tool whose signature the newer
+//! description changes gets it as its next version when the catalog's compatibility rules allow
+//! (N-ACT §5.4), or as a new tool (`name_v2`) when it would break callers. A signature that did
+//! not change takes the new backend in place (the backend is not part of it).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use toolhost_core::Catalog;
+use toolhost_core::catalog::{Loader, Source, Tool, breaking_changes, lock};
+
+use super::{Imported, render};
+
+/// The tools to write, each with its comment, and what happened to each, for the user.
+#[derive(Debug)]
+pub struct Merged {
+    pub tools: Vec<(Option<String>, Value)>,
+    pub report: Vec<String>,
+}
+
+/// The tools of a first import: each draft as version 1.0.0.
+pub fn fresh(imported: &Imported) -> Vec<(Option<String>, Value)> {
+    imported
+        .tools
+        .iter()
+        .map(|d| (Some(d.source.clone()), d.to_tool("1.0.0")))
+        .collect()
+}
+
+/// Merges `imported` into the catalog file `existing` (its text; `file` names it in messages).
+pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, String> {
+    let doc: Value = super::document::parse(existing).map_err(|e| format!("{file}: {e}"))?;
+    let toolkits = doc["toolkits"].as_array().cloned().unwrap_or_default();
+    let [toolkit] = toolkits.as_slice() else {
+        return Err(format!(
+            "{file} is not a file this command wrote (it should hold one toolkit); choose another --out"
+        ));
+    };
+    if toolkit["name"].as_str() != Some(imported.toolkit.as_str()) {
+        return Err(format!(
+            "{file} holds toolkit `{}`, not `{}`; pass --toolkit {} or choose another --out",
+            toolkit["name"].as_str().unwrap_or_default(),
+            imported.toolkit,
+            toolkit["name"].as_str().unwrap_or_default()
+        ));
+    }
+    let old = load(file, existing).map_err(|e| format!("{file} does not load, so it cannot be merged into: {e}"))?;
+    let new = load("the new import", &render(imported, &fresh(imported)))?;
+    let mut tools: Vec<(Option<String>, Value)> = toolkit["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| (None, t.clone()))
+        .collect();
+    let mut taken: BTreeSet<String> = tools
+        .iter()
+        .filter_map(|(_, t)| t["name"].as_str().map(str::to_owned))
+        .collect();
+    let mut matched = BTreeSet::new();
+    let mut report = Vec::new();
+    for draft in &imported.tools {
+        let (Some(new_tool), current) = (new.find(&draft.name), successor(&draft.name, &taken)) else {
+            continue;
+        };
+        let Some(current) = current else {
+            taken.insert(draft.name.clone());
+            tools.push((Some(draft.source.clone()), draft.to_tool("1.0.0")));
+            report.push(format!("`{}`: new tool", draft.name));
+            continue;
+        };
+        matched.insert(current.clone());
+        let (Some(old_tool), Some(entry)) = (
+            old.find(&current),
+            tools.iter_mut().find(|(_, t)| t["name"] == json!(current)),
+        ) else {
+            continue;
+        };
+        entry.0 = Some(draft.source.clone());
+        let (before, after) = (old_tool.latest(), new_tool.latest());
+        let versions = entry.1["versions"].as_array_mut();
+        let Some(versions) = versions else { continue };
+        if same_signature(old_tool, before, new_tool, after) {
+            let next = draft.to_version(&before.semver.to_string());
+            if let Some(latest) = versions
+                .iter_mut()
+                .find(|v| v["version"].as_str() == Some(before.semver.to_string().as_str()))
+                && latest["backend"] != next["backend"]
+            {
+                latest["backend"] = next["backend"].clone();
+                report.push(format!(
+                    "`{current}` {}: the same signature, the new request (in place)",
+                    before.semver
+                ));
+            }
+            continue;
+        }
+        let problems = breaking_changes(before, after);
+        if problems.is_empty() {
+            let next = format!("{}.{}.0", before.semver.major, before.semver.minor + 1);
+            versions.push(draft.to_version(&next));
+            report.push(format!(
+                "`{current}`: a compatible change ({}), published as version {next}",
+                differences(before, after)
+            ));
+        } else {
+            let renamed = next_name(&draft.name, &taken);
+            taken.insert(renamed.clone());
+            let mut fresh = draft.clone();
+            fresh.name.clone_from(&renamed);
+            tools.push((Some(draft.source.clone()), fresh.to_tool("1.0.0")));
+            report.push(format!(
+                "`{current}`: the new signature would break its callers ({}), so it is a new tool `{renamed}`; `{current}` is kept as it was",
+                problems.join("; ")
+            ));
+        }
+    }
+    // Every tool standing for an operation (`name` and its `name_vN` successors) says where it
+    // came from, whichever of them the last re-import touched.
+    for (comment, tool) in &mut tools {
+        let name = tool["name"].as_str().unwrap_or_default();
+        if comment.is_none()
+            && let Some(draft) = imported.tools.iter().find(|d| {
+                name == d.name
+                    || name
+                        .strip_prefix(&format!("{}_v", d.name))
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+        {
+            *comment = Some(draft.source.clone());
+        }
+    }
+    for (_, tool) in &tools {
+        let name = tool["name"].as_str().unwrap_or_default();
+        let from_document = imported.tools.iter().any(|d| d.name == name);
+        if !from_document && !matched.contains(name) && old.find(name).is_some() {
+            report.push(format!(
+                "`{name}`: no longer in the document (or filtered out); kept, remove it by hand once no caller uses it"
+            ));
+        }
+    }
+    Ok(Merged { tools, report })
+}
+
+/// A catalog file loaded as `check` loads it (secret names not checked).
+fn load(name: &str, text: &str) -> Result<Catalog, String> {
+    let factory = toolhost_sculpt::Factory::for_checking().map_err(|e| e.to_string())?;
+    let loader = Loader::default().with_backend(toolhost_sculpt::KIND, Arc::new(factory));
+    let source = Source {
+        name: name.to_owned(),
+        text: text.to_owned(),
+    };
+    loader
+        .load(&[source])
+        .map_err(|problems| problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+}
+
+/// The newest tool standing for `name`: `name`, or its last `name_vN` successor.
+fn successor(name: &str, taken: &BTreeSet<String>) -> Option<String> {
+    let mut current = taken.contains(name).then(|| name.to_owned());
+    for n in 2.. {
+        let candidate = format!("{name}_v{n}");
+        if !taken.contains(&candidate) {
+            break;
+        }
+        current = Some(candidate);
+    }
+    current
+}
+
+fn next_name(name: &str, taken: &BTreeSet<String>) -> String {
+    (2..)
+        .map(|n| format!("{name}_v{n}"))
+        .find(|c| !taken.contains(c))
+        .unwrap_or_else(|| name.to_owned())
+}
+
+/// Whether two versions show callers the same signature (their numbers aside).
+fn same_signature(
+    old_tool: &Tool,
+    old: &toolhost_core::catalog::Version,
+    new_tool: &Tool,
+    new: &toolhost_core::catalog::Version,
+) -> bool {
+    let strip = |mut v: Value| {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("version");
+            o.remove("name");
+        }
+        v
+    };
+    strip(lock::signature(old_tool, old)) == strip(lock::signature(new_tool, new))
+}
+
+/// What a compatible change changed, in words.
+fn differences(old: &toolhost_core::catalog::Version, new: &toolhost_core::catalog::Version) -> String {
+    let mut parts = Vec::new();
+    let added = |before: Vec<&str>, after: Vec<&str>| -> Vec<String> {
+        after
+            .into_iter()
+            .filter(|n| !before.contains(n))
+            .map(str::to_owned)
+            .collect()
+    };
+    let inputs = added(
+        old.inputs.iter().map(|p| p.name.as_str()).collect(),
+        new.inputs.iter().map(|p| p.name.as_str()).collect(),
+    );
+    if !inputs.is_empty() {
+        parts.push(format!("adds inputs {}", inputs.join(", ")));
+    }
+    let outputs = added(
+        old.outputs.iter().map(|o| o.name.as_str()).collect(),
+        new.outputs.iter().map(|o| o.name.as_str()).collect(),
+    );
+    if !outputs.is_empty() {
+        parts.push(format!("adds outputs {}", outputs.join(", ")));
+    }
+    if old.description != new.description {
+        parts.push("rewords the description".to_owned());
+    }
+    if parts.is_empty() {
+        "loosens constraints or rewords parameters".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}

@@ -1,0 +1,462 @@
+//! The sculpt overlay: a small YAML file that shapes imported tools, kept apart from the
+//! generated catalog so a re-import never loses it.
+//!
+//! ```yaml
+//! toolkit: PetShop                 # the toolkit's name (else --toolkit, else the title)
+//! tools:
+//!   get_pet_by_id:                 # an imported tool, by its imported name
+//!     name: pet                    # rename the tool
+//!     description: Look up one pet.
+//!     tags: [pets]
+//!     rename: { pet_id: id }       # rename inputs
+//!     set: { x_trace: toolhost }   # fix inputs (or non-scalar fields) to a constant or "{{secret.NAME}}"
+//!     json: [owner]                # take a non-scalar field as a JSON-encoded string input
+//!     keep: [id]                   # the inputs a model fills; other optional ones are left out
+//!     outputs: [name, status]      # keep only these outputs
+//!   delete_pet: { skip: true }     # do not import it
+//! combine:
+//!   pet_card:                      # a new tool chaining operations, one step each
+//!     description: A pet and its owner.
+//!     steps: [get_pet_by_id, get_owner]
+//!     set: { get_owner.owner_id: "{{get_pet_by_id.body.owner_id}}" }
+//!     outputs: { pet: get_pet_by_id.body.name, owner: get_owner.body.name }
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::{Draft, STEP, Structured, snake};
+
+/// The overlay file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overlay {
+    #[serde(default)]
+    pub toolkit: Option<String>,
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolOverlay>,
+    #[serde(default)]
+    pub combine: BTreeMap<String, Combine>,
+}
+
+/// How one imported tool is sculpted.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolOverlay {
+    #[serde(default)]
+    pub skip: bool,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    #[serde(default)]
+    pub rename: BTreeMap<String, String>,
+    #[serde(default)]
+    pub set: BTreeMap<String, Value>,
+    #[serde(default)]
+    pub json: Vec<String>,
+    #[serde(default)]
+    pub keep: Option<Vec<String>>,
+    #[serde(default)]
+    pub outputs: Option<Vec<String>>,
+}
+
+/// A tool chaining several operations.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Combine {
+    pub description: String,
+    pub steps: Vec<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// `operation.input` → a value or a template reading earlier steps.
+    #[serde(default)]
+    pub set: BTreeMap<String, Value>,
+    #[serde(default)]
+    pub keep: Option<Vec<String>>,
+    /// Output name → a path (`op.body.field`) or `{path, type, description}`.
+    pub outputs: BTreeMap<String, Value>,
+}
+
+impl Overlay {
+    /// Reads an overlay file's text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        serde_saphyr::from_str(text).map_err(|e| format!("not a valid overlay: {e}"))
+    }
+
+    /// The drafts sculpted: skipped ones removed, each named one shaped, combined ones added.
+    /// A name the document does not have is a note (a re-import may have dropped it); a
+    /// mistake in what an entry asks is an error naming the tool.
+    pub fn apply(&self, drafts: Vec<Draft>, notes: &mut Vec<String>) -> Result<Vec<Draft>, String> {
+        let originals: BTreeMap<String, Draft> = drafts.iter().map(|d| (d.name.clone(), d.clone())).collect();
+        for name in self.tools.keys() {
+            if !originals.contains_key(name) {
+                notes.push(format!(
+                    "the overlay sculpts `{name}`, which this document (with these filters) does not have"
+                ));
+            }
+        }
+        let mut errors = Vec::new();
+        let mut out = Vec::new();
+        for mut draft in drafts {
+            let Some(shape) = self.tools.get(&draft.name) else {
+                out.push(draft);
+                continue;
+            };
+            if shape.skip {
+                continue;
+            }
+            let original = draft.name.clone();
+            match shape.sculpt(&mut draft) {
+                Ok(()) => out.push(draft),
+                Err(e) => errors.push(format!("overlay, tool `{original}`: {e}")),
+            }
+        }
+        for (name, combine) in &self.combine {
+            match combine.build(name, &originals) {
+                Ok(draft) => out.push(draft),
+                Err(e) => errors.push(format!("overlay, combined tool `{name}`: {e}")),
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for d in &out {
+            if !seen.insert(d.name.clone()) {
+                errors.push(format!("overlay: two tools are named `{}`", d.name));
+            }
+        }
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors.join("\n"))
+        }
+    }
+}
+
+impl ToolOverlay {
+    fn sculpt(&self, draft: &mut Draft) -> Result<(), String> {
+        if let Some(name) = &self.name {
+            draft.name.clone_from(name);
+        }
+        if let Some(description) = &self.description {
+            draft.description.clone_from(description);
+        }
+        if let Some(tags) = &self.tags {
+            draft.tags.clone_from(tags);
+        }
+        for field in &self.json {
+            take_as_json(draft, field)?;
+        }
+        for (from, to) in &self.rename {
+            rename_input(draft, from, to)?;
+        }
+        for (name, value) in &self.set {
+            set(draft, 0, name, value)?;
+        }
+        if let Some(keep) = &self.keep {
+            keep_only(draft, keep)?;
+        }
+        if let Some(keep) = &self.outputs {
+            let unknown: Vec<&String> = keep
+                .iter()
+                .filter(|k| !draft.outputs.iter().any(|o| o["name"] == json!(k)))
+                .collect();
+            if !unknown.is_empty() {
+                return Err(format!(
+                    "`outputs` names {}, which the tool does not have (it has: {})",
+                    list(unknown.iter().map(|s| s.as_str())),
+                    list(draft.outputs.iter().filter_map(|o| o["name"].as_str()))
+                ));
+            }
+            draft.outputs.retain(|o| keep.iter().any(|k| o["name"] == json!(k)));
+            if let Some(mapping) = draft.mapping.as_object_mut() {
+                mapping.retain(|k, _| keep.contains(k));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Combine {
+    fn build(&self, name: &str, originals: &BTreeMap<String, Draft>) -> Result<Draft, String> {
+        if self.steps.is_empty() {
+            return Err("`steps` names no operation".to_owned());
+        }
+        let mut draft = Draft {
+            source: format!("combines {}", self.steps.join(", ")),
+            name: name.to_owned(),
+            description: self.description.clone(),
+            tags: self.tags.clone(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            steps: Vec::new(),
+            mapping: json!({}),
+            structured: Vec::new(),
+        };
+        let mut typed: BTreeMap<String, (Value, String)> = BTreeMap::new();
+        for op in &self.steps {
+            let Some(original) = originals.get(op) else {
+                return Err(format!(
+                    "step `{op}` is not an imported operation (they are: {})",
+                    list(originals.keys().map(String::as_str))
+                ));
+            };
+            let mut step = original.steps.first().cloned().unwrap_or_default();
+            step["name"] = json!(op);
+            draft.steps.push(step);
+            for input in &original.inputs {
+                match draft.inputs.iter().find(|i| i["name"] == input["name"]) {
+                    Some(same) if same["type"] != input["type"] => {
+                        return Err(format!(
+                            "input `{}` of `{op}` has another type than an earlier step's input of that name; rename one with `set`",
+                            input["name"].as_str().unwrap_or_default()
+                        ));
+                    }
+                    Some(_) => {}
+                    None => draft.inputs.push(input.clone()),
+                }
+            }
+            for output in &original.outputs {
+                let source = original.mapping[output["name"].as_str().unwrap_or_default()]
+                    .as_str()
+                    .map(|p| p.replacen(&format!("{STEP}."), &format!("{op}."), 1));
+                if let Some(path) = source {
+                    typed.insert(
+                        path,
+                        (
+                            output["type"].clone(),
+                            output["description"].as_str().unwrap_or_default().to_owned(),
+                        ),
+                    );
+                }
+            }
+        }
+        for (target, value) in &self.set {
+            let Some((op, input)) = target.split_once('.') else {
+                return Err(format!("`set` key `{target}` is `operation.input`"));
+            };
+            let Some(index) = self.steps.iter().position(|s| s == op) else {
+                return Err(format!(
+                    "`set` key `{target}` names `{op}`, which is not one of the steps"
+                ));
+            };
+            set(&mut draft, index, input, value)?;
+        }
+        // An input no step reads any more (all of them set) is not the tool's.
+        let steps_text = Value::Array(draft.steps.clone()).to_string();
+        draft
+            .inputs
+            .retain(|i| steps_text.contains(&format!("{{{{input.{}}}}}", i["name"].as_str().unwrap_or_default())));
+        if let Some(keep) = &self.keep {
+            keep_only(&mut draft, keep)?;
+        }
+        let mut mapping = Map::new();
+        for (output, spec) in &self.outputs {
+            let (path, kind, description) = match spec {
+                Value::String(path) => (path.clone(), None, None),
+                Value::Object(fields) => (
+                    fields
+                        .get("path")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    fields.get("type").cloned(),
+                    fields.get("description").and_then(Value::as_str).map(str::to_owned),
+                ),
+                _ => return Err(format!("output `{output}` is a path or `{{path, type, description}}`")),
+            };
+            let known = typed.get(&path);
+            draft.outputs.push(json!({
+                "name": output,
+                "type": kind.or_else(|| known.map(|k| k.0.clone())).unwrap_or(json!("json")),
+                "required": false,
+                "description": description.or_else(|| known.map(|k| k.1.clone())).unwrap_or_else(|| format!("From {path}.")),
+            }));
+            mapping.insert(output.clone(), json!(path));
+        }
+        draft.mapping = Value::Object(mapping);
+        Ok(draft)
+    }
+}
+
+/// The hole of an input, as templates write it.
+fn hole(name: &str) -> String {
+    format!("{{{{input.{name}}}}}")
+}
+
+/// Replaces, in every string below `value`, a string that is exactly `from` by `to` (keeping
+/// its JSON type) and `from` within text by `to` as text. Members and elements whose value was
+/// exactly `from` are removed when `to` is `None`.
+fn substitute(value: &mut Value, from: &str, to: Option<&Value>) {
+    match value {
+        Value::Object(members) => {
+            let mut remove = Vec::new();
+            for (key, member) in members.iter_mut() {
+                if member.as_str() == Some(from) {
+                    match to {
+                        Some(to) => *member = to.clone(),
+                        None => remove.push(key.clone()),
+                    }
+                } else {
+                    substitute(member, from, to);
+                }
+            }
+            for key in remove {
+                members.remove(&key);
+            }
+        }
+        Value::Array(items) => {
+            items.retain(|i| to.is_some() || i.as_str() != Some(from));
+            for item in items {
+                if item.as_str() == Some(from) {
+                    if let Some(to) = to {
+                        *item = to.clone();
+                    }
+                } else {
+                    substitute(item, from, to);
+                }
+            }
+        }
+        Value::String(text) if text.contains(from) => {
+            if let Some(to) = to {
+                let to = match to {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                *text = text.replace(from, &to);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Fixes input (or non-scalar field) `name` of the draft's step `index` to `value`.
+fn set(draft: &mut Draft, index: usize, name: &str, value: &Value) -> Result<(), String> {
+    if let Some(position) = draft.inputs.iter().position(|i| i["name"] == json!(name)) {
+        if let Some(step) = draft.steps.get_mut(index) {
+            substitute(step, &hole(name), Some(value));
+        }
+        let still_read = Value::Array(draft.steps.clone()).to_string().contains(&hole(name));
+        if !still_read {
+            draft.inputs.remove(position);
+        }
+        return Ok(());
+    }
+    if let Some(position) = draft.structured.iter().position(|f| f.name == name) {
+        let field = draft.structured.remove(position);
+        place(draft, index, &field, value.clone());
+        return Ok(());
+    }
+    Err(format!(
+        "`set` names `{name}`, which is neither an input ({}) nor a field left out ({})",
+        list(draft.inputs.iter().filter_map(|i| i["name"].as_str())),
+        list(draft.structured.iter().map(|f| f.name.as_str()))
+    ))
+}
+
+/// Puts `value` where `field` goes in step `index`.
+fn place(draft: &mut Draft, index: usize, field: &Structured, value: Value) {
+    let Some(step) = draft.steps.get_mut(index) else { return };
+    if field.place == "whole_body" {
+        step["body"] = value;
+        return;
+    }
+    if !step[field.place].is_object() {
+        step[field.place] = json!({});
+    }
+    step[field.place][&field.name] = value;
+}
+
+/// Takes a non-scalar field as a string input holding its JSON, decoded by jq when sent.
+fn take_as_json(draft: &mut Draft, name: &str) -> Result<(), String> {
+    let Some(position) = draft.structured.iter().position(|f| f.name == name) else {
+        return Err(format!(
+            "`json` names `{name}`, which is not a field left out ({})",
+            list(draft.structured.iter().map(|f| f.name.as_str()))
+        ));
+    };
+    let field = draft.structured.remove(position);
+    let input = snake(&field.name);
+    if draft.inputs.iter().any(|i| i["name"] == json!(input)) {
+        return Err(format!("an input `{input}` exists already; rename it first"));
+    }
+    let shape = toolhost_client::describe_schema(&field.schema);
+    let mut description = field.description.trim().trim_end_matches('.').to_owned();
+    if description.is_empty() {
+        description = format!("The {}", field.name);
+    }
+    let mut spec = json!({
+        "name": input,
+        "type": "string",
+        "description": format!("{description}, as JSON text: {shape}."),
+    });
+    if !field.required {
+        spec["required"] = json!(false);
+    }
+    draft.inputs.push(spec);
+    place(draft, 0, &field, json!({"jq": format!(".input.{input} | fromjson")}));
+    Ok(())
+}
+
+fn rename_input(draft: &mut Draft, from: &str, to: &str) -> Result<(), String> {
+    let Some(input) = draft.inputs.iter_mut().find(|i| i["name"] == json!(from)) else {
+        return Err(format!(
+            "`rename` names input `{from}`, which the tool does not have (it has: {})",
+            list(draft.inputs.iter().filter_map(|i| i["name"].as_str()))
+        ));
+    };
+    input["name"] = json!(to);
+    for step in &mut draft.steps {
+        substitute(step, &hole(from), Some(&json!(hole(to))));
+    }
+    Ok(())
+}
+
+/// Keeps the inputs in `keep`; other optional inputs are left out of the requests, and a
+/// required one not kept is an error (fix it with `set`).
+fn keep_only(draft: &mut Draft, keep: &[String]) -> Result<(), String> {
+    let unknown: Vec<&str> = keep
+        .iter()
+        .filter(|k| !draft.inputs.iter().any(|i| i["name"] == json!(k)))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(format!(
+            "`keep` names {}, which the tool does not have (it has: {})",
+            list(unknown.into_iter()),
+            list(draft.inputs.iter().filter_map(|i| i["name"].as_str()))
+        ));
+    }
+    let mut dropped = Vec::new();
+    for input in &draft.inputs {
+        let name = input["name"].as_str().unwrap_or_default().to_owned();
+        if keep.contains(&name) {
+            continue;
+        }
+        if input["required"] != json!(false) {
+            return Err(format!(
+                "input `{name}` is required by the API, so it is kept or fixed with `set`"
+            ));
+        }
+        dropped.push(name);
+    }
+    for name in &dropped {
+        for step in &mut draft.steps {
+            substitute(step, &hole(name), None);
+        }
+    }
+    draft.inputs.retain(|i| keep.iter().any(|k| i["name"] == json!(k)));
+    Ok(())
+}
+
+fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let items: Vec<&str> = items.collect();
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
