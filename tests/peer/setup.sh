@@ -59,3 +59,23 @@ if [ "$(cat "$peer/.json-server-installed" 2>/dev/null)" != "$json_server_want" 
   (cd "$peer/json-server" && npm install --no-save --no-audit --no-fund --loglevel=error "$json_server_want")
   echo "$json_server_want" > "$peer/.json-server-installed"
 fi
+
+# Published API descriptions for the import tests (crates/toolhost/tests/it/import_peers.rs),
+# both MIT, unpacked from their npm packages: ReadMe's OpenAPI examples (Swagger Petstore 2.0,
+# 3.0 and 3.1, Train Travel 3.1, ...) and GitHub's REST description (about 1,200 operations,
+# 13 MB). And Stoplight Prism, a mock upstream that serves a description and checks requests.
+specs_want="@readme/oas-examples@8.2.2 @octokit/openapi@23.0.2 @stoplight/prism-cli@5.16.0"
+if [ "$(cat "$peer/.specs-installed" 2>/dev/null)" != "$specs_want" ]; then
+  echo "installing API descriptions and Prism into $peer/specs: $specs_want"
+  rm -rf "$peer/specs"
+  mkdir -p "$peer/specs/readme" "$peer/specs/github"
+  echo '{"name": "toolhost-peer-specs", "private": true}' > "$peer/specs/package.json"
+  (cd "$peer/specs" && npm install --no-save --no-audit --no-fund --loglevel=error @stoplight/prism-cli@5.16.0)
+  (cd "$peer/specs" && npm pack --silent @readme/oas-examples@8.2.2 @octokit/openapi@23.0.2 > /dev/null)
+  tar xzf "$peer/specs/readme-oas-examples-8.2.2.tgz" -C "$peer/specs/readme" --strip-components=1 \
+    package/2.0 package/3.0 package/3.1 package/LICENSE.md
+  tar xzf "$peer/specs/octokit-openapi-23.0.2.tgz" -C "$peer/specs/github" --strip-components=1 \
+    package/generated/api.github.com.json package/LICENSE
+  rm -f "$peer/specs/"*.tgz
+  echo "$specs_want" > "$peer/.specs-installed"
+fi

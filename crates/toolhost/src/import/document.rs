@@ -130,6 +130,9 @@ fn from_swagger(mut doc: Value) -> Value {
     let mut out = Map::new();
     out.insert("openapi".into(), json!("3.0.3"));
     out.insert("info".into(), doc["info"].clone());
+    if let Some(security) = doc.get("security") {
+        out.insert("security".into(), security.clone());
+    }
     if let Some(host) = doc["host"].as_str() {
         let schemes = media_types(&doc["schemes"]);
         let scheme = if schemes.is_empty() || schemes.iter().any(|s| s == "https") {

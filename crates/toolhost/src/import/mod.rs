@@ -21,6 +21,10 @@ use serde_json::{Map, Value, json};
 /// The catalog's limits: names, descriptions.
 const MAX_NAME: usize = 64;
 const MAX_DESCRIPTION: usize = 1999;
+/// The longest toolkit name made from a title.
+const MAX_TOOLKIT: usize = 24;
+/// OTC names a tool `Toolkit_tool`, at most 64 characters in all.
+const MAX_OTC_NAME: usize = 64;
 /// The largest integer every JSON reader keeps exactly (2^53 - 1).
 const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 /// How deep `$ref`s are followed before a schema is cut (recursive schemas).
@@ -79,6 +83,8 @@ pub struct Draft {
     pub mapping: Value,
     /// Fields of the request that are not scalars, left out unless the overlay places them.
     pub structured: Vec<Structured>,
+    /// The version's own `auth`, when it is not the toolkit's.
+    pub auth: Option<Value>,
 }
 
 /// A request field that cannot be a scalar input.
@@ -108,12 +114,11 @@ impl Draft {
 
     /// The draft as one version of a tool.
     pub fn to_version(&self, version: &str) -> Value {
-        json!({
-            "version": version,
-            "inputs": self.inputs,
-            "outputs": self.outputs,
-            "backend": {"kind": "http", "steps": self.steps, "outputs": self.mapping},
-        })
+        let mut backend = json!({"kind": "http", "steps": self.steps, "outputs": self.mapping});
+        if let Some(auth) = &self.auth {
+            backend["auth"] = auth.clone();
+        }
+        json!({"version": version, "inputs": self.inputs, "outputs": self.outputs, "backend": backend})
     }
 }
 
@@ -132,7 +137,10 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         Some(url) => url.clone(),
         None => server_url(doc).ok_or("the document has no `servers` (or `host`); pass --base-url")?,
     };
-    let auth = security(doc, &toolkit, &mut secrets, &mut notes);
+    let schemes = schemes(doc, &toolkit);
+    let mut picked: Vec<Option<String>> = Vec::new();
+    // Tool names leave room for the toolkit's in OTC's `Toolkit_tool`.
+    let budget = MAX_OTC_NAME.saturating_sub(toolkit.len() + 1).clamp(16, MAX_NAME);
     let mut tools = Vec::new();
     let mut names = BTreeSet::new();
     let paths = doc["paths"].as_object().cloned().unwrap_or_default();
@@ -157,9 +165,18 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
             if !options.operations.is_empty() && !options.operations.iter().any(|g| glob(g, &base_name)) {
                 continue;
             }
-            let name = unique(&base_name, &mut names);
+            let name = unique_within(&base_name, &mut names, budget);
             let mut params: Vec<Value> = item["parameters"].as_array().cloned().unwrap_or_default();
             params.extend(op["parameters"].as_array().cloned().unwrap_or_default());
+            picked.push(match pick_scheme(doc, op, &schemes) {
+                Ok(scheme) => scheme,
+                Err(why) => {
+                    notes.push(format!(
+                        "{where_}: none of its security schemes can be used by a server ({why}); it is imported without credentials, so the API may refuse it"
+                    ));
+                    None
+                }
+            });
             tools.push(draft(
                 doc, name, where_, method, path, op, &params, &op_tags, &mut notes,
             ));
@@ -179,12 +196,38 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
             ));
         }
     }
+    let mut defaults = json!({"kind": "http", "base_url": base_url});
+    // APIs that can answer in several formats (JSON or XML, say) pick by `Accept`: ask for the
+    // JSON the outputs are read from.
+    if json_answers(doc) {
+        defaults["headers"] = json!({"Accept": "application/json"});
+    }
+    // The toolkit's `auth` is what most operations use (a scheme, or none); the others say
+    // their own.
+    let mut counts: std::collections::BTreeMap<Option<&str>, usize> = std::collections::BTreeMap::new();
+    for scheme in &picked {
+        *counts.entry(scheme.as_deref()).or_default() += 1;
+    }
+    let default = counts
+        .iter()
+        .max_by_key(|(name, n)| (**n, std::cmp::Reverse(**name)))
+        .and_then(|(name, _)| name.map(str::to_owned));
+    if let Some((auth, _)) = default.as_ref().and_then(|d| schemes.usable.get(d)) {
+        defaults["auth"] = auth.clone();
+    }
+    for (draft, scheme) in tools.iter_mut().zip(&picked) {
+        if let Some((_, names)) = scheme.as_ref().and_then(|s| schemes.usable.get(s)) {
+            secrets.extend(names.iter().cloned());
+        }
+        if *scheme != default {
+            draft.auth = Some(match scheme.as_ref().and_then(|s| schemes.usable.get(s)) {
+                Some((auth, _)) => auth.clone(),
+                None => json!("none"),
+            });
+        }
+    }
     if let Some(overlay) = &options.overlay {
         tools = overlay.apply(tools, &mut notes)?;
-    }
-    let mut defaults = json!({"kind": "http", "base_url": base_url});
-    if let Some(auth) = auth {
-        defaults["auth"] = auth;
     }
     Ok(Imported {
         toolkit,
@@ -306,7 +349,9 @@ fn draft(
     let mut headers = Map::new();
     let mut body = Map::new();
     let mut form = Map::new();
-    let mut template_path = path.to_owned();
+    // Some descriptions tell apart operations on one path by a fragment (`/x#variant`), which
+    // is never sent.
+    let mut template_path = path.split('#').next().unwrap_or_default().to_owned();
     let mut add_input =
         |original: &str, place: &'static str, schema: &Value, required: bool, description: &str| -> Option<String> {
             let Some(mut input) = scalar_input(schema) else {
@@ -352,7 +397,36 @@ fn draft(
                 )),
             },
             "query" => {
-                if let Some(n) = add_input(original, "query", &schema, required, description) {
+                // A list of scalars (`?status=a&status=b`, or `a,b` unexploded): a string input
+                // of comma-separated values, each checked by the pattern when they are an enum.
+                let items = resolve(doc, &schema["items"], 0).unwrap_or(Value::Null);
+                if types(&schema) == ["array"] && scalar_input(&items).is_some() {
+                    let mut list = items.clone();
+                    let one = match scalar_input(&items).and_then(|i| i["pattern"].as_str().map(str::to_owned)) {
+                        Some(p) if items.get("enum").is_some() => Some(p.trim_start_matches('^').trim_end_matches('$').to_owned()),
+                        _ => None,
+                    };
+                    if let Some(o) = list.as_object_mut() {
+                        o.remove("enum");
+                        o.insert("type".into(), json!("string"));
+                        if let Some(one) = &one {
+                            o.insert("pattern".into(), json!(format!("^{one}(,{one})*$")));
+                        }
+                    }
+                    let text = format!(
+                        "{} Several values are separated by commas.",
+                        describe(description, &items, original).trim_end()
+                    );
+                    if let Some(n) = add_input(original, "query", &list, required, &text) {
+                        let exploded = p["explode"].as_bool().unwrap_or(true);
+                        let value = if exploded {
+                            json!({"jq": format!(".input.{n} | split(\",\")")})
+                        } else {
+                            hole(&n)
+                        };
+                        query.insert(original.to_owned(), value);
+                    }
+                } else if let Some(n) = add_input(original, "query", &schema, required, description) {
                     query.insert(original.to_owned(), hole(&n));
                 }
             }
@@ -439,6 +513,7 @@ fn draft(
         steps: vec![step],
         mapping,
         structured,
+        auth: None,
     }
 }
 
@@ -608,6 +683,21 @@ fn resolve(doc: &Value, value: &Value, depth: usize) -> Option<Value> {
     Some(value.clone())
 }
 
+/// Whether some operation answers 2xx with JSON.
+fn json_answers(doc: &Value) -> bool {
+    doc["paths"].as_object().into_iter().flatten().any(|(_, item)| {
+        item.as_object().into_iter().flatten().any(|(_, op)| {
+            op["responses"].as_object().into_iter().flatten().any(|(code, r)| {
+                let r = resolve(doc, r, 0).unwrap_or(Value::Null);
+                code.starts_with('2')
+                    && r["content"]
+                        .as_object()
+                        .is_some_and(|c| c.keys().any(|m| m == "application/json" || m.ends_with("+json")))
+            })
+        })
+    })
+}
+
 /// The first server's URL, its variables at their defaults.
 fn server_url(doc: &Value) -> Option<String> {
     let server = doc["servers"].as_array()?.first()?;
@@ -620,56 +710,111 @@ fn server_url(doc: &Value) -> Option<String> {
     Some(url.trim_end_matches('/').to_owned())
 }
 
-/// The document's first usable security scheme as catalog `auth`, reading secrets named after
-/// the toolkit.
-fn security(doc: &Value, toolkit: &str, secrets: &mut BTreeSet<String>, notes: &mut Vec<String>) -> Option<Value> {
-    let schemes = doc["components"]["securitySchemes"].as_object()?;
+/// The document's security schemes: each one a server can use as catalog `auth` (reading
+/// secrets named after the toolkit, and the secrets it reads), or why it cannot be.
+#[derive(Debug, Default)]
+struct Schemes {
+    usable: std::collections::BTreeMap<String, (Value, Vec<String>)>,
+    unusable: std::collections::BTreeMap<String, String>,
+}
+
+fn schemes(doc: &Value, toolkit: &str) -> Schemes {
+    let mut found = Schemes::default();
     let prefix = snake(toolkit).to_uppercase();
-    for (scheme_name, scheme) in schemes {
-        let scheme = resolve(doc, scheme, 0)?;
-        let auth = match (
+    let mut names_taken = BTreeSet::new();
+    // `PREFIX_API_KEY`; a second scheme of the same kind adds its own name.
+    let mut name = |scheme: &str, what: &str| -> String {
+        let plain = format!("{prefix}_{what}");
+        if names_taken.insert(plain.clone()) {
+            return plain;
+        }
+        let named = format!("{prefix}_{}_{what}", snake(scheme).to_uppercase());
+        names_taken.insert(named.clone());
+        named
+    };
+    let hole = |s: &str| format!("{{{{secret.{s}}}}}");
+    for (scheme_name, scheme) in doc["components"]["securitySchemes"].as_object().into_iter().flatten() {
+        let scheme = resolve(doc, scheme, 0).unwrap_or(Value::Null);
+        let usable = match (
             scheme["type"].as_str(),
             scheme["scheme"].as_str().map(str::to_ascii_lowercase).as_deref(),
         ) {
             (Some("http"), Some("bearer")) => {
-                let s = format!("{prefix}_TOKEN");
-                secrets.insert(s.clone());
-                json!({"bearer": format!("{{{{secret.{s}}}}}")})
+                let s = name(scheme_name, "TOKEN");
+                Ok((json!({"bearer": hole(&s)}), vec![s]))
             }
             (Some("http"), Some("basic")) => {
-                let (u, p) = (format!("{prefix}_USERNAME"), format!("{prefix}_PASSWORD"));
-                secrets.insert(u.clone());
-                secrets.insert(p.clone());
-                json!({"basic": {"username": format!("{{{{secret.{u}}}}}"), "password": format!("{{{{secret.{p}}}}}")}})
+                let (u, p) = (name(scheme_name, "USERNAME"), name(scheme_name, "PASSWORD"));
+                Ok((
+                    json!({"basic": {"username": hole(&u), "password": hole(&p)}}),
+                    vec![u, p],
+                ))
             }
             (Some("apiKey"), _) => {
-                let s = format!("{prefix}_API_KEY");
-                secrets.insert(s.clone());
-                let name = scheme["name"].as_str().unwrap_or("X-Api-Key");
+                let key = scheme["name"].as_str().unwrap_or("X-Api-Key");
                 match scheme["in"].as_str() {
-                    Some("query") => json!({"api_key": {"query": name, "value": format!("{{{{secret.{s}}}}}")}}),
-                    Some("header") => json!({"api_key": {"header": name, "value": format!("{{{{secret.{s}}}}}")}}),
-                    _ => continue,
+                    Some(place @ ("query" | "header")) => {
+                        let s = name(scheme_name, "API_KEY");
+                        Ok((json!({"api_key": {place: key, "value": hole(&s)}}), vec![s]))
+                    }
+                    _ => Err("an API key in a cookie cannot be sent".to_owned()),
                 }
             }
-            (Some("oauth2"), _) => {
-                let Some(token_url) = scheme["flows"]["clientCredentials"]["tokenUrl"].as_str() else {
-                    notes.push(format!("security scheme `{scheme_name}`: only the OAuth 2.0 client credentials flow can be used by a server; not imported"));
-                    continue;
-                };
-                let (id, secret) = (format!("{prefix}_CLIENT_ID"), format!("{prefix}_CLIENT_SECRET"));
-                secrets.insert(id.clone());
-                secrets.insert(secret.clone());
-                json!({"oauth2": {"token_url": token_url, "client_id": format!("{{{{secret.{id}}}}}"), "client_secret": format!("{{{{secret.{secret}}}}}")}})
-            }
-            _ => {
-                notes.push(format!("security scheme `{scheme_name}` is not imported"));
-                continue;
-            }
+            (Some("oauth2"), _) => match scheme["flows"]["clientCredentials"]["tokenUrl"].as_str() {
+                Some(token_url) => {
+                    let (id, secret) = (name(scheme_name, "CLIENT_ID"), name(scheme_name, "CLIENT_SECRET"));
+                    Ok((
+                        json!({"oauth2": {"token_url": token_url, "client_id": hole(&id), "client_secret": hole(&secret)}}),
+                        vec![id, secret],
+                    ))
+                }
+                None => Err(
+                    "OAuth 2.0 without the client credentials flow needs a user's token, which a server does not have"
+                        .to_owned(),
+                ),
+            },
+            _ => Err("this kind of security scheme is not imported".to_owned()),
         };
-        return Some(auth);
+        match usable {
+            Ok(auth) => {
+                found.usable.insert(scheme_name.clone(), auth);
+            }
+            Err(why) => {
+                found.unusable.insert(scheme_name.clone(), why);
+            }
+        }
     }
-    None
+    found
+}
+
+/// The scheme an operation is called with: the first of its security requirements (its own,
+/// else the document's) that is one scheme a server can use; `Ok(None)` when it needs none.
+fn pick_scheme(doc: &Value, op: &Value, schemes: &Schemes) -> Result<Option<String>, String> {
+    let requirements = op.get("security").or_else(|| doc.get("security"));
+    let Some(requirements) = requirements.and_then(Value::as_array).filter(|r| !r.is_empty()) else {
+        return Ok(None);
+    };
+    let mut why = Vec::new();
+    for requirement in requirements {
+        let names: Vec<&String> = requirement.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        match names.as_slice() {
+            [] => return Ok(None),
+            [one] if schemes.usable.contains_key(*one) => return Ok(Some((*one).clone())),
+            [one] => why.push(format!(
+                "`{one}`: {}",
+                schemes.unusable.get(*one).map_or("it is not defined", String::as_str)
+            )),
+            several => why.push(format!(
+                "{} together: only one scheme can be sent",
+                several
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )),
+        }
+    }
+    Err(why.join("; "))
 }
 
 /// `summary` and `description`, cut to the catalog's limit on a sentence boundary.
@@ -718,6 +863,9 @@ pub fn snake(text: &str) -> String {
     let mut out = String::new();
     let mut previous_lower = false;
     for c in text.chars() {
+        if matches!(c, '\'' | '’') {
+            continue;
+        }
         if c.is_ascii_alphanumeric() {
             if c.is_ascii_uppercase() && previous_lower && !out.ends_with('_') {
                 out.push('_');
@@ -742,26 +890,45 @@ pub fn snake(text: &str) -> String {
         .to_owned()
 }
 
-/// `PascalCase` of a title, for a toolkit name.
+/// `PascalCase` of a title, for a toolkit name: whole words up to [`MAX_TOOLKIT`] characters,
+/// since the toolkit's name and each tool's share OTC's 63.
 fn pascal(text: &str) -> String {
-    let name: String = snake(text)
-        .split('_')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map_or_else(String::new, |f| f.to_ascii_uppercase().to_string() + c.as_str())
-        })
-        .collect();
-    if name.is_empty() { "Imported".to_owned() } else { name }
+    let mut name = String::new();
+    for word in snake(text).split('_') {
+        let mut c = word.chars();
+        let word = c
+            .next()
+            .map_or_else(String::new, |f| f.to_ascii_uppercase().to_string() + c.as_str());
+        if !name.is_empty() && name.len() + word.len() > MAX_TOOLKIT {
+            break;
+        }
+        name.push_str(&word);
+    }
+    if name.is_empty() {
+        "Imported".to_owned()
+    } else {
+        name.chars().take(MAX_TOOLKIT).collect()
+    }
 }
 
 /// `base`, or `base_2`, `base_3`… (kept within the name limit), not yet in `taken`.
 fn unique(base: &str, taken: &mut BTreeSet<String>) -> String {
-    let mut name = base.to_owned();
+    unique_within(base, taken, MAX_NAME)
+}
+
+/// [`unique`] within `max` characters.
+fn unique_within(base: &str, taken: &mut BTreeSet<String>, max: usize) -> String {
+    let base: String = base
+        .chars()
+        .take(max)
+        .collect::<String>()
+        .trim_end_matches('_')
+        .to_owned();
+    let mut name = base.clone();
     let mut n = 2;
     while taken.contains(&name) {
         let suffix = format!("_{n}");
-        let stem: String = base.chars().take(MAX_NAME - suffix.len()).collect();
+        let stem: String = base.chars().take(max.saturating_sub(suffix.len())).collect();
         name = format!("{stem}{suffix}");
         n += 1;
     }
@@ -811,6 +978,11 @@ mod tests {
         assert_eq!(unique("a", &mut taken), "a_2");
         assert!(glob("get_*", "get_pet") && !glob("get_*", "add_pet") && glob("*pet*", "find_pets"));
         assert_eq!(pascal("Swagger Petstore - OpenAPI 3.0"), "SwaggerPetstoreOpenApi30");
+        assert_eq!(
+            pascal("GitHub's Official OpenAPI Spec (Octokit extension)"),
+            "GitHubsOfficialOpenApi"
+        );
+        assert_eq!(unique_within("a_b_c", &mut BTreeSet::new(), 4), "a_b");
     }
 
     proptest::proptest! {

@@ -195,6 +195,7 @@ impl Combine {
             steps: Vec::new(),
             mapping: json!({}),
             structured: Vec::new(),
+            auth: None,
         };
         let mut typed: BTreeMap<String, (Value, String)> = BTreeMap::new();
         for op in &self.steps {
@@ -206,6 +207,9 @@ impl Combine {
             };
             let mut step = original.steps.first().cloned().unwrap_or_default();
             step["name"] = json!(op);
+            if let Some(auth) = &original.auth {
+                step["auth"] = auth.clone();
+            }
             draft.steps.push(step);
             for input in &original.inputs {
                 match draft.inputs.iter().find(|i| i["name"] == input["name"]) {

@@ -20,30 +20,35 @@ fn repo() -> PathBuf {
 
 /// The Python of a peer venv, or `None` (with a note) when it is not installed.
 fn python(venv: &str) -> Option<PathBuf> {
+    installed(&format!("{venv}/bin/python"))
+}
+
+/// A file of the peer directory, or `None` (with a note) when it is not installed.
+pub fn installed(relative: &str) -> Option<PathBuf> {
     // The same rules as the sculpting peers' (crates/sculpt/tests/it/peer): the directory
     // defaults under $HOME, and TOOLHOST_REQUIRE_PEERS set to anything but "" or "0" requires them.
     let dir = std::env::var_os("TOOLHOST_PEER_DIR").map_or_else(
         || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/toolhost/peer"),
         PathBuf::from,
     );
-    let python = dir.join(venv).join("bin/python");
-    if python.exists() {
-        return Some(python);
+    let path = dir.join(relative);
+    if path.exists() {
+        return Some(path);
     }
     assert!(
         !std::env::var("TOOLHOST_REQUIRE_PEERS").is_ok_and(|v| !v.is_empty() && v != "0"),
         "TOOLHOST_REQUIRE_PEERS is set but {} is missing; run tests/peer/setup.sh",
-        python.display()
+        path.display()
     );
     eprintln!(
         "SKIPPED: {} is not installed; run tests/peer/setup.sh (scripts/test does)",
-        python.display()
+        path.display()
     );
     None
 }
 
 /// A child process killed on drop.
-struct Peer(Child);
+pub struct Peer(pub Child);
 
 impl Drop for Peer {
     fn drop(&mut self) {
@@ -52,7 +57,7 @@ impl Drop for Peer {
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -61,7 +66,7 @@ fn free_port() -> u16 {
 }
 
 /// Starts `command` and waits until 127.0.0.1:`port` accepts connections.
-async fn start(mut command: Command, port: u16) -> Peer {
+pub async fn start(mut command: Command, port: u16) -> Peer {
     let mut child = Peer(command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
     for _ in 0..200 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {

@@ -93,7 +93,7 @@ fn serve_with_key(dir: &Scratch, out: &std::path::Path, name: &str, key: &str) -
 }
 
 /// The N-ACT output parameters of a call, by name.
-fn outputs_of(reply: &Value) -> std::collections::BTreeMap<String, Value> {
+pub fn outputs_of(reply: &Value) -> std::collections::BTreeMap<String, Value> {
     reply["output_parameters"]
         .as_array()
         .unwrap_or_else(|| panic!("no outputs: {reply}"))
@@ -103,7 +103,7 @@ fn outputs_of(reply: &Value) -> std::collections::BTreeMap<String, Value> {
 }
 
 /// An N-ACT call of `tool` with `pairs`; the status and the body.
-async fn invoke(base: &str, tool: &str, pairs: Value) -> (u16, Value) {
+pub async fn invoke(base: &str, tool: &str, pairs: Value) -> (u16, Value) {
     let reply = reqwest::Client::new()
         .post(format!("{base}/nact/tools/{tool}:invoke"))
         .json(&json!({ "input_parameters": pairs }))
