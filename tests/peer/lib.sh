@@ -16,3 +16,15 @@ start_server() {
   echo "toolhost did not start on port $PORT" >&2
   return 1
 }
+
+# Runs schemathesis with our checks on SPEC against BASE_URL, CASES examples per operation,
+# seeded and bounded in time, in the current directory.
+# Fails on any server error, wrong content type or answer outside the response schemas.
+run_schemathesis() {
+  local peer="$1" spec="$2" url="$3" cases="$4"
+  "$peer/venv/bin/schemathesis" run "$spec" \
+    --url "$url" \
+    --checks not_a_server_error,content_type_conformance,response_schema_conformance \
+    --phases examples,coverage,fuzzing \
+    -n "$cases" --seed 1 --max-response-time 5 --request-timeout 10 --no-color
+}

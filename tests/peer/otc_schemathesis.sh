@@ -15,8 +15,4 @@ start_server "$bin" "$peer" --catalog "$root/crates/server/tests/fixtures/otc-sp
 work="$(mktemp -d)"
 "$peer/venv/bin/python" "$here/otc_openapi.py" "$spec_in" "$work/openapi.json"
 cd "$work"
-"$peer/venv/bin/schemathesis" run "$work/openapi.json" \
-  --url "http://127.0.0.1:$PORT/otc" \
-  --checks not_a_server_error,content_type_conformance,response_schema_conformance \
-  --phases examples,coverage,fuzzing \
-  -n 200 --seed 1 --max-response-time 5 --request-timeout 10 --no-color
+run_schemathesis "$peer" "$work/openapi.json" "http://127.0.0.1:$PORT/otc" 200

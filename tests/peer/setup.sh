@@ -6,7 +6,7 @@ set -euo pipefail
 peer="$1"
 mkdir -p "$peer"
 
-python_want="schemathesis==4.32.5 mcp==2.3.0"
+python_want="schemathesis==4.32.5 mcp==2.3.0 openapi-spec-validator==0.7.2"
 if [ "$(cat "$peer/.python-installed" 2>/dev/null)" != "$python_want" ]; then
   echo "installing Python test peers into $peer: $python_want"
   python3 -m venv "$peer/venv"

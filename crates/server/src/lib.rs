@@ -39,6 +39,7 @@ pub struct State {
     otc: view::Cached<adapter::otc::Definitions>,
     mcp: view::Cached<adapter::mcp::Tools>,
     woa: view::Cached<adapter::woa::Document>,
+    openapi: view::Cached<adapter::openapi::Document>,
     /// OTC `call_id` results, so a repeated call does not run the tool again.
     calls: Arc<dyn idempotency::Store>,
     /// What the last catalog reload did.
@@ -71,6 +72,7 @@ impl State {
         let otc = view::Cached::new(&engine);
         let mcp = view::Cached::new(&engine);
         let woa = adapter::woa::view(&engine, &config);
+        let openapi = adapter::openapi::view(&engine, &config);
         ops::metrics();
         let reloads = ops::Reloads::new(&engine.catalog());
         let tool_slots = limits::ToolSlots::new(limits::ToolCaps::of_limits(&config.limits));
@@ -84,6 +86,7 @@ impl State {
             otc,
             mcp,
             woa,
+            openapi,
             calls,
             reloads,
             tool_slots,
@@ -157,6 +160,7 @@ pub fn app(state: Arc<State>) -> Router {
         .merge(adapter::nact::routes(&state.config.nact_prefix))
         .merge(adapter::otc::routes(&state.config.otc_prefix))
         .merge(adapter::woa::routes(&state.config.woa_prefix))
+        .merge(adapter::openapi::routes())
         .nest_service(&state.config.mcp.path, adapter::mcp::service(&state))
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)

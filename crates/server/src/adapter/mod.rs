@@ -3,6 +3,7 @@
 
 pub mod mcp;
 pub mod nact;
+pub mod openapi;
 pub mod otc;
 pub mod woa;
 

@@ -278,7 +278,7 @@ async fn rs256_from_a_jwks_url_and_es256_from_a_file() {
 }
 
 /// The four protocols' listings, as one caller sees them.
-async fn listings(f: &Fixture, key: &str) -> [Vec<String>; 4] {
+async fn listings(f: &Fixture, key: &str) -> [Vec<String>; 5] {
     let get = |path: &str| {
         f.http
             .get(format!("{}{path}", f.base))
@@ -289,6 +289,7 @@ async fn listings(f: &Fixture, key: &str) -> [Vec<String>; 4] {
     let otc: Value = get("/otc/tools").await.unwrap().json().await.unwrap();
     let woa: Value = get("/.well-known/woa.json").await.unwrap().json().await.unwrap();
     let mcp = mcp(f, key, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    let openapi: Value = get("/openapi.json").await.unwrap().json().await.unwrap();
     let collect = |items: &Value, field: &str| -> Vec<String> {
         items
             .as_array()
@@ -302,6 +303,13 @@ async fn listings(f: &Fixture, key: &str) -> [Vec<String>; 4] {
         collect(&otc["tools"], "name"),
         collect(&woa["agents"], "id"),
         collect(&mcp["result"]["tools"], "name"),
+        // Every path of the OpenAPI document: each tool's and version's invocation.
+        openapi["paths"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(path, _)| path.clone())
+            .collect(),
     ]
 }
 
@@ -331,6 +339,7 @@ async fn a_forbidden_tool_is_absent_everywhere_and_unknown_when_called() {
     assert!(admin[1].contains(&"Demo_admin_echo".to_owned()), "{admin:?}");
     assert!(admin[2].contains(&"admin_echo".to_owned()), "{admin:?}");
     assert!(admin[3].contains(&"admin_echo".to_owned()), "{admin:?}");
+    assert!(admin[4].iter().any(|p| p.contains("admin_echo")), "{admin:?}");
     let plain = listings(&f, "key-without-scopes").await;
     for listing in &plain {
         assert!(

@@ -16,6 +16,7 @@ mod nact_failures;
 mod nact_invoke;
 mod nact_listing;
 mod nact_spec_examples;
+mod openapi_document;
 mod otc_bad_input;
 mod otc_idempotency;
 mod otc_requirements;

@@ -1,0 +1,301 @@
+//! The OpenAPI 3.1 document of a catalog as one caller sees it (module docs of the parent).
+
+use serde_json::{Map, Value, json};
+use toolhost_core::{Access, Catalog, Tool, Version};
+
+use crate::Config;
+
+/// What the document says beside the catalog: where the routes are.
+#[derive(Debug, Clone)]
+pub(crate) struct Site {
+    base: String,
+    title: String,
+    nact: String,
+    otc: String,
+    woa: String,
+}
+
+impl Site {
+    pub fn new(config: &Config) -> Self {
+        let prefix = |p: &str| p.trim_end_matches('/').to_owned();
+        Self {
+            base: config.public_base(),
+            title: config.server_name.clone(),
+            nact: prefix(&config.nact_prefix),
+            otc: prefix(&config.otc_prefix),
+            woa: prefix(&config.woa_prefix),
+        }
+    }
+}
+
+/// The whole document.
+pub(super) fn document(catalog: &Catalog, site: &Site, access: &Access) -> Value {
+    let tools: Vec<&Tool> = catalog
+        .tools()
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|t| access.allows(t))
+        .collect();
+    let mut paths = Map::new();
+    for tool in &tools {
+        paths.insert(
+            format!("{}/agents/{}/invoke", site.woa, tool.name),
+            json!({"post": woa_invoke(tool)}),
+        );
+        for version in tool.served_versions() {
+            paths.insert(
+                format!("{}/tools/{}/versions/{}:invoke", site.nact, tool.name, version.number),
+                json!({"post": nact_invoke(tool, version)}),
+            );
+        }
+    }
+    paths.insert(format!("{}/tools/call", site.otc), json!({"post": otc_call(&tools)}));
+    listings(&mut paths, site);
+    let toolkits: std::collections::BTreeSet<&str> = tools.iter().map(|t| t.toolkit.as_str()).collect();
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": site.title,
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "The tools of this server over its REST protocols: each tool's Web of Agents invocation (named after the tool, its body the tool's input), each served version's N-ACT invocation, and OTC's call with a branch per version.",
+        },
+        "servers": [{"url": site.base}],
+        "tags": toolkits.iter().map(|t| json!({"name": t})).collect::<Vec<_>>(),
+        "paths": paths,
+        "components": {"schemas": {"Problem": problem()}},
+    })
+}
+
+/// The answers every invocation may give beside 200.
+fn failures() -> Value {
+    let content = json!({
+        "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}},
+        "application/json": {"schema": {"type": "object"}},
+    });
+    json!({
+        "4XX": {"description": "The caller's mistake (a bad body, unknown tool, invalid input, too large, limited), or a tool failure retrying cannot change (422, 409 for an unknown outcome).", "content": content},
+        "5XX": {"description": "An upstream failure (502), or one that may pass (503, 504; see Retry-After).", "content": content},
+    })
+}
+
+/// RFC 9457 with toolhost's extension members (docs/protocols.md §3).
+fn problem() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "type": {"type": "string"},
+            "title": {"type": "string"},
+            "status": {"type": "integer"},
+            "detail": {"type": "string"},
+            "retryable": {"type": "boolean"},
+            "code": {"type": "string"},
+            "prompt": {"type": "string"},
+            "errors": {"type": "object"},
+        },
+    })
+}
+
+/// The first sentence of a description, for `summary`.
+fn summary(description: &str) -> String {
+    let first = description.split(". ").next().unwrap_or(description).trim();
+    first.chars().take(120).collect()
+}
+
+fn woa_invoke(tool: &Tool) -> Value {
+    let latest = tool.latest();
+    let semvers: Vec<String> = tool.served_versions().map(|v| v.semver.to_string()).collect();
+    let mut responses = failures();
+    responses["200"] = json!({
+        "description": "The tool's output object.",
+        "content": {"application/json": {"schema": tool.output_schema_for_any_version(latest)}},
+    });
+    json!({
+        "operationId": tool.name,
+        "summary": summary(&latest.description),
+        "description": latest.description,
+        "tags": [tool.toolkit],
+        "requestBody": {
+            "required": true,
+            "content": {"application/json": {"schema": {
+                "type": "object",
+                "required": ["input"],
+                "properties": {
+                    "input": *latest.input_schema,
+                    "agent": {"const": tool.name},
+                    "operation": {"enum": ["default"]},
+                    "version": {"enum": semvers, "description": "The version to run; the latest when left out."},
+                },
+            }}},
+        },
+        "responses": responses,
+    })
+}
+
+/// `{name, value}` pairs, one typed branch per parameter (an empty list when there are none).
+fn pairs(schema: &Value, names: &[&str]) -> Value {
+    if names.is_empty() {
+        return json!({"type": "array", "maxItems": 0});
+    }
+    let branches: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            json!({
+                "type": "object",
+                "required": ["name", "value"],
+                "properties": {"name": {"const": name}, "value": schema["properties"][*name]},
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    json!({"type": "array", "items": {"oneOf": branches}})
+}
+
+fn nact_invoke(tool: &Tool, version: &Version) -> Value {
+    let inputs: Vec<&str> = version.inputs.iter().map(|p| p.name.as_str()).collect();
+    let outputs: Vec<&str> = version.outputs.iter().map(|o| o.name.as_str()).collect();
+    let output_pairs = if outputs.is_empty() {
+        // `returns_nothing`: N-ACT shows one `json` output `result`, always null.
+        pairs(&json!({"properties": {"result": {"type": "null"}}}), &["result"])
+    } else {
+        pairs(&version.output_schema, &outputs)
+    };
+    let mut given = pairs(&version.input_schema, &inputs);
+    if !inputs.is_empty() {
+        // Each input at most once, and every required one present.
+        given["maxItems"] = json!(inputs.len());
+        let required: Vec<Value> = version
+            .inputs
+            .iter()
+            .filter(|p| p.required)
+            .map(|p| json!({"contains": {"properties": {"name": {"const": p.name}}}}))
+            .collect();
+        if !required.is_empty() {
+            given["allOf"] = Value::Array(required);
+        }
+    }
+    let mut body = json!({
+        "type": "object",
+        "properties": {"name": {"const": tool.name}, "input_parameters": given},
+        "additionalProperties": false,
+    });
+    if version.inputs.iter().any(|p| p.required) {
+        body["required"] = json!(["input_parameters"]);
+    }
+    let mut responses = failures();
+    responses["200"] = json!({
+        "description": "The outputs as name/value pairs.",
+        "content": {"application/json": {"schema": {
+            "type": "object",
+            "required": ["output_parameters"],
+            "properties": {"output_parameters": output_pairs, "version": {"const": version.number}},
+        }}},
+    });
+    json!({
+        "operationId": format!("nact_{}_v{}", tool.name, version.number),
+        "summary": summary(&version.description),
+        "description": format!("{} (N-ACT, version {} = {}.)", version.description, version.number, version.semver),
+        "tags": [tool.toolkit],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": body}}},
+        "responses": responses,
+    })
+}
+
+fn otc_call(tools: &[&Tool]) -> Value {
+    let branches: Vec<Value> = tools
+        .iter()
+        .flat_map(|tool| tool.served_versions().map(move |v| (tool, v)))
+        .map(|(tool, version)| {
+            let mut request = json!({
+                "type": "object",
+                "required": ["tool_id"],
+                "properties": {
+                    "tool_id": {"const": format!("{}.{}@{}", tool.toolkit, tool.name, version.semver)},
+                    "input": *version.input_schema,
+                    "call_id": {"type": "string"},
+                    "trace_id": {"type": "string"},
+                    "context": {"type": "object"},
+                },
+                "additionalProperties": false,
+            });
+            if version.inputs.iter().any(|p| p.required) {
+                request["required"] = json!(["tool_id", "input"]);
+            }
+            request
+        })
+        .collect();
+    let request = if branches.is_empty() {
+        json!({"type": "object"})
+    } else {
+        json!({"oneOf": branches})
+    };
+    let mut responses = failures();
+    responses["200"] = json!({
+        "description": "OTC's result: `success` with the `value`, or `success: false` with the tool's error and retry hints.",
+        "content": {"application/json": {"schema": {"type": "object", "required": ["result"], "properties": {"result": {"type": "object"}}}}},
+    });
+    json!({
+        "operationId": "otc_call",
+        "summary": "Call a tool version (OTC 1.0)",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+            "type": "object",
+            "required": ["request"],
+            "properties": {"$schema": {"type": "string"}, "request": request},
+        }}}},
+        "responses": responses,
+    })
+}
+
+/// The listing routes, described without their tools (they list them).
+fn listings(paths: &mut Map<String, Value>, site: &Site) {
+    let listing = |id: &str, what: &str, content_type: &str, params: Value| {
+        let mut responses = failures();
+        responses["200"] = json!({"description": what, "content": {content_type: {"schema": {"type": "object"}}}});
+        json!({"get": {"operationId": id, "summary": what, "parameters": params, "responses": responses}})
+    };
+    let tool = json!({"name": "tool", "in": "path", "required": true, "schema": {"type": "string"}});
+    paths.insert(
+        format!("{}/tools", site.nact),
+        listing(
+            "nact_list",
+            "N-ACT: the latest signatures, paginated",
+            "application/json",
+            json!([
+                {"name": "page_limit", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+                {"name": "next", "in": "query", "schema": {"type": "string"}},
+                {"name": "tag", "in": "query", "schema": {"type": "string"}},
+                {"name": "q", "in": "query", "schema": {"type": "string"}},
+            ]),
+        ),
+    );
+    paths.insert(
+        format!("{}/tools/{{tool}}", site.nact),
+        listing(
+            "nact_signature",
+            "N-ACT: a tool's current signature",
+            "application/json",
+            json!([tool]),
+        ),
+    );
+    paths.insert(
+        format!("{}/tools/{{tool}}/versions", site.nact),
+        listing(
+            "nact_versions",
+            "N-ACT: a tool's served versions",
+            "application/json",
+            json!([tool]),
+        ),
+    );
+    paths.insert(
+        format!("{}/tools", site.otc),
+        listing("otc_list", "OTC: the tool definitions", "application/json", json!([])),
+    );
+    paths.insert(
+        "/.well-known/woa.json".to_owned(),
+        listing(
+            "woa_document",
+            "Web of Agents: the agents document",
+            "application/woa+json",
+            json!([]),
+        ),
+    );
+}
