@@ -13,7 +13,7 @@ use serde_json::Value;
 use toolhost_core::{Secret, Signature};
 
 use crate::auth::{Auth, OAuth2};
-use crate::config::{AuthDef, BackendDef, StepDef};
+use crate::config::{AuthDef, BackendDef, PaginateDef, StepDef};
 use crate::failure::{Key, Phrase, Phrases};
 use crate::jq;
 use crate::reference::{self, Names, Reference, StepField};
@@ -64,7 +64,46 @@ pub(crate) struct Step {
     pub expect: Vec<(String, StepField)>,
     /// `GET /v1/search`: the request as written, holes shown as `{…}`, for messages and logs.
     pub shape: String,
+    pub paginate: Option<Paginate>,
+    pub for_each: Option<ForEach>,
 }
+
+/// How a step follows pages.
+#[derive(Debug)]
+pub(crate) struct Paginate {
+    /// Where a page's items are; the page's body when `None`.
+    pub items: Option<StepField>,
+    pub next: Next,
+    pub max_pages: u32,
+}
+
+/// The way to the next page.
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// The `Link` header's `rel="next"`.
+    Link,
+    /// A field holding the next page's URL.
+    Url(StepField),
+    /// A field holding the cursor, and the query parameter it is sent in.
+    Cursor(StepField, String),
+    /// A page-number query parameter and the first page's number.
+    Page(String, u64),
+}
+
+/// A step run once per element of an earlier step's list.
+#[derive(Debug)]
+pub(crate) struct ForEach {
+    pub list: Reference,
+    pub max_items: usize,
+    pub concurrency: usize,
+}
+
+const DEFAULT_MAX_ITEMS: usize = 50;
+const MAX_ITEMS: usize = 500;
+const DEFAULT_CONCURRENCY: usize = 4;
+const MAX_CONCURRENCY: usize = 16;
+const DEFAULT_MAX_PAGES: u32 = 10;
+const MAX_PAGES: u32 = 100;
 
 /// A request body template.
 #[derive(Debug)]
@@ -199,6 +238,7 @@ impl<'a> Builder<'a> {
             inputs: self.signature.inputs,
             steps,
             secrets: secrets.then_some(self.secrets),
+            item: false,
         }
     }
 
@@ -253,11 +293,28 @@ impl<'a> Builder<'a> {
     fn step(&mut self, def: &StepDef, earlier: &[String], built: &[Option<Step>], shared: &Shared<'_>) -> Option<Step> {
         let before = self.problems.len();
         let at = |field: &str| format!("step `{}`, `{field}`", def.name);
-        let names = self.names(earlier, true);
+        // The list a `for_each` step runs over is read without `item`; its templates read it.
+        let for_each = def.for_each.as_deref().and_then(|text| {
+            let written = text.trim().trim_start_matches("{{").trim_end_matches("}}").trim();
+            let parsed = Reference::parse(written, &self.names(earlier, false))
+                .map_err(|e| self.problem(&at("for_each"), e))
+                .ok()?;
+            if parsed.step().is_none() {
+                self.problem(
+                    &at("for_each"),
+                    format!("`{written}` is not an earlier step's list; write e.g. `tickets.body.items`"),
+                );
+                return None;
+            }
+            Some(parsed)
+        });
+        let mut names = self.names(earlier, true);
+        names.item = def.for_each.is_some();
         // A step's `errors:` may also quote its own answer (`{{create.body.error.message}}`):
         // what the upstream said was wrong is often the best thing to tell the model.
         let with_own: Vec<String> = earlier.iter().cloned().chain([def.name.clone()]).collect();
-        let public = self.names(&with_own, false);
+        let mut public = self.names(&with_own, false);
+        public.item = names.item;
 
         let method_text = def.method.as_deref().unwrap_or("GET").to_ascii_uppercase();
         let method = match method_text.as_str() {
@@ -393,6 +450,27 @@ impl<'a> Builder<'a> {
                 errors.push((parsed, phrase));
             }
         }
+        let max_items = def.max_items.unwrap_or(DEFAULT_MAX_ITEMS);
+        let concurrency = def.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+        if def.for_each.is_none() && (def.max_items.is_some() || def.concurrency.is_some()) {
+            self.problem(
+                &at("for_each"),
+                "`max_items` and `concurrency` go with `for_each`".to_owned(),
+            );
+        }
+        if !(1..=MAX_ITEMS).contains(&max_items) {
+            self.problem(&at("max_items"), format!("from 1 to {MAX_ITEMS}"));
+        }
+        if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
+            self.problem(&at("concurrency"), format!("from 1 to {MAX_CONCURRENCY}"));
+        }
+        let paginate = def.paginate.as_ref().and_then(|p| self.paginate(&at("paginate"), p));
+        if paginate.is_some() && def.for_each.is_some() {
+            self.problem(
+                &at("paginate"),
+                "a step either follows pages or runs `for_each`, not both".to_owned(),
+            );
+        }
         let mut expect = Vec::new();
         for path in &def.expect {
             match reference::own_field(path) {
@@ -449,6 +527,7 @@ impl<'a> Builder<'a> {
             );
         }
         let own = earlier.len();
+        references.extend(for_each.iter());
         deps.extend(references.iter().filter_map(|r| r.step()).filter(|&d| d != own));
         deps.sort_unstable();
         deps.dedup();
@@ -459,11 +538,20 @@ impl<'a> Builder<'a> {
         visible.sort_unstable();
         visible.dedup();
         let shape = format!("{method} {}", path.shape());
+        let idempotent = def
+            .idempotent
+            .unwrap_or(matches!(method_text.as_str(), "GET" | "HEAD" | "OPTIONS"));
+        if paginate.is_some() && !idempotent {
+            self.problem(
+                &at("paginate"),
+                "only an idempotent step follows pages (GET, or `idempotent: true`): each page is a request of its own"
+                    .to_owned(),
+            );
+            return None;
+        }
         Some(Step {
             name: def.name.clone(),
-            idempotent: def
-                .idempotent
-                .unwrap_or(matches!(method_text.as_str(), "GET" | "HEAD" | "OPTIONS")),
+            idempotent,
             method,
             base,
             path,
@@ -482,7 +570,55 @@ impl<'a> Builder<'a> {
             accept: def.accept.clone(),
             expect,
             shape,
+            paginate,
+            for_each: for_each.map(|list| ForEach {
+                list,
+                max_items,
+                concurrency,
+            }),
         })
+    }
+
+    fn paginate(&mut self, place: &str, def: &PaginateDef) -> Option<Paginate> {
+        let field = |b: &mut Self, text: &str| reference::own_field(text).map_err(|e| b.problem(place, e)).ok();
+        let items = match &def.items {
+            Some(text) => Some(field(self, text)?),
+            None => None,
+        };
+        let ways = [
+            def.next_link,
+            def.next_url.is_some(),
+            def.cursor.is_some(),
+            def.page_param.is_some(),
+        ];
+        if ways.iter().filter(|w| **w).count() != 1 {
+            self.problem(
+                place,
+                "say one way to the next page: `next_link: true`, `next_url: body.FIELD`, `cursor: body.FIELD` with `cursor_param`, or `page_param`".to_owned(),
+            );
+            return None;
+        }
+        let next = if def.next_link {
+            Next::Link
+        } else if let Some(text) = &def.next_url {
+            Next::Url(field(self, text)?)
+        } else if let Some(text) = &def.cursor {
+            let Some(param) = def.cursor_param.clone() else {
+                self.problem(
+                    place,
+                    "`cursor` needs `cursor_param`, the query parameter that sends it".to_owned(),
+                );
+                return None;
+            };
+            Next::Cursor(field(self, text)?, param)
+        } else {
+            Next::Page(def.page_param.clone().unwrap_or_default(), def.start.unwrap_or(1))
+        };
+        let max_pages = def.max_pages.unwrap_or(DEFAULT_MAX_PAGES);
+        if !(1..=MAX_PAGES).contains(&max_pages) {
+            self.problem(place, format!("`max_pages` is from 1 to {MAX_PAGES}"));
+        }
+        Some(Paginate { items, next, max_pages })
     }
 
     fn path(&mut self, place: &str, text: &str, names: &Names<'_>) -> Option<Template> {

@@ -85,6 +85,47 @@ pub(crate) struct StepDef {
     /// `missing` phrase of `errors`.
     #[serde(default)]
     pub expect: Vec<String>,
+    /// Follow the upstream's pages, gathering their items into one list.
+    #[serde(default)]
+    pub paginate: Option<PaginateDef>,
+    /// Run the step once per element of an earlier step's list (`tickets.body.items`), the
+    /// element being `item` in the step's templates; its result is the list of answers.
+    #[serde(default)]
+    pub for_each: Option<String>,
+    /// The most elements `for_each` runs for (default 50, at most 500); later ones are left out.
+    #[serde(default)]
+    pub max_items: Option<usize>,
+    /// How many `for_each` requests are in flight at once (default 4, at most 16).
+    #[serde(default)]
+    pub concurrency: Option<usize>,
+}
+
+/// How a step follows pages: where a page's items are, and one way to the next page.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PaginateDef {
+    /// Where a page's items are (`body.results`); the page's body when absent.
+    #[serde(default)]
+    pub items: Option<String>,
+    /// The next page is the `Link` header's `rel="next"` (RFC 8288).
+    #[serde(default)]
+    pub next_link: bool,
+    /// The next page's URL is this field of the answer (`body.next`).
+    #[serde(default)]
+    pub next_url: Option<String>,
+    /// The next cursor is this field (`body.next_cursor`), sent as query parameter `cursor_param`.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub cursor_param: Option<String>,
+    /// Pages are numbered in this query parameter, from `start` (default 1), until one is empty.
+    #[serde(default)]
+    pub page_param: Option<String>,
+    #[serde(default)]
+    pub start: Option<u64>,
+    /// The most pages read (default 10, at most 100).
+    #[serde(default)]
+    pub max_pages: Option<u32>,
 }
 
 /// Outbound authentication.

@@ -17,6 +17,8 @@ pub(crate) enum Reference {
     Secret(SecretSlot),
     /// A field of an earlier step's result.
     Step { step: usize, field: StepField },
+    /// The current element of a `for_each` step's list, then a path into it.
+    Item(Vec<Segment>),
 }
 
 /// Where a secret's value comes from.
@@ -63,6 +65,8 @@ pub(crate) struct Names<'a> {
     pub steps: &'a [String],
     /// `None`: secrets are not allowed here (outputs and error messages reach the model).
     pub secrets: Option<&'a SecretNames<'a>>,
+    /// Whether `item` (a `for_each` step's current element) may be read.
+    pub item: bool,
 }
 
 /// The secrets a catalog may name.
@@ -85,6 +89,8 @@ pub(crate) struct Scope<'a> {
     /// The values of the step's request `{jq: ...}` programs, run before the request is built
     /// (`None` for null or no output).
     pub computed: &'a [Option<Value>],
+    /// A `for_each` step's current element.
+    pub item: Option<&'a Value>,
 }
 
 impl Reference {
@@ -100,6 +106,10 @@ impl Reference {
         match root.as_str() {
             "input" => input(text, &rest, names.inputs),
             "secret" => secret(text, &rest, names.secrets),
+            "item" if names.item => Ok(Reference::Item(rest)),
+            "item" => Err(format!(
+                "`{text}`: `item` is the current element of a step's `for_each` list; this place has none"
+            )),
             "steps" => match rest.split_first() {
                 Some((Segment::Key(step), rest)) => step_field(text, step, rest, names.steps),
                 _ => Err(format!("`{text}` must name a step after `steps.`")),
@@ -133,6 +143,7 @@ impl Reference {
             Self::Secret(SecretSlot::Call(name)) => {
                 Cow::Owned(Value::String(scope.context.secrets.get(name)?.expose().to_owned()))
             }
+            Self::Item(path) => Cow::Borrowed(walk(scope.item?, path)?),
             Self::Step { step, field } => {
                 let result: &'s StepResult = scope.steps.get(*step)?.as_deref()?;
                 match field {
@@ -234,6 +245,16 @@ pub(crate) fn own_field(text: &str) -> Result<StepField, String> {
 }
 
 impl StepField {
+    /// This field of `result`, when it has it.
+    pub fn get<'r>(&self, result: &'r StepResult) -> Option<Cow<'r, Value>> {
+        match self {
+            Self::Status => Some(Cow::Owned(Value::from(result.status))),
+            Self::Headers(None) => Some(Cow::Borrowed(&result.headers)),
+            Self::Headers(Some(name)) => result.headers.get(name).map(Cow::Borrowed),
+            Self::Body(path) => walk(&result.body, path).map(Cow::Borrowed),
+        }
+    }
+
     /// Whether `result` has this field (not null).
     pub fn present(&self, result: &StepResult) -> bool {
         match self {

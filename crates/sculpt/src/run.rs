@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use toolhost_core::{Backend, BackendCall, BoxFuture, ToolFailure};
 
 use crate::Shared;
-use crate::build::{BodyTemplate, OutputSource, Outputs, Recipe, Step};
+use crate::build::{BodyTemplate, ForEach, Next, OutputSource, Outputs, Paginate, Recipe, Step};
 use crate::failure::{self, Key, Scrubber};
 use crate::jq;
 use crate::reference::{Scope, StepResult};
@@ -24,6 +24,45 @@ use crate::template::as_text;
 /// What a path segment keeps unencoded: RFC 3986's unreserved characters. Everything else,
 /// `/ ? # %` and spaces included, is percent-encoded, so an input can never add a segment, a
 /// query or a fragment.
+/// The loop of [`Sculpted::pages`] returns on its last page; this is never reached.
+fn unreachable_pages() -> Result<Arc<StepResult>, ToolFailure> {
+    Err(mapping_failed().with_developer_message("pagination ended without a page".to_owned()))
+}
+
+/// `url` with query parameter `name` set to `value` (any earlier value of it removed).
+fn with_param(url: &Url, name: &str, value: &str) -> Url {
+    let kept: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| k != name)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let mut out = url.clone();
+    out.query_pairs_mut()
+        .clear()
+        .extend_pairs(kept)
+        .append_pair(name, value);
+    out
+}
+
+/// The `rel="next"` target of a `Link` header (RFC 8288), as written.
+fn link_next(headers: &Value) -> Option<String> {
+    let link = headers.get("link")?.as_str()?;
+    link.split(",")
+        .filter_map(|part| {
+            let (target, params) = part.trim().strip_prefix('<')?.split_once('>')?;
+            params
+                .split(';')
+                .filter_map(|p| p.trim().strip_prefix("rel="))
+                .any(|rel| {
+                    rel.trim_matches('"')
+                        .split_whitespace()
+                        .any(|r| r.eq_ignore_ascii_case("next"))
+                })
+                .then(|| target.to_owned())
+        })
+        .next()
+}
+
 /// The most characters of a phrased failure's message or prompt (which may quote the upstream).
 const MAX_PHRASE_CHARS: usize = 1000;
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
@@ -173,7 +212,7 @@ impl Sculpted {
         results: &[Option<Arc<StepResult>>],
         deadline: Instant,
     ) -> Result<Option<Arc<StepResult>>, ToolFailure> {
-        let mut scrubber = self.scrubber(call);
+        let scrubber = self.scrubber(call);
         let visible = || -> Vec<(String, Arc<StepResult>)> {
             step.visible
                 .iter()
@@ -224,9 +263,200 @@ impl Sculpted {
             context: call.context,
             steps: results,
             computed: &computed,
+            item: None,
         };
+        if let Some(each) = &step.for_each {
+            return self.for_each(step, each, &scope, &scrubber, deadline).await.map(Some);
+        }
+        if let Some(pages) = &step.paginate {
+            return self.pages(step, pages, &scope, &scrubber, deadline).await.map(Some);
+        }
         // The phrase of a missing value may quote earlier steps' answers: scrub it too.
-        let mut request = self.request(step, &scope).map_err(|f| scrubber.failure(f))?;
+        let request = self.request(step, &scope).map_err(|f| scrubber.failure(f))?;
+        self.exchange(step, request, &scope, scrubber, deadline).await.map(Some)
+    }
+
+    /// Runs a `for_each` step: its request once per element of the list (the first
+    /// `max_items`), `concurrency` at a time; the result's body is the answers' bodies in the
+    /// list's order.
+    async fn for_each(
+        &self,
+        step: &Step,
+        each: &ForEach,
+        scope: &Scope<'_>,
+        scrubber: &Scrubber,
+        deadline: Instant,
+    ) -> Result<Arc<StepResult>, ToolFailure> {
+        let items: Vec<Value> = match each.list.lookup(scope).map(Cow::into_owned) {
+            Some(Value::Array(items)) => items.into_iter().take(each.max_items).collect(),
+            None => Vec::new(),
+            Some(other) => {
+                return Err(scrubber.failure(
+                    ToolFailure::permanent(
+                        "the upstream service answered in an unexpected shape, so the call cannot go on",
+                    )
+                    .with_code(failure::UNEXPECTED)
+                    .with_developer_message(format!(
+                        "step `{}`: `for_each` needs a list, and got {}",
+                        step.name,
+                        toolhost_core::validate::kind_of(&other)
+                    )),
+                ));
+            }
+        };
+        let mut answers: Vec<Value> = vec![Value::Null; items.len()];
+        let mut done = 0usize;
+        let mut last_status = 200;
+        let mut pending = items.iter().enumerate();
+        let mut running = FuturesUnordered::new();
+        loop {
+            while running.len() < each.concurrency {
+                let Some((i, item)) = pending.next() else { break };
+                let scope = Scope {
+                    item: Some(item),
+                    ..*scope
+                };
+                running.push(self.element(step, scope, i, scrubber, deadline));
+            }
+            let Some((i, result)) = running.next().await else { break };
+            match result {
+                Ok(result) => {
+                    answers[i] = result.body.clone();
+                    last_status = result.status;
+                    done += 1;
+                }
+                // A step that changes something has acted for the elements done (and may have
+                // for those in flight, which this failure cancels): retrying would repeat them.
+                Err(failure) if !step.idempotent && (done > 0 || (items.len() > 1 && each.concurrency > 1)) => {
+                    return Err(failure.into_outcome_unknown());
+                }
+                Err(failure) => return Err(failure),
+            }
+        }
+        Ok(Arc::new(StepResult {
+            status: last_status,
+            headers: Value::Object(Map::new()),
+            body: Value::Array(answers),
+        }))
+    }
+
+    /// One element of a `for_each` step, with its index.
+    async fn element(
+        &self,
+        step: &Step,
+        scope: Scope<'_>,
+        i: usize,
+        scrubber: &Scrubber,
+        deadline: Instant,
+    ) -> (usize, Result<Arc<StepResult>, ToolFailure>) {
+        let result = match self.request(step, &scope) {
+            Ok(request) => self.exchange(step, request, &scope, scrubber.clone(), deadline).await,
+            Err(failure) => Err(scrubber.failure(failure)),
+        };
+        (i, result)
+    }
+
+    /// Runs a paginated step: page after page (at most `max_pages`, each within the call's
+    /// deadline, never to another origin), the items of every page gathered into one list.
+    async fn pages(
+        &self,
+        step: &Step,
+        pages: &Paginate,
+        scope: &Scope<'_>,
+        scrubber: &Scrubber,
+        deadline: Instant,
+    ) -> Result<Arc<StepResult>, ToolFailure> {
+        let first = self.request(step, scope).map_err(|f| scrubber.failure(f))?;
+        let origin = first.url.origin();
+        let mut url = first.url.clone();
+        let mut page = 0;
+        if let Next::Page(param, start) = &pages.next {
+            page = *start;
+            url = with_param(&url, param, &page.to_string());
+        }
+        let mut request = first;
+        request.url = url;
+        let mut gathered = Vec::new();
+        for n in 1..=pages.max_pages {
+            let current = request.url.clone();
+            let result = self.exchange(step, request, scope, scrubber.clone(), deadline).await?;
+            let count = match pages
+                .items
+                .as_ref()
+                .map_or(Some(Cow::Borrowed(&result.body)), |f| f.get(&result))
+            {
+                Some(Cow::Borrowed(Value::Array(items))) => {
+                    gathered.extend(items.iter().cloned());
+                    items.len()
+                }
+                Some(Cow::Owned(Value::Array(items))) => {
+                    let count = items.len();
+                    gathered.extend(items);
+                    count
+                }
+                None | Some(Cow::Borrowed(Value::Null) | Cow::Owned(Value::Null)) => 0,
+                Some(other) => {
+                    gathered.push(other.into_owned());
+                    1
+                }
+            };
+            let text = |v: Cow<'_, Value>| match v.as_ref() {
+                Value::String(s) if !s.is_empty() => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            };
+            let next = match &pages.next {
+                Next::Link => link_next(&result.headers).and_then(|l| current.join(&l).ok()),
+                Next::Url(field) => field.get(&result).and_then(text).and_then(|l| current.join(&l).ok()),
+                Next::Cursor(field, param) => field
+                    .get(&result)
+                    .and_then(text)
+                    .map(|c| with_param(&current, param, &c)),
+                Next::Page(param, _) => (count > 0).then(|| {
+                    page += 1;
+                    with_param(&current, param, &page.to_string())
+                }),
+            };
+            let Some(next) = next.filter(|_| n < pages.max_pages) else {
+                return Ok(Arc::new(StepResult {
+                    status: result.status,
+                    headers: result.headers.clone(),
+                    body: Value::Array(gathered),
+                }));
+            };
+            // Credentials go only where the catalog sends them: a next page elsewhere is refused.
+            if next.origin() != origin {
+                return Err(scrubber.failure(
+                    ToolFailure::permanent(
+                        "the upstream service pointed to another site for the next page, which is not followed",
+                    )
+                    .with_code(failure::REDIRECT)
+                    .with_developer_message(format!(
+                        "step `{}` ({}): the next page is on {}, not {}",
+                        step.name,
+                        step.shape,
+                        next.origin().ascii_serialization(),
+                        origin.ascii_serialization()
+                    )),
+                ));
+            }
+            request = self.request(step, scope).map_err(|f| scrubber.failure(f))?;
+            request.url = next;
+        }
+        unreachable_pages()
+    }
+
+    /// Sends one rendered request of `step` (authentication, retries, the 401 refresh) and reads
+    /// the answer: a result, or the failure phrased by the step's `errors:`.
+    async fn exchange(
+        &self,
+        step: &Step,
+        mut request: Request,
+        scope: &Scope<'_>,
+        mut scrubber: Scrubber,
+        deadline: Instant,
+    ) -> Result<Arc<StepResult>, ToolFailure> {
+        let scope = *scope;
         // Auth may add query parameters; each attempt starts again from the rendered URL.
         let plain_url = step.auth.as_ref().map(|_| request.url.clone());
         let policy = Policy {
@@ -341,7 +571,7 @@ impl Sculpted {
                     let failure = self.phrase_with_own(step, Key::Missing, failure, &scope, result);
                     return Err(scrubber.failure(failure));
                 }
-                return Ok(Some(result));
+                return Ok(result);
             }
             let text = String::from_utf8_lossy(&answer.body);
             // Scrub before cutting, so that a cut can never leave part of a secret behind.
@@ -590,6 +820,7 @@ impl Sculpted {
             context: call.context,
             steps: results,
             computed: &[],
+            item: None,
         };
         let unexpected = |detail: String| {
             ToolFailure::permanent("the upstream service answered in an unexpected shape, so the tool has no result")

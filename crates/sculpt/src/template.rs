@@ -275,6 +275,7 @@ mod props {
             inputs: &[],
             steps: &[],
             secrets: None,
+            item: false,
         }
     }
 

@@ -7,6 +7,7 @@
 
 mod auth;
 mod failures;
+mod fanout;
 mod flow;
 mod load;
 mod peer;
