@@ -6,6 +6,7 @@ mod import;
 mod reload;
 mod settings;
 mod telemetry;
+mod upstream;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -138,7 +139,9 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
             // No server config: `{{secret.NAME}}` cannot be checked against `[secrets]`.
             match toolhost_sculpt::Factory::for_checking() {
                 Ok(sculpt) => (
-                    Loader::default().with_backend(toolhost_sculpt::KIND, Arc::new(sculpt)),
+                    Loader::default()
+                        .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
+                        .with_backend(upstream::KIND, Arc::new(upstream::Factory::default())),
                     path,
                     false,
                 ),
@@ -223,6 +226,35 @@ enum ImportCommand {
         #[arg(long)]
         allow_private: bool,
     },
+    /// Another tool server's tools (MCP over stdio or streamable HTTP, N-ACT, OTC, WoA) as
+    /// catalog tools of kind `upstream`, each pinned to the signature the server gives now: a
+    /// later change upstream withdraws the tool until it is imported again, when the catalog's
+    /// compatibility rules make it a next version or a new tool.
+    Tools {
+        /// The server: an http(s) URL, or `stdio:COMMAND ARGS` for an MCP server run as a child.
+        source: String,
+        /// The protocol to speak (default: probed).
+        #[arg(long)]
+        protocol: Option<toolhost_client::Protocol>,
+        /// The toolkit's name (default: the overlay's, else from the source).
+        #[arg(long)]
+        toolkit: Option<String>,
+        /// Only tools whose upstream name matches one of these globs (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        include: Vec<String>,
+        /// Leave out tools whose upstream name matches one of these globs (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        exclude: Vec<String>,
+        /// Put this before every tool's name.
+        #[arg(long, default_value = "")]
+        prefix: String,
+        /// A sculpt overlay (YAML): renames, descriptions, kept inputs, trimmed outputs, skips.
+        #[arg(long)]
+        overlay: Option<PathBuf>,
+        /// The directory to write the catalog file into (created when missing).
+        #[arg(long, default_value = "catalog")]
+        out: PathBuf,
+    },
 }
 
 /// The most bytes of one description file read from a URL.
@@ -231,23 +263,38 @@ const MAX_DESCRIPTION_BYTES: usize = 64 << 20;
 /// `toolhost import openapi`: writes (or merges into) the catalog file and says what was left
 /// out and what changed.
 fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
-    let ImportCommand::Openapi {
-        spec,
-        toolkit,
-        base_url,
-        operations,
-        tags,
-        overlay,
-        out,
-        allow_private,
-    } = command;
-    let overlay = match overlay {
-        Some(path) => {
-            let text = std::fs::read_to_string(&path).with_context(|| format!("failed to read {}", path.display()))?;
-            Some(import::overlay::Overlay::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?)
+    let (spec, toolkit, base_url, operations, tags, overlay, out, allow_private) = match command {
+        ImportCommand::Openapi {
+            spec,
+            toolkit,
+            base_url,
+            operations,
+            tags,
+            overlay,
+            out,
+            allow_private,
+        } => (spec, toolkit, base_url, operations, tags, overlay, out, allow_private),
+        ImportCommand::Tools {
+            source,
+            protocol,
+            toolkit,
+            include,
+            exclude,
+            prefix,
+            overlay,
+            out,
+        } => {
+            let options = import::tools::Options {
+                toolkit,
+                include,
+                exclude,
+                prefix,
+                overlay: read_overlay(overlay)?,
+            };
+            return import_tools(&source, protocol, &options, &out);
         }
-        None => None,
     };
+    let overlay = read_overlay(overlay)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let mut read = |at: &str| -> Result<String, String> {
         if at.starts_with("http://") || at.starts_with("https://") {
@@ -280,18 +327,61 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
         overlay,
     };
     let imported = import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
-    std::fs::create_dir_all(&out).with_context(|| format!("failed to create {}", out.display()))?;
+    write_import(&imported, &out)
+}
+
+/// The overlay file named by `--overlay`, read.
+fn read_overlay(path: Option<PathBuf>) -> anyhow::Result<Option<import::overlay::Overlay>> {
+    let Some(path) = path else { return Ok(None) };
+    let text = std::fs::read_to_string(&path).with_context(|| format!("failed to read {}", path.display()))?;
+    Ok(Some(
+        import::overlay::Overlay::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+    ))
+}
+
+/// `toolhost import tools`: lists the server's tools and writes (or merges into) the catalog.
+fn import_tools(
+    source: &str,
+    protocol: Option<toolhost_client::Protocol>,
+    options: &import::tools::Options,
+    out: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
+    let parsed = toolhost_client::Source::parse(source).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The operator typed the address: its own origin is trusted, and a command is theirs to run.
+    let mut policy = toolhost_client::Policy::strict();
+    if let toolhost_client::Source::Url(url) = &parsed {
+        policy = policy.trust(url);
+    }
+    let client = toolhost_client::Client::new(toolhost_client::Options {
+        policy,
+        allow_stdio: true,
+        ..toolhost_client::Options::default()
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let server = runtime.block_on(async {
+        let found = client.discover_as(&parsed, protocol).await;
+        client.close().await;
+        found
+    })?;
+    let imported = import::tools::import(&server, options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    write_import(&imported, out)
+}
+
+/// Writes an import into `out` (merging into the file a previous import wrote) and says what
+/// was left out and what changed.
+fn write_import(imported: &import::Imported, out: &std::path::Path) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(out).with_context(|| format!("failed to create {}", out.display()))?;
     let file = out.join(imported.file_name());
     let (tools, report) = match std::fs::read_to_string(&file) {
         Ok(existing) => {
-            let merged = import::merge::merge(&existing, &file.display().to_string(), &imported)
+            let merged = import::merge::merge(&existing, &file.display().to_string(), imported)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             (merged.tools, Some(merged.report))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (import::merge::fresh(&imported), None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (import::merge::fresh(imported), None),
         Err(e) => return Err(anyhow::anyhow!("failed to read {}: {e}", file.display())),
     };
-    let yaml = import::render(&imported, &tools);
+    let yaml = import::render(imported, &tools);
     std::fs::write(&file, &yaml).with_context(|| format!("failed to write {}", file.display()))?;
     for note in &imported.notes {
         eprintln!("note: {note}");
@@ -595,6 +685,7 @@ fn make_loader(settings: &settings::Settings) -> anyhow::Result<Loader> {
     let sculpt = toolhost_sculpt::Factory::new(settings.secrets.clone())?;
     Ok(Loader::default()
         .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
+        .with_backend(upstream::KIND, Arc::new(upstream::Factory::default()))
         .with_default_timeout(settings.call_timeout)
         .with_tag_scopes(settings.tag_scopes.clone()))
 }

@@ -13,6 +13,9 @@ use toolhost_core::catalog::{Loader, Source, Tool, breaking_changes, lock};
 
 use super::{Imported, render};
 
+/// The rule the compatibility messages end with, said once in the report instead.
+const RULE: &str = "(N-ACT §5.4); publish the change as a new tool instead";
+
 /// The tools to write, each with its comment, and what happened to each, for the user.
 #[derive(Debug)]
 pub struct Merged {
@@ -112,7 +115,11 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
             tools.push((Some(draft.source.clone()), fresh.to_tool("1.0.0")));
             report.push(format!(
                 "`{current}`: the new signature would break its callers ({}), so it is a new tool `{renamed}`; `{current}` is kept as it was",
-                problems.join("; ")
+                problems
+                    .iter()
+                    .map(|p| p.trim_end_matches(RULE).trim_end_matches([' ', ';']))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ));
         }
     }
@@ -146,7 +153,9 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
 /// A catalog file loaded as `check` loads it (secret names not checked).
 fn load(name: &str, text: &str) -> Result<Catalog, String> {
     let factory = toolhost_sculpt::Factory::for_checking().map_err(|e| e.to_string())?;
-    let loader = Loader::default().with_backend(toolhost_sculpt::KIND, Arc::new(factory));
+    let loader = Loader::default()
+        .with_backend(toolhost_sculpt::KIND, Arc::new(factory))
+        .with_backend(crate::upstream::KIND, Arc::new(crate::upstream::Factory::default()));
     let source = Source {
         name: name.to_owned(),
         text: text.to_owned(),

@@ -12,6 +12,7 @@
 pub mod document;
 pub mod merge;
 pub mod overlay;
+pub mod tools;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -19,12 +20,12 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 /// The catalog's limits: names, descriptions.
-const MAX_NAME: usize = 64;
-const MAX_DESCRIPTION: usize = 1999;
+pub(crate) const MAX_NAME: usize = 64;
+pub(crate) const MAX_DESCRIPTION: usize = 1999;
 /// The longest toolkit name made from a title.
 const MAX_TOOLKIT: usize = 24;
 /// OTC names a tool `Toolkit_tool`, at most 64 characters in all.
-const MAX_OTC_NAME: usize = 64;
+pub(crate) const MAX_OTC_NAME: usize = 64;
 /// The largest integer every JSON reader keeps exactly (2^53 - 1).
 const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 /// How deep `$ref`s are followed before a schema is cut (recursive schemas).
@@ -85,6 +86,8 @@ pub struct Draft {
     pub structured: Vec<Structured>,
     /// The version's own `auth`, when it is not the toolkit's.
     pub auth: Option<Value>,
+    /// The whole backend, for a tool that is not an HTTP recipe (an upstream's tool).
+    pub backend: Option<Value>,
 }
 
 /// A request field that cannot be a scalar input.
@@ -114,11 +117,20 @@ impl Draft {
 
     /// The draft as one version of a tool.
     pub fn to_version(&self, version: &str) -> Value {
-        let mut backend = json!({"kind": "http", "steps": self.steps, "outputs": self.mapping});
+        let mut backend = match &self.backend {
+            Some(backend) => backend.clone(),
+            None => json!({"kind": "http", "steps": self.steps, "outputs": self.mapping}),
+        };
         if let Some(auth) = &self.auth {
             backend["auth"] = auth.clone();
         }
-        json!({"version": version, "inputs": self.inputs, "outputs": self.outputs, "backend": backend})
+        let mut entry = json!({"version": version, "inputs": self.inputs, "backend": backend});
+        if self.outputs.is_empty() {
+            entry["returns_nothing"] = json!(true);
+        } else {
+            entry["outputs"] = json!(self.outputs);
+        }
+        entry
     }
 }
 
@@ -245,8 +257,13 @@ pub fn render(imported: &Imported, tools: &[(Option<String>, Value)]) -> String 
     let mut yaml = String::new();
     let _ = writeln!(
         yaml,
-        "# Imported from {} by `toolhost import openapi`; sculpt it with an overlay (--overlay),",
-        imported.title
+        "# Imported from {} by `toolhost import {}`; sculpt it with an overlay (--overlay),",
+        imported.title,
+        if imported.defaults["kind"] == "http" {
+            "openapi"
+        } else {
+            "tools"
+        }
     );
     let _ = writeln!(
         yaml,
@@ -514,6 +531,7 @@ fn draft(
         mapping,
         structured,
         auth: None,
+        backend: None,
     }
 }
 
@@ -567,7 +585,7 @@ fn outputs(doc: &Value, op: &Value) -> (Vec<Value>, Value) {
 }
 
 /// A catalog input for a scalar schema (type and constraints), or `None`.
-fn scalar_input(schema: &Value) -> Option<Value> {
+pub(crate) fn scalar_input(schema: &Value) -> Option<Value> {
     let ty = types(schema);
     // No `type`, but a shape (properties, items, a union): not a scalar either.
     let structured = ["properties", "items", "oneOf", "anyOf"]
@@ -839,7 +857,7 @@ fn description(op: &Value, where_: &str) -> String {
 }
 
 /// A parameter's description, with its allowed values when it is an enum; never empty.
-fn describe(text: &str, schema: &Value, name: &str) -> String {
+pub(crate) fn describe(text: &str, schema: &Value, name: &str) -> String {
     let mut text = text.trim().to_owned();
     if text.is_empty() {
         text = format!("The {name}.");
@@ -892,7 +910,7 @@ pub fn snake(text: &str) -> String {
 
 /// `PascalCase` of a title, for a toolkit name: whole words up to [`MAX_TOOLKIT`] characters,
 /// since the toolkit's name and each tool's share OTC's 63.
-fn pascal(text: &str) -> String {
+pub(crate) fn pascal(text: &str) -> String {
     let mut name = String::new();
     for word in snake(text).split('_') {
         let mut c = word.chars();
@@ -917,7 +935,7 @@ fn unique(base: &str, taken: &mut BTreeSet<String>) -> String {
 }
 
 /// [`unique`] within `max` characters.
-fn unique_within(base: &str, taken: &mut BTreeSet<String>, max: usize) -> String {
+pub(crate) fn unique_within(base: &str, taken: &mut BTreeSet<String>, max: usize) -> String {
     let base: String = base
         .chars()
         .take(max)
@@ -937,7 +955,7 @@ fn unique_within(base: &str, taken: &mut BTreeSet<String>, max: usize) -> String
 }
 
 /// Whether `name` matches a glob with `*` (any run) and `?` (one character).
-fn glob(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob(pattern: &str, name: &str) -> bool {
     fn go(p: &[char], n: &[char]) -> bool {
         match (p.first(), n.first()) {
             (None, None) => true,

@@ -138,6 +138,9 @@ impl Overlay {
 
 impl ToolOverlay {
     fn sculpt(&self, draft: &mut Draft) -> Result<(), String> {
+        if draft.backend.is_some() && (!self.set.is_empty() || !self.json.is_empty()) {
+            return Err("`set` and `json` shape HTTP requests; an upstream's tool takes its inputs as they are (`keep` leaves optional ones out)".to_owned());
+        }
         if let Some(name) = &self.name {
             draft.name.clone_from(name);
         }
@@ -196,9 +199,15 @@ impl Combine {
             mapping: json!({}),
             structured: Vec::new(),
             auth: None,
+            backend: None,
         };
         let mut typed: BTreeMap<String, (Value, String)> = BTreeMap::new();
         for op in &self.steps {
+            if originals.get(op).is_some_and(|d| d.backend.is_some()) {
+                return Err(format!(
+                    "step `{op}` is an upstream server's tool; only HTTP operations are combined"
+                ));
+            }
             let Some(original) = originals.get(op) else {
                 return Err(format!(
                     "step `{op}` is not an imported operation (they are: {})",

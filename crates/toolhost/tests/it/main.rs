@@ -7,6 +7,7 @@ mod client_cli;
 mod client_peers;
 mod client_protocols;
 mod client_support;
+mod federation;
 mod import;
 mod import_peers;
 mod ops;

@@ -1,0 +1,175 @@
+//! `toolhost import tools SOURCE`: another tool server's tools (MCP over stdio or HTTP, N-ACT,
+//! OTC, WoA) as catalog tools of kind `upstream` (issue #14), each pinned: the signature the
+//! upstream gave is written into the catalog, with the hash of its definition, so what callers
+//! see never changes behind the operator's back (see `crate::upstream`). A re-import into the
+//! same file goes through [`super::merge`]: an upstream's change becomes a next version when
+//! compatible, a new tool when not, and the report says which.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use toolhost_client::{Server, Source, lock};
+
+use super::{Draft, Imported, glob, pascal, snake, unique_within};
+
+/// What to take from the server.
+#[derive(Debug, Default)]
+pub struct Options {
+    pub toolkit: Option<String>,
+    /// Only tools matching one of these globs (the upstream's names).
+    pub include: Vec<String>,
+    /// No tool matching one of these globs.
+    pub exclude: Vec<String>,
+    /// Put before every tool's name (`github_`).
+    pub prefix: String,
+    pub overlay: Option<super::overlay::Overlay>,
+}
+
+/// The toolkit of `server`'s tools.
+pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
+    let toolkit = options
+        .toolkit
+        .clone()
+        .or_else(|| options.overlay.as_ref().and_then(|o| o.toolkit.clone()))
+        .unwrap_or_else(|| pascal(&default_name(&server.source)));
+    let budget = super::MAX_OTC_NAME
+        .saturating_sub(toolkit.len() + 1)
+        .clamp(16, super::MAX_NAME);
+    let mut names = BTreeSet::new();
+    let mut notes: Vec<String> = server
+        .skipped
+        .iter()
+        .map(|s| format!("skipped by the client: {s}"))
+        .collect();
+    let mut tools = Vec::new();
+    for tool in &server.tools {
+        if !options.include.is_empty() && !options.include.iter().any(|g| glob(g, &tool.name)) {
+            continue;
+        }
+        if options.exclude.iter().any(|g| glob(g, &tool.name)) {
+            continue;
+        }
+        // The same scalar rules as an OpenAPI import (an integer without `maximum` goes as far
+        // as JSON's safe integers, an enum of strings is a string with their pattern).
+        let mut inputs = Vec::new();
+        let mut structured = Vec::new();
+        for p in &tool.inputs {
+            match super::scalar_input(&p.schema) {
+                Some(mut entry) => {
+                    entry["name"] = json!(p.name);
+                    entry["description"] = json!(super::describe(&p.description, &p.schema, &p.name));
+                    if !p.required {
+                        entry["required"] = json!(false);
+                    }
+                    inputs.push(entry);
+                }
+                None => structured.push(p.name.as_str()),
+            }
+        }
+        if !structured.is_empty() {
+            notes.push(format!(
+                "`{}` takes {} that are not scalars (objects, arrays or unions), which a catalog tool cannot take yet; left out",
+                tool.name,
+                structured.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+            ));
+            continue;
+        }
+        let mut outputs: Vec<Value> = tool
+            .outputs
+            .iter()
+            .map(|o| {
+                let kind = match o.kind.as_str() {
+                    k @ ("string" | "int" | "number" | "boolean") => k,
+                    "integer" => "int",
+                    _ => "json",
+                };
+                json!({"name": o.name, "type": kind, "required": o.required, "description": describe(&o.description, &o.name)})
+            })
+            .collect();
+        if outputs.is_empty() {
+            match &tool.output_schema {
+                // One unnamed value (OTC's single output): typed by its schema.
+                Some(schema) if !schema.is_null() => {
+                    let kind = match schema.get("type").and_then(Value::as_str) {
+                        Some(k @ ("string" | "number" | "boolean")) => k,
+                        Some("integer") => "int",
+                        _ => "json",
+                    };
+                    outputs.push(json!({"name": "result", "type": kind, "required": false, "description": describe(schema["description"].as_str().unwrap_or_default(), "result")}));
+                }
+                // An MCP tool without an output schema answers in text.
+                _ if tool.protocol == toolhost_client::Protocol::Mcp => {
+                    outputs.push(json!({"name": "result", "type": "string", "required": false, "description": "The tool's answer, as text."}));
+                }
+                // Anything else without outputs returns nothing.
+                _ => {}
+            }
+        }
+        let name = unique_within(&format!("{}{}", options.prefix, snake(&tool.name)), &mut names, budget);
+        let backend = json!({
+            "kind": crate::upstream::KIND,
+            "tool": tool.name,
+            "pin": lock::signature_hash(tool.protocol, &tool.definition),
+            "idempotent": tool.is_idempotent(),
+        });
+        tools.push(Draft {
+            source: format!("{} at {}", tool.name, server.endpoint),
+            name,
+            description: describe(&tool.description, &tool.name),
+            tags: Vec::new(),
+            inputs,
+            outputs,
+            steps: Vec::new(),
+            mapping: json!({}),
+            structured: Vec::new(),
+            auth: None,
+            backend: Some(backend),
+        });
+    }
+    if tools.is_empty() {
+        return Err(format!(
+            "{} offers no tool this import can take{}",
+            server.endpoint,
+            if notes.is_empty() {
+                String::new()
+            } else {
+                format!(":\n{}", notes.join("\n"))
+            }
+        ));
+    }
+    if let Some(overlay) = &options.overlay {
+        tools = overlay.apply(tools, &mut notes)?;
+    }
+    Ok(Imported {
+        toolkit,
+        title: server.endpoint.to_string(),
+        defaults: json!({"kind": crate::upstream::KIND, "source": server.endpoint.to_string(), "protocol": server.protocol}),
+        tools,
+        notes,
+        secrets: BTreeSet::new(),
+    })
+}
+
+/// A toolkit name from where the server is: the command's program, or the URL's host.
+fn default_name(source: &Source) -> String {
+    match source {
+        Source::Command { program, args } => {
+            // `python3 server.py` is better named by the script than by the interpreter.
+            let word = args.iter().find(|a| !a.starts_with('-')).unwrap_or(program);
+            std::path::Path::new(word)
+                .file_stem()
+                .map_or_else(|| word.clone(), |s| s.to_string_lossy().into_owned())
+        }
+        Source::Url(url) => url.host_str().unwrap_or("upstream").to_owned(),
+    }
+}
+
+/// A description, never empty.
+fn describe(text: &str, name: &str) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        format!("The {name}.")
+    } else {
+        text.chars().take(super::MAX_DESCRIPTION).collect()
+    }
+}

@@ -1,0 +1,210 @@
+//! Issue #14: tools of other tool servers, imported pinned (`toolhost import tools`) and served
+//! on every protocol. The upstreams are real: MCP servers written with the official Python SDK
+//! (run over stdio by toolhost), and a second `toolhost serve` over N-ACT and OTC. Drift: an
+//! upstream that changes its tool withdraws it until it is imported again.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use toolhost_client::{Protocol, Source};
+
+use crate::client_peers::installed;
+use crate::client_support::client;
+use crate::import::{invoke, outputs_of};
+use crate::support::{Scratch, Server, json_of, run};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `stdio:PYTHON tests/peer/SCRIPT`, when the peers' Python is installed.
+fn python_server(script: &str) -> Option<String> {
+    let python = installed("venv/bin/python")?;
+    Some(format!(
+        "stdio:{} {}",
+        python.display(),
+        repo().join("tests/peer").join(script).display()
+    ))
+}
+
+/// `toolhost import tools SOURCE --out OUT ARGS` with `envs`; what it said on stderr.
+#[track_caller]
+fn import(source: &str, out: &Path, args: &[&str], envs: &[(&str, &str)]) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["import", "tools", source, "--out", out.to_str().unwrap()])
+        .args(args)
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    stderr
+}
+
+#[tokio::test]
+async fn an_mcp_server_over_stdio_is_served_on_every_protocol() {
+    let Some(source) = python_server("mcp_python_server.py") else {
+        return;
+    };
+    let dir = Scratch::new();
+    let out = dir.0.join("catalog");
+    let said = import(&source, &out, &["--toolkit", "Peer"], &[]);
+    assert!(said.contains("wrote 3 tools"), "{said}");
+    assert!(
+        said.contains("`count_tags` takes `tags` that are not scalars"),
+        "what is left out is said: {said}"
+    );
+    let check = run(&["check", "--lock", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+
+    let (status, sum) = invoke(
+        &server.base,
+        "add",
+        json!([{"name": "a", "value": 2}, {"name": "b", "value": 40}]),
+    )
+    .await;
+    assert_eq!(status, 200, "{sum}");
+    assert_eq!(outputs_of(&sum)["result"], json!(42));
+    let otc = json_of(
+        reqwest::Client::new()
+            .post(format!("{}/otc/tools/call", server.base))
+            .json(&json!({"request": {"tool_id": "Peer.greet", "input": {"name": "Ada", "excited": true}}})),
+    )
+    .await;
+    assert_eq!(otc["result"]["value"], "Hello, Ada!", "{otc}");
+    let refused = reqwest::Client::new()
+        .post(format!("{}/woa/agents/refuse/invoke", server.base))
+        .json(&json!({"input": {"reason": "no"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 422, "the upstream tool's failure is a tool failure");
+    let problem: Value = refused.json().await.unwrap();
+    assert_eq!(problem["code"], "upstream_tool_failed", "{problem}");
+
+    // MCP, with the client library: the upstream's MCP tool, through toolhost's MCP.
+    let client = client();
+    let found = client
+        .discover_as(
+            &Source::parse(&format!("{}/mcp", server.base)).unwrap(),
+            Some(Protocol::Mcp),
+        )
+        .await
+        .unwrap();
+    let add = found.tools.iter().find(|t| t.name == "add").unwrap();
+    assert_eq!(
+        client.call(add, json!({"a": 20, "b": 22})).await.unwrap(),
+        json!({"result": 42})
+    );
+    assert!(server.terminate());
+}
+
+#[tokio::test]
+async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
+    let Some(source) = python_server("mcp_drifting_server.py") else {
+        return;
+    };
+    let dir = Scratch::new();
+    let out = dir.0.join("catalog");
+    let out_text = out.to_str().unwrap();
+    import(&source, &out, &["--toolkit", "Drift"], &[("TOOL_DRIFT", "same")]);
+    assert!(run(&["check", "--lock", out_text]).status.success());
+    let pair = json!([{"name": "a", "value": 2}, {"name": "b", "value": 40}]);
+
+    // The upstream now describes `add` differently: the pinned tool is not run against it.
+    let server = Server::start(&["--catalog", out_text], &[("TOOL_DRIFT", "reworded")], None);
+    let (status, problem) = invoke(&server.base, "add", pair.clone()).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (422, Some("upstream_changed")),
+        "{problem}"
+    );
+    assert!(server.terminate());
+
+    // Accepting the change: a compatible one is the next version.
+    let said = import(&source, &out, &["--toolkit", "Drift"], &[("TOOL_DRIFT", "reworded")]);
+    assert!(
+        said.contains("`add`: a compatible change (rewords the description), published as version 1.1.0"),
+        "{said}"
+    );
+    assert!(run(&["check", "--lock", out_text]).status.success());
+    let server = Server::start(&["--catalog", out_text], &[("TOOL_DRIFT", "reworded")], None);
+    let (status, sum) = invoke(&server.base, "add", pair.clone()).await;
+    assert_eq!(status, 200, "{sum}");
+    assert_eq!(outputs_of(&sum)["result"], json!(42));
+    assert!(server.terminate());
+
+    // A breaking one is a new tool; the old one stays (and stays withdrawn while it differs).
+    let said = import(&source, &out, &["--toolkit", "Drift"], &[("TOOL_DRIFT", "retyped")]);
+    assert!(
+        said.contains("so it is a new tool `add_v2`; `add` is kept as it was"),
+        "{said}"
+    );
+    assert!(said.contains("changes the type of input `a` from int"), "{said}");
+    assert!(run(&["check", "--lock", out_text]).status.success());
+    let server = Server::start(&["--catalog", out_text], &[("TOOL_DRIFT", "retyped")], None);
+    let (status, sum) = invoke(
+        &server.base,
+        "add_v2",
+        json!([{"name": "a", "value": "2"}, {"name": "b", "value": "40"}]),
+    )
+    .await;
+    assert_eq!(status, 200, "{sum}");
+    assert_eq!(outputs_of(&sum)["result"], json!("42"));
+    let (status, _) = invoke(&server.base, "add", pair).await;
+    assert_eq!(status, 422);
+    assert!(server.terminate());
+}
+
+#[tokio::test]
+async fn a_toolhost_federates_another_over_nact_and_otc_and_an_upstream_down_is_retryable() {
+    let upstream = Server::start(&[], &[], None);
+    let dir = Scratch::new();
+    for protocol in ["nact", "otc"] {
+        let out = dir.0.join(protocol);
+        let said = import(
+            &format!("{}/{protocol}", upstream.base),
+            &out,
+            &["--toolkit", "Far", "--include", "*add_numbers*,*convert_length*"],
+            &[],
+        );
+        assert!(said.contains("wrote 2 tools"), "{protocol}: {said}");
+        let check = run(&["check", out.to_str().unwrap()]);
+        assert!(
+            check.status.success(),
+            "{protocol}: {}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let near = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+        let name = if protocol == "nact" {
+            "add_numbers"
+        } else {
+            "calculator_add_numbers"
+        };
+        let (status, sum) = invoke(
+            &near.base,
+            name,
+            json!([{"name": "a", "value": 2}, {"name": "b", "value": 40}]),
+        )
+        .await;
+        assert_eq!(status, 200, "{protocol}: {sum}");
+        // N-ACT names the output; OTC's single output is a bare value, imported as `result`.
+        let output = if protocol == "nact" { "sum" } else { "result" };
+        assert_eq!(outputs_of(&sum)[output].as_f64(), Some(42.0), "{protocol}: {sum}");
+        assert!(near.terminate());
+    }
+    // The upstream gone: a retryable failure (503 on N-ACT), not a hang and not a 500.
+    let out = dir.0.join("nact");
+    let near = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+    assert!(upstream.terminate());
+    let (status, problem) = invoke(
+        &near.base,
+        "add_numbers",
+        json!([{"name": "a", "value": 1}, {"name": "b", "value": 1}]),
+    )
+    .await;
+    assert_eq!(status, 503, "{problem}");
+    assert_eq!(problem["retryable"], true, "{problem}");
+    assert!(near.terminate());
+}
