@@ -80,6 +80,11 @@ pub struct Options {
     /// default: a lockfile found in a cloned repository or a CI job is not the user's command
     /// line (issue #21.3). Commands the caller passes itself always run.
     pub allow_stdio: bool,
+    /// Headers sent with every request to a server the caller named (its origin, as the policy
+    /// trusts it), never to another origin: credentials (`Authorization: Bearer …`,
+    /// `OTC-API-Key: …`). A redirect to another origin is then refused rather than followed with
+    /// them or without them. Values never appear in messages or logs.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -93,6 +98,7 @@ impl Default for Options {
             limits: Limits::default(),
             max_body: 16 * 1024 * 1024,
             allow_stdio: false,
+            headers: Vec::new(),
         }
     }
 }
@@ -130,7 +136,7 @@ impl Client {
         let lookup = options.lookup.clone().unwrap_or_else(|| Arc::new(SystemLookup));
         let guard = Guard::new(options.policy.clone(), lookup);
         let cache = options.cache_dir.clone().map(Cache::new);
-        let http = Http::new(guard, cache, options.timeout, options.max_body)?;
+        let http = Http::with_credentials(guard, cache, options.timeout, options.max_body, &options.headers)?;
         Ok(Self {
             http,
             options,

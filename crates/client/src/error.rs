@@ -11,7 +11,7 @@ use crate::text::shown_url as shown;
 /// What an HTTP status most likely asks of the user, said after it.
 fn advice(status: u16) -> &'static str {
     match status {
-        401 => " (the server wants credentials, which this client does not send yet)",
+        401 => " (the server wants credentials: pass --bearer TOKEN or --api-key KEY, or --header 'NAME: VALUE')",
         403 => " (the credentials do not allow this)",
         _ => "",
     }

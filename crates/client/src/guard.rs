@@ -363,6 +363,30 @@ impl Guard {
 
     /// A redirect policy that re-checks every hop: http(s) only, at most 10 hops, IP literals
     /// checked here (they skip the resolver), host names vetted by the resolver on connect.
+    /// [`Guard::redirect_policy`] when credentials are sent: a redirect must stay on the
+    /// origin it leaves (same scheme, host and port), and then passes the same checks.
+    pub fn redirect_policy_same_origin(&self) -> reqwest::redirect::Policy {
+        let policy = Arc::clone(&self.policy);
+        reqwest::redirect::Policy::custom(move |attempt| {
+            let from = attempt.previous().last().map(Url::origin);
+            if attempt.previous().len() >= 10 {
+                return attempt.error("stopped after 10 redirects");
+            }
+            if from.as_ref() != Some(&attempt.url().origin()) {
+                let message = format!(
+                    "refused a redirect to {}: credentials are sent only to the server you named",
+                    crate::text::shown_url(attempt.url().as_str())
+                );
+                return attempt.error(message);
+            }
+            if policy.trusts(attempt.url()) {
+                attempt.follow()
+            } else {
+                attempt.error("refused a redirect the address guard does not allow")
+            }
+        })
+    }
+
     pub fn redirect_policy(&self) -> reqwest::redirect::Policy {
         let policy = Arc::clone(&self.policy);
         reqwest::redirect::Policy::custom(move |attempt| {

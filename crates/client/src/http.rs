@@ -72,16 +72,48 @@ pub(crate) struct Http {
     guard: Guard,
     cache: Option<Cache>,
     max_body: usize,
+    /// Headers for the servers the caller named (see [`crate::Options::headers`]).
+    credentials: HeaderMap,
 }
 
 impl Http {
     /// A client that connects only where `guard` allows, with no proxy from the environment
     /// (a proxy would connect on our behalf, past the guard).
     pub fn new(guard: Guard, cache: Option<Cache>, timeout: Duration, max_body: usize) -> Result<Self, Error> {
+        Self::with_credentials(guard, cache, timeout, max_body, &[])
+    }
+
+    /// [`Http::new`], sending `headers` to the servers the caller named. With credentials, a
+    /// redirect to another origin is refused: it would carry them there, or drop them and fail
+    /// in a confusing way.
+    pub fn with_credentials(
+        guard: Guard,
+        cache: Option<Cache>,
+        timeout: Duration,
+        max_body: usize,
+        headers: &[(String, String)],
+    ) -> Result<Self, Error> {
+        let mut credentials = HeaderMap::new();
+        for (name, value) in headers {
+            let name = http::header::HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|_| Error::Setup(format!("`{}` is not a valid header name", text::one_line(name, 80))))?;
+            let mut value = http::header::HeaderValue::from_str(value.trim()).map_err(|_| {
+                Error::Setup(format!(
+                    "the value of header `{name}` has characters a header cannot carry"
+                ))
+            })?;
+            value.set_sensitive(true);
+            credentials.append(name, value);
+        }
+        let redirect = if credentials.is_empty() {
+            guard.redirect_policy()
+        } else {
+            guard.redirect_policy_same_origin()
+        };
         let client = reqwest::Client::builder()
             .no_proxy()
             .dns_resolver(std::sync::Arc::new(guard.clone()))
-            .redirect(guard.redirect_policy())
+            .redirect(redirect)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .timeout(timeout)
             .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
@@ -92,7 +124,16 @@ impl Http {
             guard,
             cache,
             max_body,
+            credentials,
         })
+    }
+
+    /// The credentials for `url`: the caller's headers when it named that server, else none.
+    pub fn credentials_for(&self, url: &Url) -> HeaderMap {
+        if self.credentials.is_empty() || !self.guard.policy().trusts(url) {
+            return HeaderMap::new();
+        }
+        self.credentials.clone()
     }
 
     /// The reqwest client, for rmcp's streamable HTTP transport (same guard, same limits).
@@ -141,7 +182,15 @@ impl Http {
                 }
             }
         }
-        let reply = self.send(self.client.get(url.clone()).headers(headers), url).await?;
+        let reply = self
+            .send(
+                self.client
+                    .get(url.clone())
+                    .headers(headers)
+                    .headers(self.credentials_for(url)),
+                url,
+            )
+            .await?;
         let (response, ()) = {
             let mut builder = http::Response::builder().status(reply.status);
             if let Some(h) = builder.headers_mut() {
@@ -199,6 +248,7 @@ impl Http {
             .client
             .post(url.clone())
             .header(ACCEPT, "application/json, application/problem+json")
+            .headers(self.credentials_for(url))
             .json(body)
             .timeout(timeout);
         self.send(request, url).await

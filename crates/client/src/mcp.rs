@@ -57,7 +57,12 @@ impl Session {
         let (service, stderr) = match source {
             Source::Url(url) => {
                 http.guard().check_url(url).await?;
-                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                config.custom_headers = http
+                    .credentials_for(url)
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k?, v)))
+                    .collect();
                 let transport = StreamableHttpClientTransport::with_client(http.reqwest().clone(), config);
                 let service = tokio::time::timeout(timeout, ().serve(transport))
                     .await

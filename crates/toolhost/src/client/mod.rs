@@ -157,6 +157,31 @@ pub struct Net {
     /// Colours in terminal output.
     #[arg(long, value_enum, default_value_t = Colour::Auto)]
     color: Colour,
+    /// Send `Authorization: Bearer TOKEN` to the server you name (never to another origin).
+    #[arg(long, value_name = "TOKEN", env = "TOOLHOST_BEARER", hide_env_values = true)]
+    bearer: Option<String>,
+    /// Send `OTC-API-Key: KEY` (the API key header of toolhost and OTC) to the server you name.
+    #[arg(long, value_name = "KEY", env = "TOOLHOST_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// Send this header to the server you name (repeatable), e.g. 'X-Api-Key: abc'.
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    headers: Vec<(String, String)>,
+}
+
+/// `--header 'NAME: VALUE'`.
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| "a header is `NAME: VALUE`, e.g. 'X-Api-Key: abc'".to_owned())?;
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(&b))
+    {
+        return Err(format!("`{name}` is not a header name"));
+    }
+    Ok((name.to_owned(), value.trim().to_owned()))
 }
 
 /// `--color`.
@@ -198,8 +223,21 @@ impl Net {
                 attempts: self.attempts.max(1),
                 ..Retry::default()
             },
+            headers: self.credentials(),
             ..Options::default()
         }
+    }
+
+    /// The headers `--bearer`, `--api-key` and `--header` ask for.
+    fn credentials(&self) -> Vec<(String, String)> {
+        let mut headers = self.headers.clone();
+        if let Some(token) = &self.bearer {
+            headers.push(("Authorization".to_owned(), format!("Bearer {}", token.trim())));
+        }
+        if let Some(key) = &self.api_key {
+            headers.push(("OTC-API-Key".to_owned(), key.trim().to_owned()));
+        }
+        headers
     }
 }
 

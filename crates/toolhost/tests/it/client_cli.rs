@@ -461,3 +461,110 @@ async fn call_sends_otc_context_from_the_environment_or_a_file() {
     }
     assert!(server.terminate());
 }
+
+/// Issue #15: the client sends credentials (`--bearer`, `--api-key`, `--header`, or
+/// `TOOLHOST_BEARER`/`TOOLHOST_API_KEY`) to the server named, over every protocol, and never to
+/// another origin: a redirect elsewhere is refused, and no message shows a value.
+#[tokio::test]
+async fn credentials_reach_the_named_server_on_every_protocol_and_nowhere_else() {
+    let dir = Scratch::new();
+    let hash = toolhost_server::auth::hash_key("Key-Secret-3");
+    let config = dir.write(
+        "toolhost.toml",
+        &format!("[[auth.api_keys]]\nname = \"ci\"\nsha256 = \"{hash}\"\n"),
+    );
+    let server = crate::support::Server::start(&["--config", config.to_str().unwrap()], &[], None);
+    for path in ["/nact", "/otc", "/mcp", "/"] {
+        let url = format!("{}{path}", server.base);
+        for credentials in [
+            &["--api-key", "Key-Secret-3"][..],
+            &["--bearer", "Key-Secret-3"],
+            &["--header", "OTC-API-Key: Key-Secret-3"],
+        ] {
+            let mut list = vec!["tools", url.as_str()];
+            list.extend_from_slice(credentials);
+            let out = toolhost(net(&list)).await;
+            assert!(out.status.success(), "{url} {credentials:?}: {}", stderr(&out));
+            assert!(stdout(&out).contains("add_numbers"), "{url}");
+        }
+    }
+    let call = tokio::task::spawn_blocking({
+        let url = format!("{}/mcp", server.base);
+        move || {
+            std::process::Command::new(BIN)
+                .args([
+                    "call",
+                    &url,
+                    "add_numbers",
+                    "--arg",
+                    "a=1",
+                    "--arg",
+                    "b=2",
+                    "--allow-private",
+                    "--no-cache",
+                ])
+                .env("TOOLHOST_BEARER", "Key-Secret-3")
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(call.status.success(), "{}", stderr(&call));
+    assert!(stdout(&call).contains("\"sum\": 3"), "{}", stdout(&call));
+    let wrong = toolhost(net(&[
+        "tools",
+        &format!("{}/nact", server.base),
+        "--bearer",
+        "Wrong-Secret-4",
+    ]))
+    .await;
+    let text = stderr(&wrong);
+    assert!(text.contains("HTTP 401") && text.contains("--bearer"), "{text}");
+    assert!(!text.contains("Wrong-Secret-4"), "{text}");
+
+    // A server that redirects elsewhere: the other origin never sees the key.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let elsewhere = {
+        let seen = std::sync::Arc::clone(&seen);
+        let app = axum::Router::new().fallback(move |headers: axum::http::HeaderMap| {
+            let seen = std::sync::Arc::clone(&seen);
+            async move {
+                seen.lock().unwrap().push(format!("{headers:?}"));
+                axum::Json(serde_json::json!({"items": [], "paging": {"page_limit": 50}}))
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        base
+    };
+    let redirector = {
+        let target = format!("{elsewhere}/nact/tools");
+        let app = axum::Router::new().fallback(move || {
+            let target = target.clone();
+            async move { axum::response::Redirect::temporary(&target) }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        base
+    };
+    let out = toolhost(net(&[
+        "tools",
+        &format!("{redirector}/nact"),
+        "--protocol",
+        "nact",
+        "--api-key",
+        "Key-Secret-3",
+    ]))
+    .await;
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("credentials are sent only to the server you named"),
+        "{text}"
+    );
+    assert!(seen.lock().unwrap().is_empty(), "{:?}", seen.lock().unwrap());
+    assert!(server.terminate());
+}
