@@ -254,6 +254,10 @@ enum ImportCommand {
         /// The directory to write the catalog file into (created when missing).
         #[arg(long, default_value = "catalog")]
         out: PathBuf,
+        /// Credentials to list the server with; the catalog reads them from `[secrets]`, whose
+        /// names are printed.
+        #[command(flatten)]
+        credentials: client::Credentials,
     },
 }
 
@@ -283,6 +287,7 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
             prefix,
             overlay,
             out,
+            credentials,
         } => {
             let options = import::tools::Options {
                 toolkit,
@@ -290,6 +295,7 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
                 exclude,
                 prefix,
                 overlay: read_overlay(overlay)?,
+                headers: credentials.headers(),
             };
             return import_tools(&source, protocol, &options, &out);
         }
@@ -355,6 +361,7 @@ fn import_tools(
     let client = toolhost_client::Client::new(toolhost_client::Options {
         policy,
         allow_stdio: true,
+        headers: options.headers.clone(),
         ..toolhost_client::Options::default()
     })?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -685,7 +692,10 @@ fn make_loader(settings: &settings::Settings) -> anyhow::Result<Loader> {
     let sculpt = toolhost_sculpt::Factory::new(settings.secrets.clone())?;
     Ok(Loader::default()
         .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
-        .with_backend(upstream::KIND, Arc::new(upstream::Factory::default()))
+        .with_backend(
+            upstream::KIND,
+            Arc::new(upstream::Factory::new(settings.secrets.clone())),
+        )
         .with_default_timeout(settings.call_timeout)
         .with_tag_scopes(settings.tag_scopes.clone()))
 }

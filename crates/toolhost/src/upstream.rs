@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use toolhost_client::{Client, Error, Options, Policy, Protocol, Server, Source, Tool, lock};
-use toolhost_core::{Backend, BackendCall, BackendFactory, BoxFuture, Signature, ToolFailure};
+use toolhost_core::{Backend, BackendCall, BackendFactory, BoxFuture, Secret, Signature, ToolFailure};
 
 /// The kind name catalogs use.
 pub const KIND: &str = "upstream";
@@ -46,16 +46,72 @@ struct Def {
     /// Whether the tool may be called again without repeating an effect (annotations).
     #[serde(default)]
     idempotent: bool,
+    /// Headers sent to the upstream (only to its origin), e.g. `Authorization: "Bearer
+    /// {{secret.PEER_TOKEN}}"`; `{{secret.NAME}}` reads the server's `[secrets]`.
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
 }
 
-/// An upstream is its source as written and the protocol named for it.
-type UpstreamKey = (String, Option<Protocol>);
+/// An upstream is its source as written, the protocol named for it and its headers as written.
+type UpstreamKey = (String, Option<Protocol>, Vec<(String, String)>);
 
 /// Builds `upstream` backends; upstreams (and their MCP sessions, child processes included)
 /// are shared by every tool of the same source.
 #[derive(Debug, Default)]
 pub struct Factory {
     upstreams: Mutex<HashMap<UpstreamKey, Arc<Upstream>>>,
+    secrets: HashMap<String, Secret>,
+    /// Whether `{{secret.NAME}}` must name one of `secrets` (not for `check` without a config).
+    check_secrets: bool,
+}
+
+impl Factory {
+    /// A factory whose headers read these server secrets.
+    pub fn new(secrets: HashMap<String, Secret>) -> Self {
+        Self {
+            upstreams: Mutex::default(),
+            secrets,
+            check_secrets: true,
+        }
+    }
+
+    /// Fills `{{secret.NAME}}` in a header value.
+    fn fill(&self, header: &str, value: &str) -> Result<String, String> {
+        let mut out = String::new();
+        let mut rest = value;
+        while let Some(start) = rest.find("{{") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let end = after
+                .find("}}")
+                .ok_or_else(|| format!("`headers.{header}`: `{{{{` is not closed"))?;
+            let name = after[..end].trim();
+            let Some(secret) = name.strip_prefix("secret.") else {
+                return Err(format!(
+                    "`headers.{header}`: only `{{{{secret.NAME}}}}` may be filled in here"
+                ));
+            };
+            match self.secrets.get(secret) {
+                Some(value) => out.push_str(value.expose()),
+                None if !self.check_secrets => {}
+                None => {
+                    let mut known: Vec<&str> = self.secrets.keys().map(String::as_str).collect();
+                    known.sort_unstable();
+                    return Err(format!(
+                        "`headers.{header}` refers to secret `{secret}`, which is not in the server's [secrets] ({})",
+                        if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
+                    ));
+                }
+            }
+            rest = &after[end + 2..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
 }
 
 impl BackendFactory for Factory {
@@ -71,13 +127,19 @@ impl BackendFactory for Factory {
                 "`pin` is the `sha256:…` hash `toolhost import tools` wrote".to_owned(),
             ]);
         }
-        let key = (def.source.clone(), def.protocol);
+        let headers: Vec<(String, String)> = def.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let filled = headers
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), self.fill(k, v)?)))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| vec![e])?;
+        let key = (def.source.clone(), def.protocol, headers);
         let upstream = {
             let mut upstreams = self.upstreams.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             match upstreams.get(&key) {
                 Some(found) => Arc::clone(found),
                 None => {
-                    let made = Arc::new(Upstream::new(source, def.protocol).map_err(|e| vec![e])?);
+                    let made = Arc::new(Upstream::new(source, def.protocol, filled).map_err(|e| vec![e])?);
                     upstreams.insert(key, Arc::clone(&made));
                     made
                 }
@@ -106,7 +168,7 @@ struct Upstream {
 }
 
 impl Upstream {
-    fn new(source: Source, protocol: Option<Protocol>) -> Result<Self, String> {
+    fn new(source: Source, protocol: Option<Protocol>, headers: Vec<(String, String)>) -> Result<Self, String> {
         // The operator named this upstream in the catalog: its own address is trusted (a
         // redirect elsewhere is still guarded), and a `stdio:` command is theirs to start.
         let mut policy = Policy::strict();
@@ -116,6 +178,7 @@ impl Upstream {
         let client = Client::new(Options {
             policy,
             allow_stdio: true,
+            headers,
             ..Options::default()
         })
         .map_err(|e| e.to_string())?;

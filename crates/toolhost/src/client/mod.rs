@@ -157,6 +157,14 @@ pub struct Net {
     /// Colours in terminal output.
     #[arg(long, value_enum, default_value_t = Colour::Auto)]
     color: Colour,
+    #[command(flatten)]
+    credentials: Credentials,
+}
+
+/// Credentials for the server the user names: shared by the client subcommands and `import
+/// tools`.
+#[derive(Debug, Clone, Args)]
+pub struct Credentials {
     /// Send `Authorization: Bearer TOKEN` to the server you name (never to another origin).
     #[arg(long, value_name = "TOKEN", env = "TOOLHOST_BEARER", hide_env_values = true)]
     bearer: Option<String>,
@@ -166,6 +174,20 @@ pub struct Net {
     /// Send this header to the server you name (repeatable), e.g. 'X-Api-Key: abc'.
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
     headers: Vec<(String, String)>,
+}
+
+impl Credentials {
+    /// The headers `--bearer`, `--api-key` and `--header` ask for.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        let mut headers = self.headers.clone();
+        if let Some(token) = &self.bearer {
+            headers.push(("Authorization".to_owned(), format!("Bearer {}", token.trim())));
+        }
+        if let Some(key) = &self.api_key {
+            headers.push(("OTC-API-Key".to_owned(), key.trim().to_owned()));
+        }
+        headers
+    }
 }
 
 /// `--header 'NAME: VALUE'`.
@@ -223,21 +245,9 @@ impl Net {
                 attempts: self.attempts.max(1),
                 ..Retry::default()
             },
-            headers: self.credentials(),
+            headers: self.credentials.headers(),
             ..Options::default()
         }
-    }
-
-    /// The headers `--bearer`, `--api-key` and `--header` ask for.
-    fn credentials(&self) -> Vec<(String, String)> {
-        let mut headers = self.headers.clone();
-        if let Some(token) = &self.bearer {
-            headers.push(("Authorization".to_owned(), format!("Bearer {}", token.trim())));
-        }
-        if let Some(key) = &self.api_key {
-            headers.push(("OTC-API-Key".to_owned(), key.trim().to_owned()));
-        }
-        headers
     }
 }
 

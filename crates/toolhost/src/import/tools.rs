@@ -23,6 +23,9 @@ pub struct Options {
     /// Put before every tool's name (`github_`).
     pub prefix: String,
     pub overlay: Option<super::overlay::Overlay>,
+    /// The credentials the server was listed with: the catalog sends the same headers, their
+    /// values read from `[secrets]`.
+    pub headers: Vec<(String, String)>,
 }
 
 /// The toolkit of `server`'s tools.
@@ -140,13 +143,30 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
     if let Some(overlay) = &options.overlay {
         tools = overlay.apply(tools, &mut notes)?;
     }
+    let mut defaults =
+        json!({"kind": crate::upstream::KIND, "source": server.endpoint.to_string(), "protocol": server.protocol});
+    let mut secrets = BTreeSet::new();
+    let prefix = snake(&toolkit).to_uppercase();
+    for (header, value) in &options.headers {
+        // `Bearer xyz` keeps its scheme; the secret holds the rest.
+        let (scheme, what) = match value.split_once(' ') {
+            Some((scheme, _)) if header.eq_ignore_ascii_case("authorization") => {
+                (format!("{scheme} "), "TOKEN".to_owned())
+            }
+            _ if header.eq_ignore_ascii_case("otc-api-key") => (String::new(), "API_KEY".to_owned()),
+            _ => (String::new(), snake(header).to_uppercase()),
+        };
+        let secret = format!("{prefix}_{what}");
+        defaults["headers"][header] = json!(format!("{scheme}{{{{secret.{secret}}}}}"));
+        secrets.insert(secret);
+    }
     Ok(Imported {
         toolkit,
         title: server.endpoint.to_string(),
-        defaults: json!({"kind": crate::upstream::KIND, "source": server.endpoint.to_string(), "protocol": server.protocol}),
+        defaults,
         tools,
         notes,
-        secrets: BTreeSet::new(),
+        secrets,
     })
 }
 

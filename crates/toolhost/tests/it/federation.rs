@@ -208,3 +208,62 @@ async fn a_toolhost_federates_another_over_nact_and_otc_and_an_upstream_down_is_
     assert_eq!(problem["retryable"], true, "{problem}");
     assert!(near.terminate());
 }
+
+#[tokio::test]
+async fn a_protected_upstream_is_listed_with_credentials_and_called_with_the_servers_secret() {
+    let dir = Scratch::new();
+    let hash = toolhost_server::auth::hash_key("Far-Key-5");
+    let config = dir.write(
+        "far.toml",
+        &format!("[[auth.api_keys]]\nname = \"near\"\nsha256 = \"{hash}\"\n"),
+    );
+    let far = Server::start(&["--config", config.to_str().unwrap()], &[], None);
+    let out = dir.0.join("catalog");
+    let said = import(
+        &format!("{}/nact", far.base),
+        &out,
+        &["--toolkit", "Far", "--include", "add_numbers", "--api-key", "Far-Key-5"],
+        &[],
+    );
+    assert!(
+        said.contains("put these in the server's [secrets]: FAR_API_KEY"),
+        "{said}"
+    );
+    let yaml = std::fs::read_to_string(out.join("far.yaml")).unwrap();
+    assert!(yaml.contains("\"OTC-API-Key\":\"{{secret.FAR_API_KEY}}\""), "{yaml}");
+    assert!(!yaml.contains("Far-Key-5"), "the key itself is never written: {yaml}");
+
+    // Without the secret the server does not start; with it, calls carry the key.
+    let missing = run(&[
+        "check",
+        "--config",
+        dir.write("empty.toml", "").to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("refers to secret `FAR_API_KEY`"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
+    let near_config = dir.write("near.toml", "[secrets]\nFAR_API_KEY = { env = \"FAR_KEY\" }\n");
+    let near = Server::start(
+        &[
+            "--catalog",
+            out.to_str().unwrap(),
+            "--config",
+            near_config.to_str().unwrap(),
+        ],
+        &[("FAR_KEY", "Far-Key-5")],
+        None,
+    );
+    let (status, sum) = invoke(
+        &near.base,
+        "add_numbers",
+        json!([{"name": "a", "value": 2}, {"name": "b", "value": 3}]),
+    )
+    .await;
+    assert_eq!(status, 200, "{sum}");
+    assert_eq!(outputs_of(&sum)["sum"].as_f64(), Some(5.0));
+    assert!(near.terminate());
+    assert!(far.terminate());
+}
