@@ -186,6 +186,18 @@ pub fn describe(kind: &InputType) -> String {
             let names: Vec<&str> = values.iter().map(|v| v.name.as_str()).collect();
             format!("one of {}", names.join(", "))
         }
+        InputType::Json { schema } => {
+            let kind = match schema.get("type").and_then(Value::as_str) {
+                Some("object") => "an object",
+                Some("array") => "an array",
+                Some("string") => "a string",
+                Some("integer") => "an integer",
+                Some("number") => "a number",
+                Some("boolean") => "true or false",
+                _ => "a JSON value",
+            };
+            format!("{kind} matching the input schema")
+        }
     }
 }
 

@@ -95,6 +95,13 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
                     }
                 }
             }
+            (InputType::Json { schema: s0 }, InputType::Json { schema: s1 }) => {
+                if s0 != s1 {
+                    problems.push(format!(
+                        "changes the schema of json input `{name}`; whether a change loosens a JSON Schema cannot be told, so it never changes {RULE}"
+                    ));
+                }
+            }
             (a, b) => problems.push(format!(
                 "changes the type of input `{name}` from {} in {o} to {} in {n}; types never change {RULE}",
                 a.name(),

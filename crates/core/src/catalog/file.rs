@@ -160,6 +160,9 @@ pub(super) struct InputDef {
     /// An HTTP header that transports may mirror this parameter in (MCP `x-mcp-header`).
     #[serde(default)]
     pub header: Option<String>,
+    /// The JSON Schema of a `json` input (an object, an array, a union).
+    #[serde(default)]
+    pub schema: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -743,6 +743,12 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
             );
         }
     };
+    if def.schema.is_some() && type_name != "json" {
+        ctx.error(
+            &place,
+            format!("`schema` applies to a json input, not a {type_name} one"),
+        );
+    }
     let kind = match type_name {
         "string" => {
             misplaced("min", def.min.is_some(), ctx);
@@ -822,11 +828,41 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
                 values: enum_values(def.values, &place, ctx),
             }
         }
+        "json" => {
+            for (key, given) in [
+                ("max_length", def.max_length.is_some()),
+                ("pattern", def.pattern.is_some()),
+                ("min", def.min.is_some()),
+                ("max", def.max.is_some()),
+                ("values", def.values.is_some()),
+            ] {
+                misplaced(key, given, ctx);
+            }
+            let schema = match def.schema {
+                Some(schema @ serde_json::Value::Object(_)) => schema,
+                _ => {
+                    ctx.error(
+                        &place,
+                        "a json input needs `schema`, the JSON Schema of its values".to_owned(),
+                    );
+                    return None;
+                }
+            };
+            if let Err(e) = validate::compile(&schema) {
+                ctx.error(&place, format!("`schema` is not a valid JSON Schema: {e}"));
+            }
+            ctx.warn(
+                &place,
+                "a json input is not an N-ACT type (§6.1): this version is served over MCP, OTC and WoA, and left out of N-ACT".to_owned(),
+            );
+            InputType::Json { schema }
+        }
         other => {
-            ctx.error(&place, format!("unknown input type `{other}`; use string, int, number, boolean or enum (N-ACT allows no complex input types)"));
+            ctx.error(&place, format!("unknown input type `{other}`; use string, int, number, boolean or enum (N-ACT's scalars), or json with a `schema` (served over MCP, OTC and WoA only)"));
             return None;
         }
     };
+
     if let Some(header) = &def.header {
         let token = !header.is_empty() && header.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
         if !token || !matches!(kind, InputType::String { .. }) {

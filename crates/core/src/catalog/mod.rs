@@ -337,6 +337,17 @@ pub enum InputType {
     Boolean,
     /// One of a fixed set of `UPPER_SNAKE` names.
     Enum { values: Vec<EnumValue> },
+    /// Any JSON value its schema allows (an object, an array, a union): toolhost's extension
+    /// for tools of other servers (issue #14). N-ACT inputs are scalars (§6.1), so a version
+    /// with one is served over MCP, OTC and WoA, not N-ACT.
+    Json { schema: serde_json::Value },
+}
+
+impl Version {
+    /// Whether N-ACT can carry this version: its inputs are all scalars (§6.1), none `json`.
+    pub fn nact_expressible(&self) -> bool {
+        !self.inputs.iter().any(|p| matches!(p.kind, InputType::Json { .. }))
+    }
 }
 
 impl InputType {
@@ -348,6 +359,7 @@ impl InputType {
             Self::Number { .. } => "number",
             Self::Boolean => "boolean",
             Self::Enum { .. } => "enum",
+            Self::Json { .. } => "json",
         }
     }
 }

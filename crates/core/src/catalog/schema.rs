@@ -52,6 +52,8 @@ pub fn input_property(p: &Parameter) -> Value {
             s.insert("type".into(), "string".into());
             s.insert("enum".into(), enum_names(values));
         }
+        // The schema as written; the parameter's description replaces its own.
+        InputType::Json { schema } => s.extend(schema.as_object().cloned().unwrap_or_default()),
     }
     s.insert(
         "description".into(),

@@ -398,3 +398,54 @@ fn changing_the_backend_and_timeout_is_allowed() {
             .with("timeout_ms: 5"),
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// json inputs (issue #14): their schema never changes within a tool
+
+const TAGS: &str = "schema: {type: array, items: {type: string}}";
+const TAGS_BOUNDED: &str = "schema: {type: array, items: {type: string}, maxItems: 5}";
+
+#[test]
+fn a_json_inputs_schema_is_fixed_and_its_description_may_change() {
+    breaks(
+        v1().input("tags", "json", TAGS),
+        v2().input("tags", "json", TAGS_BOUNDED),
+        "changes the schema of json input `tags`",
+    );
+    let catalog = crate::ok(&tool(
+        "forecast",
+        &[v1().input("tags", "json", TAGS), v2().input("tags", "json", TAGS)],
+    ));
+    // It loads, with a warning per version: N-ACT cannot carry it.
+    let warnings = render(catalog.warnings());
+    assert!(warnings.contains("left out of N-ACT"), "{warnings}");
+    let version = catalog.tools()[0].latest();
+    assert!(!version.nact_expressible());
+    assert_eq!(
+        version.input_schema["properties"]["tags"]["items"],
+        serde_json::json!({"type": "string"})
+    );
+}
+
+#[test]
+fn json_input_mistakes_are_load_errors() {
+    for (input, phrase) in [
+        (v1().input("tags", "json", ""), "a json input needs `schema`"),
+        (
+            v1().input("tags", "json", "schema: {type: nope}"),
+            "`schema` is not a valid JSON Schema",
+        ),
+        (
+            v1().input("tags", "string", TAGS),
+            "`schema` applies to a json input, not a string one",
+        ),
+        (
+            v1().input("tags", "json", "max_length: 3, schema: {type: array}"),
+            "`max_length` does not apply to a json input",
+        ),
+    ] {
+        let problems = problems_of(&[(crate::FILE, &tool("forecast", &[input]))]);
+        let text = render(&problems);
+        assert!(text.contains(phrase), "expected {phrase:?} in\n{text}");
+    }
+}

@@ -262,13 +262,14 @@ fn unknown_input_type_is_refused() {
         at_version("forecast", "1.0.0").field("input `where`"),
         "unknown input type `object`",
     );
-    // `json` is an output type only.
+    // `json` takes a schema (issue #14), and is not N-ACT's: the message says both.
+    assert!(p.message.contains("or json with a `schema`"), "{p}");
     let p = the_error(&tool("forecast", &[one().input("where", "json", "")]));
     assert_problem(
         &p,
         Error,
         at_version("forecast", "1.0.0").field("input `where`"),
-        "unknown input type `json`",
+        "a json input needs `schema`",
     );
 }
 

@@ -54,28 +54,33 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         }
         // The same scalar rules as an OpenAPI import (an integer without `maximum` goes as far
         // as JSON's safe integers, an enum of strings is a string with their pattern).
+        // Anything else (objects, arrays, unions) is a `json` input with its schema, `$ref`s
+        // into the tool's `$defs` written out: served over MCP, OTC and WoA, not N-ACT.
         let mut inputs = Vec::new();
         let mut structured = Vec::new();
         for p in &tool.inputs {
-            match super::scalar_input(&p.schema) {
-                Some(mut entry) => {
-                    entry["name"] = json!(p.name);
-                    entry["description"] = json!(super::describe(&p.description, &p.schema, &p.name));
-                    if !p.required {
-                        entry["required"] = json!(false);
-                    }
-                    inputs.push(entry);
+            let mut entry = super::scalar_input(&p.schema).unwrap_or_else(|| {
+                structured.push(p.name.as_str());
+                let mut schema = inline_refs(&p.schema, &tool.input_schema, 0);
+                if let Some(fields) = schema.as_object_mut() {
+                    fields.remove("title");
+                    fields.remove("description");
                 }
-                None => structured.push(p.name.as_str()),
+                json!({"type": "json", "schema": schema})
+            });
+            entry["name"] = json!(p.name);
+            entry["description"] = json!(super::describe(&p.description, &p.schema, &p.name));
+            if !p.required {
+                entry["required"] = json!(false);
             }
+            inputs.push(entry);
         }
         if !structured.is_empty() {
             notes.push(format!(
-                "`{}` takes {} that are not scalars (objects, arrays or unions), which a catalog tool cannot take yet; left out",
+                "`{}` takes {} that are not scalars (objects, arrays or unions): served over MCP, OTC and WoA with the schema as it is, not over N-ACT (§6.1 scalars)",
                 tool.name,
                 structured.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
             ));
-            continue;
         }
         let mut outputs: Vec<Value> = tool
             .outputs
@@ -168,6 +173,35 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         notes,
         secrets,
     })
+}
+
+/// `schema` with every local `$ref` (`#/$defs/X`, `#/definitions/X`) replaced by what it names
+/// in `root`, so it stands on its own; a cycle is cut at depth 16 into `{}` (anything).
+fn inline_refs(schema: &Value, root: &Value, depth: usize) -> Value {
+    if depth > 16 {
+        return json!({});
+    }
+    match schema {
+        Value::Object(fields) => {
+            if let Some(target) = fields
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix('#'))
+                .and_then(|pointer| root.pointer(pointer))
+            {
+                return inline_refs(target, root, depth + 1);
+            }
+            Value::Object(
+                fields
+                    .iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "$defs" | "definitions"))
+                    .map(|(k, v)| (k.clone(), inline_refs(v, root, depth + 1)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| inline_refs(v, root, depth + 1)).collect()),
+        other => other.clone(),
+    }
 }
 
 /// A toolkit name from where the server is: the command's program, or the URL's host.

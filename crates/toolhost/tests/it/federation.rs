@@ -49,14 +49,52 @@ async fn an_mcp_server_over_stdio_is_served_on_every_protocol() {
     let dir = Scratch::new();
     let out = dir.0.join("catalog");
     let said = import(&source, &out, &["--toolkit", "Peer"], &[]);
-    assert!(said.contains("wrote 3 tools"), "{said}");
+    assert!(said.contains("wrote 4 tools"), "{said}");
     assert!(
-        said.contains("`count_tags` takes `tags` that are not scalars"),
-        "what is left out is said: {said}"
+        said.contains("`count_tags` takes `tags` that are not scalars") && said.contains("not over N-ACT"),
+        "what N-ACT cannot carry is said: {said}"
     );
     let check = run(&["check", "--lock", out.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let checked = String::from_utf8_lossy(&check.stderr);
+    assert!(check.status.success(), "{checked}");
+    assert!(
+        checked.contains("tool `count_tags`") && checked.contains("left out of N-ACT"),
+        "check says which protocols a tool reaches: {checked}"
+    );
     let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+
+    // A list input: over OTC (and MCP below) with its schema, not over N-ACT.
+    let counted = json_of(
+        reqwest::Client::new()
+            .post(format!("{}/otc/tools/call", server.base))
+            .json(&json!({"request": {"tool_id": "Peer.count_tags", "input": {"tags": ["a", "b", "c"]}}})),
+    )
+    .await;
+    assert_eq!(counted["result"]["value"], 3, "{counted}");
+    let wrong = json_of(
+        reqwest::Client::new()
+            .post(format!("{}/otc/tools/call", server.base))
+            .json(&json!({"request": {"tool_id": "Peer.count_tags", "input": {"tags": "a"}}})),
+    )
+    .await;
+    assert!(
+        wrong.to_string().contains("tags"),
+        "checked against the schema before the upstream: {wrong}"
+    );
+    let (status, problem) = invoke(&server.base, "count_tags", json!([{"name": "tags", "value": ["a"]}])).await;
+    assert_eq!(status, 404, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("call it over MCP, OTC or WoA"),
+        "{problem}"
+    );
+    let listing = json_of(reqwest::Client::new().get(format!("{}/nact/tools", server.base))).await;
+    assert!(
+        !listing.to_string().contains("count_tags") && listing.to_string().contains("greet"),
+        "{listing}"
+    );
 
     let (status, sum) = invoke(
         &server.base,
@@ -96,6 +134,11 @@ async fn an_mcp_server_over_stdio_is_served_on_every_protocol() {
     assert_eq!(
         client.call(add, json!({"a": 20, "b": 22})).await.unwrap(),
         json!({"result": 42})
+    );
+    let count = found.tools.iter().find(|t| t.name == "count_tags").unwrap();
+    assert_eq!(
+        client.call(count, json!({"tags": ["x", "y"]})).await.unwrap(),
+        json!({"result": 2})
     );
     assert!(server.terminate());
 }

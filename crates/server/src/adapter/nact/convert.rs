@@ -130,6 +130,8 @@ fn input(p: &toolhost_core::Parameter) -> InputParameter {
         }
         InputType::Boolean => {}
         InputType::Enum { values } => out.allowed_values = Some(allowed(values)),
+        // Never rendered: a version with a json input is not served over N-ACT.
+        InputType::Json { .. } => {}
     }
     out
 }

@@ -136,8 +136,19 @@ fn signature_response(
         .view
         .get(&tool.name, version.number)
         .map(|s| s.get().as_bytes().to_vec())
-        .unwrap_or_default();
+        .ok_or_else(|| not_on_nact(&tool.name))?;
     Ok(cache::json(headers, body, JSON, CACHE, state.auth().enabled()))
+}
+
+/// The answer for a version N-ACT cannot carry (a json input): not found here, with where it is.
+fn not_on_nact(tool: &str) -> ProblemResponse {
+    ProblemResponse::new(
+        axum::http::StatusCode::NOT_FOUND,
+        "not-found",
+        format!(
+            "tool `{tool}` takes JSON inputs, which N-ACT cannot express (§6.1 scalars); call it over MCP, OTC or WoA"
+        ),
+    )
 }
 
 /// `POST {root}/tools/{toolID}:invoke`: run the current version (N-ACT §7).
@@ -170,10 +181,17 @@ async fn invoke(
     version: VersionSelector,
     body: wire::Invocation,
 ) -> Result<Response> {
-    let (tool, _) = state
+    let (tool, served) = state
         .engine
         .resolve(tool, &version, &caller.access)
         .map_err(error::problem)?;
+    if !tool
+        .versions
+        .get(served)
+        .is_none_or(toolhost_core::Version::nact_expressible)
+    {
+        return Err(not_on_nact(&tool.name));
+    }
     if let Some(name) = &body.name
         && name != &tool.name
     {

@@ -61,7 +61,8 @@ impl View for Signatures {
                     .versions
                     .iter()
                     .map(|v| {
-                        (!v.retired)
+                        // A version with a json input is not N-ACT's (§6.1 scalars): absent here.
+                        (!v.retired && v.nact_expressible())
                             .then(|| convert::signature(tool, v))
                             .and_then(|s| serde_json::value::to_raw_value(&s).ok())
                     })
