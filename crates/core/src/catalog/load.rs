@@ -749,6 +749,18 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
             format!("`schema` applies to a json input, not a {type_name} one"),
         );
     }
+    // Boolean and json inputs take none of the scalar constraints.
+    let takes_no_constraints = |ctx: &mut Context| {
+        for (key, given) in [
+            ("max_length", def.max_length.is_some()),
+            ("pattern", def.pattern.is_some()),
+            ("min", def.min.is_some()),
+            ("max", def.max.is_some()),
+            ("values", def.values.is_some()),
+        ] {
+            misplaced(key, given, ctx);
+        }
+    };
     let kind = match type_name {
         "string" => {
             misplaced("min", def.min.is_some(), ctx);
@@ -804,15 +816,7 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
             InputType::Number { min, max }
         }
         "boolean" => {
-            for (key, given) in [
-                ("max_length", def.max_length.is_some()),
-                ("pattern", def.pattern.is_some()),
-                ("min", def.min.is_some()),
-                ("max", def.max.is_some()),
-                ("values", def.values.is_some()),
-            ] {
-                misplaced(key, given, ctx);
-            }
+            takes_no_constraints(ctx);
             InputType::Boolean
         }
         "enum" => {
@@ -829,15 +833,7 @@ fn input(def: InputDef, place: &Place, ctx: &mut Context) -> Option<Parameter> {
             }
         }
         "json" => {
-            for (key, given) in [
-                ("max_length", def.max_length.is_some()),
-                ("pattern", def.pattern.is_some()),
-                ("min", def.min.is_some()),
-                ("max", def.max.is_some()),
-                ("values", def.values.is_some()),
-            ] {
-                misplaced(key, given, ctx);
-            }
+            takes_no_constraints(ctx);
             let schema = match def.schema {
                 Some(schema @ serde_json::Value::Object(_)) => schema,
                 _ => {
