@@ -310,3 +310,46 @@ async fn a_protected_upstream_is_listed_with_credentials_and_called_with_the_ser
     assert!(near.terminate());
     assert!(far.terminate());
 }
+
+#[tokio::test]
+async fn a_stdio_upstream_that_dies_is_started_again_and_no_call_hangs() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let dir = Scratch::new();
+    // A copy of the server at a path of this test's own, so that killing it kills only it.
+    let script = dir.write(
+        "dying_peer.py",
+        &std::fs::read_to_string(repo().join("tests/peer/mcp_python_server.py")).unwrap(),
+    );
+    let source = format!("stdio:{} {}", python.display(), script.display());
+    let out = dir.0.join("catalog");
+    import(&source, &out, &["--toolkit", "Dying", "--include", "add"], &[]);
+    let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+    let pair = json!([{"name": "a", "value": 1}, {"name": "b", "value": 2}]);
+    let (status, _) = invoke(&server.base, "add", pair.clone()).await;
+    assert_eq!(status, 200);
+
+    let killed = std::process::Command::new("pkill")
+        .args(["-9", "-f", script.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "the upstream was running");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The first call after may fail (retryably, or as an unknown outcome: `add` is not marked
+    // idempotent), never hang; within a few calls the upstream is started again.
+    let started = std::time::Instant::now();
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let (status, body) = invoke(&server.base, "add", pair.clone()).await;
+        statuses.push(status);
+        if status == 200 {
+            assert_eq!(outputs_of(&body)["result"], json!(3));
+            break;
+        }
+        assert!(matches!(status, 409 | 503), "{status}: {body}");
+    }
+    assert_eq!(statuses.last(), Some(&200), "{statuses:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "no call hangs");
+    assert!(server.terminate());
+}
