@@ -70,6 +70,7 @@ COMPARISONS = [
     ("mcp", "toolhost", "fastmcp", "MCP `tools/call`", "FastMCP (Python)", 10.0),
     ("sculpt", "toolhost", "direct", "one-step sculpted HTTP tool via N-ACT, instant upstream", "the upstream called directly", 0.6),
     ("sculpt_slow", "toolhost", "direct", "the same, upstream answering in 2 ms", "the upstream called directly", 0.6),
+    ("federated", "toolhost", "direct", "MCP `tools/call` of a federated MCP tool (toolhost → the minimal rmcp server)", "the rmcp server called directly", 0.4),
 ]
 
 # Criterion benchmark id → (what, target in nanoseconds or None).

@@ -128,7 +128,7 @@ start() { # NAME COMMAND... (the command listens on ${port_of[NAME]})
   wait_port "${port_of[$name]}" "$name"
 }
 
-for name in toolhost bare rmcp upstream sculpted fastmcp; do port_of[$name]="$(free_port)"; done
+for name in toolhost bare rmcp upstream sculpted fastmcp federated; do port_of[$name]="$(free_port)"; done
 start toolhost "$toolhost" serve --listen "127.0.0.1:${port_of[toolhost]}" --log warn
 start bare "$baseline" bare "127.0.0.1:${port_of[bare]}"
 start rmcp "$baseline" rmcp "127.0.0.1:${port_of[rmcp]}"
@@ -190,6 +190,15 @@ else
   skip "sculpt" "this toolhost build does not serve the catalog's \`kind: http\` tool ($(grep -m1 -i error "$work/sculpt-check.log" | cut -c1-120))"
 fi
 
+# The federated tool: the minimal rmcp server's `add_numbers`, imported pinned (issue #14).
+if "$toolhost" import tools "http://127.0.0.1:${port_of[rmcp]}/mcp" --toolkit Federated \
+  --out "$work/federated" >"$work/federated-import.log" 2>&1; then
+  start federated "$toolhost" serve --catalog "$work/federated" --reload-interval-ms 0 \
+    --listen "127.0.0.1:${port_of[federated]}" --log warn
+else
+  skip "federated" "the import from the rmcp server failed ($(tail -1 "$work/federated-import.log" | cut -c1-120))"
+fi
+
 json='content-type: application/json'
 mcp_accept='accept: application/json, text/event-stream'
 mcp_version='mcp-protocol-version: 2025-06-18'
@@ -219,6 +228,8 @@ sides=(
   "sculpt_slow|direct|upstream|GET|/add?a=10&b=5&delay_us=2000||\"sum\":15"
   "sculpt1|toolhost|sculpted|POST|/nact/tools/add_numbers_upstream:invoke|$nact_body|\"sum\"|$json"
   "sculpt1|direct|upstream|GET|/add?a=10&b=5||\"sum\":15"
+  "federated|toolhost|federated|POST|/mcp|$mcp_body|\"structuredContent\"|$json|$mcp_accept|$mcp_version"
+  "federated|direct|rmcp|POST|/mcp|$mcp_body|\"structuredContent\"|$json|$mcp_accept|$mcp_version"
 )
 
 clock_ticks="$(getconf CLK_TCK)"
@@ -261,7 +272,7 @@ measure() { # ROUND SPEC
   say "round $round $group/$side: $out"
 }
 
-groups=(nact otc woa mcp sculpt sculpt_slow sculpt1)
+groups=(nact otc woa mcp sculpt sculpt_slow sculpt1 federated)
 for round in $(seq "$rounds"); do
   for group in "${groups[@]}"; do
     group_sides=()
@@ -280,7 +291,7 @@ done
 {
   echo "{"
   first=1
-  for name in toolhost sculpted bare rmcp upstream fastmcp; do
+  for name in toolhost sculpted federated bare rmcp upstream fastmcp; do
     pid="${pid_of[$name]:-}"
     [ -n "$pid" ] || continue
     kb="$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)"
@@ -288,6 +299,7 @@ done
     label="$name"
     case "$name" in
       sculpted) label="toolhost, sculpted-tool catalog" ;;
+      federated) label="toolhost, federated-tool catalog" ;;
       bare) label="bare axum baseline" ;;
       rmcp) label="minimal rmcp server" ;;
       upstream) label="upstream (axum)" ;;

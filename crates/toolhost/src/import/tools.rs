@@ -105,9 +105,10 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
                     };
                     outputs.push(json!({"name": "result", "type": kind, "required": false, "description": describe(schema["description"].as_str().unwrap_or_default(), "result")}));
                 }
-                // An MCP tool without an output schema answers in text.
+                // An MCP tool without an output schema answers in text, or with structured
+                // content it did not describe: one `json` output holds either.
                 _ if tool.protocol == toolhost_client::Protocol::Mcp => {
-                    outputs.push(json!({"name": "result", "type": "string", "required": false, "description": "The tool's answer, as text."}));
+                    outputs.push(json!({"name": "result", "type": "json", "required": false, "description": "The tool's answer: its text, or its structured content."}));
                 }
                 // Anything else without outputs returns nothing.
                 _ => {}
