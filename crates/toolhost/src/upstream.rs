@@ -223,12 +223,14 @@ struct Upstreamed {
 
 impl Upstreamed {
     async fn run(&self, call: BackendCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
-        let server = self
-            .upstream
-            .listing()
-            .await
-            .map_err(|e| unreachable(&self.upstream.source, &e))?;
+        let server = self.upstream.listing().await.map_err(|e| {
+            metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "unreachable")
+                .increment(1);
+            unreachable(&self.upstream.source, &e)
+        })?;
         let Some(tool) = server.tool(&self.tool) else {
+            metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "missing")
+                .increment(1);
             tracing::warn!(upstream = %self.upstream.source, tool = %self.tool, "the upstream no longer lists this tool; it is withdrawn until it is back or re-imported");
             return Err(ToolFailure::temporary(
                 "the service behind this tool does not offer it at the moment; try again later",
@@ -239,6 +241,8 @@ impl Upstreamed {
         };
         let now = lock::signature_hash(tool.protocol, &tool.definition);
         if now != self.pin {
+            metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "changed")
+                .increment(1);
             tracing::warn!(
                 upstream = %self.upstream.source,
                 tool = %self.tool,

@@ -163,6 +163,16 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
         (422, Some("upstream_changed")),
         "{problem}"
     );
+    let metrics = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("toolhost_upstream_failures_total{tool=\"add\",reason=\"changed\"} 1"),
+        "operators see the withdrawal: {metrics}"
+    );
     assert!(server.terminate());
 
     // Accepting the change: a compatible one is the next version.
