@@ -164,7 +164,14 @@ struct Upstream {
     client: Client,
     source: Source,
     protocol: Option<Protocol>,
-    listing: tokio::sync::Mutex<Option<(Instant, Arc<Server>)>>,
+    listing: tokio::sync::Mutex<Option<(Instant, Arc<Listing>)>>,
+}
+
+/// One reading of an upstream's tools, with each definition's hash computed once.
+#[derive(Debug)]
+struct Listing {
+    server: Server,
+    hashes: HashMap<String, String>,
 }
 
 impl Upstream {
@@ -191,16 +198,22 @@ impl Upstream {
     }
 
     /// The upstream's current listing, read again when older than [`LISTING_TTL`].
-    async fn listing(&self) -> Result<Arc<Server>, Error> {
+    async fn listing(&self) -> Result<Arc<Listing>, Error> {
         let mut listing = self.listing.lock().await;
-        if let Some((at, server)) = listing.as_ref()
+        if let Some((at, found)) = listing.as_ref()
             && at.elapsed() < LISTING_TTL
         {
-            return Ok(Arc::clone(server));
+            return Ok(Arc::clone(found));
         }
-        let server = Arc::new(self.client.discover_as(&self.source, self.protocol).await?);
-        *listing = Some((Instant::now(), Arc::clone(&server)));
-        Ok(server)
+        let server = self.client.discover_as(&self.source, self.protocol).await?;
+        let hashes = server
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), lock::signature_hash(t.protocol, &t.definition)))
+            .collect();
+        let found = Arc::new(Listing { server, hashes });
+        *listing = Some((Instant::now(), Arc::clone(&found)));
+        Ok(found)
     }
 
     /// Forgets the listing, so the next call reads it again (after a failure that may mean the
@@ -223,12 +236,12 @@ struct Upstreamed {
 
 impl Upstreamed {
     async fn run(&self, call: BackendCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
-        let server = self.upstream.listing().await.map_err(|e| {
+        let listing = self.upstream.listing().await.map_err(|e| {
             metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "unreachable")
                 .increment(1);
             unreachable(&self.upstream.source, &e)
         })?;
-        let Some(tool) = server.tool(&self.tool) else {
+        let Some(tool) = listing.server.tool(&self.tool) else {
             metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "missing")
                 .increment(1);
             tracing::warn!(upstream = %self.upstream.source, tool = %self.tool, "the upstream no longer lists this tool; it is withdrawn until it is back or re-imported");
@@ -239,7 +252,7 @@ impl Upstreamed {
             .with_code("upstream_missing")
             .with_developer_message(format!("{} lists no tool `{}`", self.upstream.source, self.tool)));
         };
-        let now = lock::signature_hash(tool.protocol, &tool.definition);
+        let now = listing.hashes.get(&self.tool).map_or("", String::as_str);
         if now != self.pin {
             metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "changed")
                 .increment(1);
