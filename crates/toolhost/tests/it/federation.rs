@@ -211,13 +211,19 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
 }
 
 #[tokio::test]
-async fn a_toolhost_federates_another_over_nact_and_otc_and_an_upstream_down_is_retryable() {
+async fn a_toolhost_federates_another_over_nact_otc_and_woa_and_an_upstream_down_is_retryable() {
     let upstream = Server::start(&[], &[], None);
     let dir = Scratch::new();
-    for protocol in ["nact", "otc"] {
+    for protocol in ["nact", "otc", "woa"] {
         let out = dir.0.join(protocol);
+        // WoA is found from the origin (its document is at the well-known path).
+        let address = if protocol == "woa" {
+            upstream.base.clone()
+        } else {
+            format!("{}/{protocol}", upstream.base)
+        };
         let said = import(
-            &format!("{}/{protocol}", upstream.base),
+            &address,
             &out,
             &["--toolkit", "Far", "--include", "*add_numbers*,*convert_length*"],
             &[],
@@ -230,10 +236,10 @@ async fn a_toolhost_federates_another_over_nact_and_otc_and_an_upstream_down_is_
             String::from_utf8_lossy(&check.stderr)
         );
         let near = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
-        let name = if protocol == "nact" {
-            "add_numbers"
-        } else {
+        let name = if protocol == "otc" {
             "calculator_add_numbers"
+        } else {
+            "add_numbers"
         };
         let (status, sum) = invoke(
             &near.base,
@@ -242,8 +248,8 @@ async fn a_toolhost_federates_another_over_nact_and_otc_and_an_upstream_down_is_
         )
         .await;
         assert_eq!(status, 200, "{protocol}: {sum}");
-        // N-ACT names the output; OTC's single output is a bare value, imported as `result`.
-        let output = if protocol == "nact" { "sum" } else { "result" };
+        // N-ACT and WoA name the output; OTC's single output is a bare value, imported as `result`.
+        let output = if protocol == "otc" { "result" } else { "sum" };
         assert_eq!(outputs_of(&sum)[output].as_f64(), Some(42.0), "{protocol}: {sum}");
         assert!(near.terminate());
     }
@@ -361,5 +367,52 @@ async fn a_stdio_upstream_that_dies_is_started_again_and_no_call_hangs() {
     }
     assert_eq!(statuses.last(), Some(&200), "{statuses:?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "no call hangs");
+    assert!(server.terminate());
+}
+
+#[tokio::test]
+async fn an_mcp_server_over_streamable_http_is_federated() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let port = crate::client_peers::free_port();
+    let mut command = std::process::Command::new(python);
+    command
+        .arg(repo().join("tests/peer/mcp_python_server.py"))
+        .args(["http", &port.to_string()]);
+    let _peer = crate::client_peers::start(command, port).await;
+    let dir = Scratch::new();
+    let out = dir.0.join("catalog");
+    let source = format!("http://127.0.0.1:{port}/mcp");
+    let said = tokio::task::spawn_blocking({
+        let out = out.clone();
+        move || {
+            import(
+                &source,
+                &out,
+                &["--toolkit", "Http", "--include", "add,count_tags"],
+                &[],
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert!(said.contains("wrote 2 tools"), "{said}");
+    let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+    let (status, sum) = invoke(
+        &server.base,
+        "add",
+        json!([{"name": "a", "value": 5}, {"name": "b", "value": 6}]),
+    )
+    .await;
+    assert_eq!(status, 200, "{sum}");
+    assert_eq!(outputs_of(&sum)["result"], json!(11));
+    let counted = json_of(
+        reqwest::Client::new()
+            .post(format!("{}/woa/agents/count_tags/invoke", server.base))
+            .json(&json!({"input": {"tags": ["a", "b"]}})),
+    )
+    .await;
+    assert_eq!(counted["result"], 2, "{counted}");
     assert!(server.terminate());
 }
