@@ -606,7 +606,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Before anything is read: a file changed from here on is a change the watcher sees.
     let seen = reload::Seen::now(settings.catalog.as_deref(), settings.config_file.as_deref());
     let loader = Arc::new(make_loader(&settings)?);
-    let catalog = match load(settings.catalog.as_deref(), &loader) {
+    // Inside the runtime: backends that watch their upstreams start their watchers on it.
+    let loaded = {
+        let _inside = runtime.enter();
+        load(settings.catalog.as_deref(), &loader)
+    };
+    let catalog = match loaded {
         Ok((catalog, lock_warnings)) => {
             for warning in lock_warnings {
                 tracing::warn!("{warning}");

@@ -29,6 +29,8 @@ use toolhost_core::{Backend, BackendCall, BackendFactory, BoxFuture, Secret, Sig
 pub const KIND: &str = "upstream";
 /// How long an upstream's listing is trusted before it is read again (and the pins checked).
 const LISTING_TTL: Duration = Duration::from_secs(60);
+/// When the watcher first reads an upstream after it is loaded.
+const FIRST_CHECK: Duration = Duration::from_secs(1);
 
 /// The backend block as a catalog writes it.
 #[derive(Debug, Deserialize)]
@@ -145,6 +147,12 @@ impl BackendFactory for Factory {
                 }
             }
         };
+        upstream
+            .pins
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(def.tool.clone(), def.pin.clone());
+        Upstream::watch(&upstream);
         Ok(Arc::new(Upstreamed {
             upstream,
             tool: def.tool,
@@ -165,6 +173,10 @@ struct Upstream {
     source: Source,
     protocol: Option<Protocol>,
     listing: tokio::sync::Mutex<Option<(Instant, Arc<Listing>)>>,
+    /// The pin of every catalog tool served by this upstream (the last load's).
+    pins: Mutex<HashMap<String, String>>,
+    /// Whether the watcher runs.
+    watching: std::sync::atomic::AtomicBool,
 }
 
 /// One reading of an upstream's tools, with each definition's hash computed once.
@@ -194,7 +206,62 @@ impl Upstream {
             source,
             protocol,
             listing: tokio::sync::Mutex::new(None),
+            pins: Mutex::default(),
+            watching: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Reads the upstream shortly after load and then every [`LISTING_TTL`], whether or not its
+    /// tools are called, and says when a tool is withdrawn (changed, missing, unreachable) or
+    /// back: operators hear of a drifted tool before a caller does. Runs on the server's
+    /// runtime; `check`, which has none, does not watch.
+    fn watch(this: &Arc<Self>) {
+        use std::sync::atomic::Ordering;
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if this.watching.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let weak = Arc::downgrade(this);
+        runtime.spawn(async move {
+            let mut reported: HashMap<String, &'static str> = HashMap::new();
+            let mut wait = FIRST_CHECK;
+            loop {
+                tokio::time::sleep(wait).await;
+                wait = LISTING_TTL;
+                let Some(upstream) = weak.upgrade() else { break };
+                upstream.forget().await;
+                let listing = upstream.listing().await;
+                let pins = upstream.pins.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+                for (tool, pin) in pins {
+                    let state = match &listing {
+                        Err(_) => "unreachable",
+                        Ok(found) => match found.hashes.get(&tool) {
+                            None => "missing",
+                            Some(now) if *now != pin => "changed",
+                            Some(_) => "ok",
+                        },
+                    };
+                    let withdrawn = if state == "ok" { 0.0 } else { 1.0 };
+                    metrics::gauge!("toolhost_upstream_tool_withdrawn", "tool" => tool.clone()).set(withdrawn);
+                    if reported.get(&tool).copied().unwrap_or("ok") == state {
+                        continue;
+                    }
+                    reported.insert(tool.clone(), state);
+                    if state == "ok" {
+                        tracing::info!(upstream = %upstream.source, %tool, "the upstream tool is as pinned again; served");
+                    } else {
+                        tracing::warn!(
+                            upstream = %upstream.source,
+                            %tool,
+                            state,
+                            "an upstream tool is withdrawn: its calls fail until the upstream is back as pinned, or the tool is imported again (toolhost import tools)"
+                        );
+                    }
+                }
+            }
+        });
     }
 
     /// The upstream's current listing, read again when older than [`LISTING_TTL`].

@@ -155,8 +155,15 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
     assert!(run(&["check", "--lock", out_text]).status.success());
     let pair = json!([{"name": "a", "value": 2}, {"name": "b", "value": 40}]);
 
-    // The upstream now describes `add` differently: the pinned tool is not run against it.
+    // The upstream now describes `add` differently: the pinned tool is not run against it, and
+    // the watcher says so soon after start, before any call.
     let server = Server::start(&["--catalog", out_text], &[("TOOL_DRIFT", "reworded")], None);
+    let logs = server.logs_when(|l| l.iter().any(|x| x.contains("upstream tool is withdrawn")));
+    assert!(
+        logs.iter()
+            .any(|x| x.contains("upstream tool is withdrawn") && x.contains("changed") && x.contains("\"add\"")),
+        "{logs:?}"
+    );
     let (status, problem) = invoke(&server.base, "add", pair.clone()).await;
     assert_eq!(
         (status, problem["code"].as_str()),
@@ -170,7 +177,8 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
         .await
         .unwrap();
     assert!(
-        metrics.contains("toolhost_upstream_failures_total{tool=\"add\",reason=\"changed\"} 1"),
+        metrics.contains("toolhost_upstream_failures_total{tool=\"add\",reason=\"changed\"} 1")
+            && metrics.contains("toolhost_upstream_tool_withdrawn{tool=\"add\"} 1"),
         "operators see the withdrawal: {metrics}"
     );
     assert!(server.terminate());
