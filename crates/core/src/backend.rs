@@ -66,6 +66,12 @@ pub struct CallContext {
     pub traceparent: Option<String>,
     /// Which tools the caller may see and call; a tool outside it is not found.
     pub access: crate::catalog::Access,
+    /// The authenticated caller's own bearer token (a verified JWT; never an API key of this
+    /// server), for tools that act on the caller's behalf (`auth: {forward: bearer}`).
+    pub caller_token: Option<Secret>,
+    /// The authenticated caller's subject (a JWT's `sub`, or an API key's name), for templates
+    /// (`{{caller.sub}}`).
+    pub caller_subject: Option<String>,
 }
 
 /// A secret value whose `Debug` and `Display` never show it.

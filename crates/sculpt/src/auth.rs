@@ -75,6 +75,13 @@ impl Auth {
         let mut applied = Applied::default();
         let text = |t: &Template| {
             t.text(scope, |s, out| out.push_str(s)).ok_or_else(|| {
+                if t.references().any(|r| matches!(r, crate::reference::Reference::Caller { token: true })) {
+                    // A tool that acts as the caller needs the caller's own token.
+                    return ToolFailure::permanent(
+                        "this tool acts on behalf of the calling user and needs their token: call it authenticated with a bearer token (a JWT this server accepts), not an API key",
+                    )
+                    .with_code("missing_caller_token");
+                }
                 ToolFailure::permanent("the upstream credentials are not available for this call")
                     .with_code(failure::AUTH)
                     .with_developer_message(format!("an auth value refers to `{}`, which has no value", t.shape()))

@@ -659,6 +659,16 @@ impl<'a> Builder<'a> {
         Some(match def {
             AuthDef::None => return None,
             AuthDef::Bearer(token) => Auth::Bearer(t("bearer", token)?),
+            AuthDef::Forward(what) if what == "bearer" => {
+                Auth::Bearer(Template::hole(Reference::Caller { token: true }, "caller.token"))
+            }
+            AuthDef::Forward(other) => {
+                self.problem(
+                    place,
+                    format!("`forward: {other}`: only `forward: bearer` (the caller's own bearer token) is known"),
+                );
+                return None;
+            }
             AuthDef::Basic { username, password } => {
                 let username = t("basic.username", username);
                 let password = t("basic.password", password);

@@ -149,6 +149,8 @@ pub(crate) enum AuthDef {
     /// OAuth 2.0 client credentials (RFC 6749 §4.4), with the token cached until shortly
     /// before it expires.
     Oauth2(OAuth2Def),
+    /// `forward: bearer`: the authenticated caller's own bearer token, as it came in.
+    Forward(String),
 }
 
 /// OAuth 2.0 client-credentials settings.

@@ -19,6 +19,9 @@ pub(crate) enum Reference {
     Step { step: usize, field: StepField },
     /// The current element of a `for_each` step's list, then a path into it.
     Item(Vec<Segment>),
+    /// The authenticated caller's bearer token (`caller.token`: a secret, sent only upstream)
+    /// or subject (`caller.sub`).
+    Caller { token: bool },
 }
 
 /// Where a secret's value comes from.
@@ -107,6 +110,16 @@ impl Reference {
             "input" => input(text, &rest, names.inputs),
             "secret" => secret(text, &rest, names.secrets),
             "item" if names.item => Ok(Reference::Item(rest)),
+            "caller" => match rest.as_slice() {
+                [Segment::Key(k)] if k == "sub" => Ok(Reference::Caller { token: false }),
+                [Segment::Key(k)] if k == "token" => match names.secrets {
+                    Some(_) => Ok(Reference::Caller { token: true }),
+                    None => Err(format!(
+                        "`{text}`: the caller's token cannot be used here, since this text reaches the caller and the model"
+                    )),
+                },
+                _ => Err(format!("`{text}` must be `caller.sub` or `caller.token`")),
+            },
             "item" => Err(format!(
                 "`{text}`: `item` is the current element of a step's `for_each` list; this place has none"
             )),
@@ -124,7 +137,7 @@ impl Reference {
 
     /// Whether the reference reads a secret.
     pub fn is_secret(&self) -> bool {
-        matches!(self, Self::Secret(_))
+        matches!(self, Self::Secret(_) | Self::Caller { token: true })
     }
 
     /// The step this reference reads, if any.
@@ -144,6 +157,10 @@ impl Reference {
                 Cow::Owned(Value::String(scope.context.secrets.get(name)?.expose().to_owned()))
             }
             Self::Item(path) => Cow::Borrowed(walk(scope.item?, path)?),
+            Self::Caller { token: true } => {
+                Cow::Owned(Value::String(scope.context.caller_token.as_ref()?.expose().to_owned()))
+            }
+            Self::Caller { token: false } => Cow::Owned(Value::String(scope.context.caller_subject.clone()?)),
             Self::Step { step, field } => {
                 let result: &'s StepResult = scope.steps.get(*step)?.as_deref()?;
                 match field {

@@ -770,7 +770,13 @@ impl Sculpted {
     /// Every secret this call may send: the server's and the call's.
     fn scrubber(&self, call: &BackendCall<'_>) -> Scrubber {
         let mut scrubber = self.scrubber.clone();
-        for secret in call.context.secrets.values().chain(call.context.authorization.values()) {
+        for secret in call
+            .context
+            .secrets
+            .values()
+            .chain(call.context.authorization.values())
+            .chain(call.context.caller_token.as_ref())
+        {
             scrubber.add(secret.expose());
         }
         scrubber

@@ -198,3 +198,27 @@ outputs: { sent: second.body }
         "{found}"
     );
 }
+
+#[test]
+fn the_callers_token_goes_only_upstream() {
+    let with = |outputs: &str| {
+        tool(
+            "[]",
+            OUT,
+            &format!(
+                "kind: http\nbase_url: BASE\nauth: {{ forward: bearer }}\nsteps:\n  - name: me\n    path: /me\n    query: {{ user: \"{{{{caller.sub}}}}\" }}\noutputs: {outputs}\n"
+            ),
+        )
+    };
+    let found = problems(&with("{ sent: \"{{caller.token}}\" }")).join("\n");
+    assert!(found.contains("the caller's token cannot be used here"), "{found}");
+    let found = problems(&with("{ sent: \"{{caller.name}}\" }")).join("\n");
+    assert!(found.contains("must be `caller.sub` or `caller.token`"), "{found}");
+    let found = problems(&tool(
+        "[]",
+        OUT,
+        "kind: http\nbase_url: BASE\nauth: { forward: basic }\nsteps: [{ name: me, path: /me }]\noutputs: { sent: me.body }\n",
+    ))
+    .join("\n");
+    assert!(found.contains("only `forward: bearer`"), "{found}");
+}

@@ -339,7 +339,10 @@ async fn fetch(http: &reqwest::Client, url: &str) -> Result<JwkSet, String> {
 }
 
 /// Verifies `token` against the issuers it may come from; returns the caller id and scopes.
-pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<(String, BTreeSet<String>), Refusal> {
+pub(super) async fn verify(
+    issuers: &[Issuer],
+    token: &str,
+) -> Result<(String, BTreeSet<String>, Option<String>), Refusal> {
     let malformed = || Refusal::Invalid("the bearer token is neither a known API key nor a well-formed JWT".to_owned());
     let header = jsonwebtoken::decode_header(token).map_err(|_| malformed())?;
     // The unverified `iss` only picks which issuer's keys to try; the signature decides.
@@ -381,8 +384,9 @@ fn describe(kind: &ErrorKind) -> &'static str {
     }
 }
 
-/// The caller id and the scopes granted by `scope` (space-separated) or `scp` (list or string).
-fn identity(claims: &Value) -> (String, BTreeSet<String>) {
+/// The caller id, the scopes granted by `scope` (space-separated) or `scp` (list or string),
+/// and the subject.
+fn identity(claims: &Value) -> (String, BTreeSet<String>, Option<String>) {
     let text = |k: &str| claims.get(k).and_then(Value::as_str).unwrap_or("");
     let id = format!("jwt:{}:{}", text("iss"), text("sub"));
     let mut scopes = BTreeSet::new();
@@ -393,7 +397,8 @@ fn identity(claims: &Value) -> (String, BTreeSet<String>) {
             _ => {}
         }
     }
-    (id, scopes)
+    let subject = claims.get("sub").and_then(Value::as_str).map(str::to_owned);
+    (id, scopes, subject)
 }
 
 #[cfg(test)]

@@ -36,6 +36,10 @@ pub struct Caller {
     pub id: std::borrow::Cow<'static, str>,
     /// The tools this caller may see and call.
     pub access: Access,
+    /// The verified JWT the caller presented, which tools may forward on its behalf.
+    pub token: Option<toolhost_core::Secret>,
+    /// The JWT's `sub`, or the API key's name.
+    pub subject: Option<String>,
 }
 
 impl Caller {
@@ -44,6 +48,8 @@ impl Caller {
         Self {
             id: "anonymous".into(),
             access: Access::All,
+            token: None,
+            subject: None,
         }
     }
 
@@ -51,6 +57,26 @@ impl Caller {
         Self {
             id: id.into(),
             access: Access::Scopes(Arc::new(scopes)),
+            token: None,
+            subject: None,
+        }
+    }
+
+    /// An API key's caller: its name is the subject; the key itself is never forwarded.
+    fn of_key(key: &keys::ApiKey) -> Self {
+        let mut caller = Self::with_scopes(format!("key:{}", key.name), key.scopes.clone());
+        caller.subject = Some(key.name.clone());
+        caller
+    }
+
+    /// The call context of this caller: what it may see, and who it is for tools that act on
+    /// its behalf.
+    pub fn context(&self) -> toolhost_core::CallContext {
+        toolhost_core::CallContext {
+            access: self.access.clone(),
+            caller_token: self.token.clone(),
+            caller_subject: self.subject.clone(),
+            ..toolhost_core::CallContext::default()
         }
     }
 }
@@ -64,6 +90,8 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
         Ok(parts.extensions.get::<Caller>().cloned().unwrap_or_else(|| Caller {
             id: "unauthenticated".into(),
             access: Access::Scopes(Arc::default()),
+            token: None,
+            subject: None,
         }))
     }
 }
@@ -141,21 +169,24 @@ impl Authenticator {
         });
         if let Some(key) = api_key {
             return keys::find(&self.keys, key)
-                .map(|k| Caller::with_scopes(format!("key:{}", k.name), k.scopes.clone()))
+                .map(Caller::of_key)
                 .ok_or_else(|| Refusal::Invalid("the API key is not valid".to_owned()));
         }
         let Some(token) = bearer else {
             return Err(Refusal::Missing);
         };
         if let Some(k) = keys::find(&self.keys, token) {
-            return Ok(Caller::with_scopes(format!("key:{}", k.name), k.scopes.clone()));
+            return Ok(Caller::of_key(k));
         }
         if self.issuers.is_empty() {
             return Err(Refusal::Invalid("the bearer token is not a valid API key".to_owned()));
         }
-        jwt::verify(&self.issuers, token)
-            .await
-            .map(|(id, scopes)| Caller::with_scopes(id, scopes))
+        jwt::verify(&self.issuers, token).await.map(|(id, scopes, subject)| {
+            let mut caller = Caller::with_scopes(id, scopes);
+            caller.token = Some(toolhost_core::Secret::new(token));
+            caller.subject = subject;
+            caller
+        })
     }
 }
 

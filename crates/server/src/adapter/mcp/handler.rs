@@ -42,11 +42,16 @@ impl Handler {
         if self.local {
             return Access::All;
         }
+        self.caller(context)
+            .map_or_else(|| Access::Scopes(Arc::default()), |caller| caller.access.clone())
+    }
+
+    /// The caller the auth layer recorded for this request (none over stdio).
+    fn caller<'c>(&self, context: &'c RequestContext<RoleServer>) -> Option<&'c Caller> {
         context
             .extensions
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Caller>())
-            .map_or_else(|| Access::Scopes(Arc::default()), |caller| caller.access.clone())
     }
 }
 
@@ -124,6 +129,8 @@ impl ServerHandler for Handler {
             input: request.arguments.unwrap_or_default(),
             context: CallContext {
                 access: self.access(&context),
+                caller_token: self.caller(&context).and_then(|c| c.token.clone()),
+                caller_subject: self.caller(&context).and_then(|c| c.subject.clone()),
                 ..CallContext::default()
             },
         };

@@ -6,7 +6,7 @@ use axum::extract::{Path, RawQuery, State as Extract};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
-use toolhost_core::{CallContext, Invocation, ListQuery, VersionSelector};
+use toolhost_core::{Invocation, ListQuery, VersionSelector};
 use toolhost_wire::nact::{self as wire, Page, Paging};
 
 use super::cursor::{self, Kind};
@@ -208,10 +208,7 @@ async fn invoke(
         tool: tool.name.clone(),
         version,
         input,
-        context: CallContext {
-            access: caller.access,
-            ..CallContext::default()
-        },
+        context: caller.context(),
     };
     let outcome = crate::calls::invoke(state, crate::calls::Protocol::Nact, invocation)
         .await

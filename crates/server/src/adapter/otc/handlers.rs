@@ -129,6 +129,8 @@ pub(super) async fn call(
         input,
         context: CallContext {
             access: caller.access,
+            caller_token: caller.token,
+            caller_subject: caller.subject,
             ..convert::context(request.context, request.trace_id)
         },
     };

@@ -7,7 +7,7 @@ use axum::extract::{Path, State as Extract};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use toolhost_core::{Access, CallContext, Error, Invocation};
+use toolhost_core::{Access, Error, Invocation};
 use toolhost_wire::woa::{self as wire, Envelope};
 
 use super::{Document, convert, error};
@@ -86,10 +86,7 @@ pub(super) async fn invoke(
         tool: tool.name.clone(),
         version: call.version,
         input: call.input,
-        context: CallContext {
-            access: caller.access,
-            ..CallContext::default()
-        },
+        context: caller.context(),
     };
     let outcome = crate::calls::invoke(&state, crate::calls::Protocol::Woa, invocation)
         .await
