@@ -60,7 +60,8 @@ impl Lockfile {
         let mut tools: Vec<Locked> = tools
             .into_iter()
             .map(|t| Locked {
-                server: t.endpoint.clone(),
+                // A lockfile is committed: it never holds a credential from the URL.
+                server: crate::text::without_credentials(&t.endpoint),
                 protocol: t.protocol,
                 name: t.name.clone(),
                 version: t.version.clone(),

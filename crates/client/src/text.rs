@@ -71,6 +71,19 @@ pub fn is_plain_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn urls_lose_their_credentials_before_they_are_written() {
+        let source =
+            crate::Source::parse("https://me:pw@api.example/mcp?api_key=k&access_token=t&Signature=s&page=2").unwrap();
+        assert_eq!(
+            without_credentials(&source).to_string(),
+            "https://api.example/mcp?page=2"
+        );
+        let command = crate::Source::parse("stdio:npx server").unwrap();
+        assert_eq!(without_credentials(&command), command);
+    }
+
     use super::*;
 
     #[test]
@@ -123,6 +136,48 @@ pub fn shown_url(text: &str) -> String {
         shown.push_str(&fragment);
     }
     shown
+}
+
+/// Whether a query parameter's name says it carries a credential (`api_key`, `token`, …).
+fn is_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "auth",
+        "signature",
+        "sig",
+        "credential",
+    ]
+    .iter()
+    .any(|word| name == *word || name.contains(word))
+}
+
+/// `source` without the credentials a URL can carry: its user and password, and query
+/// parameters whose names say they hold one (`api_key`, `access_token`, …). What is written
+/// to a lockfile or a catalog, and so may be committed, never holds a secret; pass credentials
+/// with `--bearer`, `--api-key` or `--header` instead.
+pub fn without_credentials(source: &crate::Source) -> crate::Source {
+    let crate::Source::Url(url) = source else {
+        return source.clone();
+    };
+    let mut url = url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let kept: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| !is_credential(k))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    if kept.is_empty() {
+        url.set_query(None);
+    } else {
+        url.query_pairs_mut().clear().extend_pairs(kept);
+    }
+    crate::Source::Url(url)
 }
 
 /// An error text from a library, in the user's terms: no Rust type paths (`[rmcp::transport::

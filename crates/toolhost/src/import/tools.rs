@@ -149,8 +149,11 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
     if let Some(overlay) = &options.overlay {
         tools = overlay.apply(tools, &mut notes)?;
     }
+    // A catalog is committed: credentials in the URL are left out (pass them with --bearer,
+    // --api-key or --header, which the catalog reads from [secrets]).
+    let endpoint = toolhost_client::text::without_credentials(&server.endpoint);
     let mut defaults =
-        json!({"kind": crate::upstream::KIND, "source": server.endpoint.to_string(), "protocol": server.protocol});
+        json!({"kind": crate::upstream::KIND, "source": endpoint.to_string(), "protocol": server.protocol});
     let mut secrets = BTreeSet::new();
     let prefix = snake(&toolkit).to_uppercase();
     for (header, value) in &options.headers {

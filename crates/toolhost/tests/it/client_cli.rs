@@ -124,9 +124,15 @@ async fn lock_then_verify_finds_drift() {
     let lockfile = lockfile.to_str().unwrap();
     let nact = format!("{}/nact", local.base);
     let otc = format!("{}/otc", local.base);
-    let locked = toolhost(net(&["lock", &nact, &otc, "-o", lockfile])).await;
+    // Credentials in a URL never reach the lockfile (it is committed).
+    let nact_with_secrets = nact.replace("http://", "http://someone:Pw-Secret-8@");
+    let locked = toolhost(net(&["lock", &nact_with_secrets, &otc, "-o", lockfile])).await;
     assert!(locked.status.success(), "{}", stderr(&locked));
     let text = std::fs::read_to_string(lockfile).unwrap();
+    assert!(
+        !text.contains("Secret-8") && !text.contains("Secret-9") && !text.contains("someone"),
+        "{text}"
+    );
     let parsed: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(parsed["lockfile"], 1);
     assert_eq!(parsed["tools"].as_array().unwrap().len(), 2);
