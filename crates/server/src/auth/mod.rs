@@ -76,8 +76,16 @@ impl Caller {
             access: self.access.clone(),
             caller_token: self.token.clone(),
             caller_subject: self.subject.clone(),
+            user_id: self.end_user(),
             ..toolhost_core::CallContext::default()
         }
+    }
+
+    /// The end user a call is for, when the caller is one: a JWT's subject (an API key names a
+    /// client, not a user). It meets a tool's `requirements.user_id` on every protocol; OTC's
+    /// own `context.user_id` wins where it is given.
+    pub fn end_user(&self) -> Option<String> {
+        self.token.as_ref().and(self.subject.clone())
     }
 }
 

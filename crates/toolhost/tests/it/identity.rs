@@ -78,6 +78,18 @@ async fn a_tool_acts_as_the_caller_on_every_protocol() {
               auth: {{ forward: bearer }}
               steps: [{{ name: me, path: /me, query: {{ user: "{{{{caller.sub}}}}" }} }}]
               outputs: {{ greeting: me.body.greeting }}
+      - name: for_a_user
+        description: Needs to know which user it runs for.
+        requirements: {{ user_id: true }}
+        versions:
+          - version: 1.0.0
+            inputs: []
+            outputs: [{{ name: greeting, type: string, description: The greeting. }}]
+            backend:
+              kind: http
+              base_url: {base}
+              steps: [{{ name: me, path: /me }}]
+              outputs: {{ greeting: me.body.greeting }}
 "#
         ),
     );
@@ -167,5 +179,27 @@ async fn a_tool_acts_as_the_caller_on_every_protocol() {
         "{problem}"
     );
     assert_eq!(seen.lock().unwrap().len(), 4, "nothing was sent upstream");
+
+    // `requirements.user_id` is met by the JWT's subject on every protocol, not by an API key.
+    for (header, value, expected) in [
+        ("authorization", bearer.as_str(), 200),
+        ("otc-api-key", "Api-Key-7", 400),
+    ] {
+        let reply = http
+            .post(format!("{}/woa/agents/for_a_user/invoke", server.base))
+            .header(header, value)
+            .json(&json!({"input": {}}))
+            .send()
+            .await
+            .unwrap();
+        let status = reply.status().as_u16();
+        let body = reply.text().await.unwrap();
+        if expected == 200 {
+            assert_eq!(status, 200, "{body}");
+        } else {
+            assert!((400..500).contains(&status), "{status}: {body}");
+            assert!(body.contains("user"), "says what is missing: {body}");
+        }
+    }
     assert!(server.terminate());
 }

@@ -127,11 +127,15 @@ pub(super) async fn call(
         tool: tool.name.clone(),
         version: id.version,
         input,
-        context: CallContext {
-            access: caller.access,
-            caller_token: caller.token,
-            caller_subject: caller.subject,
-            ..convert::context(request.context, request.trace_id)
+        context: {
+            let given = convert::context(request.context, request.trace_id);
+            CallContext {
+                user_id: given.user_id.clone().or_else(|| caller.end_user()),
+                access: caller.access,
+                caller_token: caller.token,
+                caller_subject: caller.subject,
+                ..given
+            }
         },
     };
     let run = Box::pin(run(&state, invocation, &call_id, schema, &request.tool_id));
