@@ -399,7 +399,12 @@ fn draft(
         // A Swagger 2.0 parameter in another file keeps its type beside its name.
         let schema = match p.get("schema") {
             None if p.get("type").is_some() => p.clone(),
-            _ => resolve(doc, &p["schema"], 0).unwrap_or(Value::Null),
+            _ => resolve_noted(
+                doc,
+                &p["schema"],
+                &format!("{where_}: parameter `{}`", p["name"].as_str().unwrap_or("?")),
+                notes,
+            ),
         };
         let description = p["description"].as_str().unwrap_or_default();
         let required = p["required"].as_bool().unwrap_or(location == "path");
@@ -477,7 +482,8 @@ fn draft(
                     .collect();
                 let body_required = request_body["required"].as_bool().unwrap_or(false);
                 for (prop, prop_schema) in schema["properties"].as_object().into_iter().flatten() {
-                    let prop_schema = resolve(doc, prop_schema, 0).unwrap_or(Value::Null);
+                    let prop_schema =
+                        resolve_noted(doc, prop_schema, &format!("{where_}: body property `{prop}`"), notes);
                     if prop_schema["readOnly"].as_bool() == Some(true) {
                         continue;
                     }
@@ -714,6 +720,22 @@ fn json_answers(doc: &Value) -> bool {
             })
         })
     })
+}
+
+/// [`resolve`], noting a reference that does not resolve or a cycle cut at [`MAX_REF_DEPTH`]
+/// (the field is then read as an untyped string), so nothing is cut silently.
+fn resolve_noted(doc: &Value, value: &Value, what: &str, notes: &mut Vec<String>) -> Value {
+    match resolve(doc, value, 0) {
+        Some(resolved) => resolved,
+        None => {
+            if !value.is_null() {
+                notes.push(format!(
+                    "{what}: its schema's `$ref` does not resolve, or refers to itself more than {MAX_REF_DEPTH} deep; it is read as a string"
+                ));
+            }
+            Value::Null
+        }
+    }
 }
 
 /// The first server's URL, its variables at their defaults.
@@ -1001,6 +1023,27 @@ mod tests {
             "GitHubsOfficialOpenApi"
         );
         assert_eq!(unique_within("a_b_c", &mut BTreeSet::new(), 4), "a_b");
+    }
+
+    #[test]
+    fn a_reference_cycle_or_a_dangling_reference_is_noted() {
+        let doc = json!({
+            "openapi": "3.0.0", "info": {"title": "t"}, "servers": [{"url": "http://x"}],
+            "components": {"schemas": {"Loop": {"$ref": "#/components/schemas/Loop"}}},
+            "paths": {"/a": {"post": {
+                "operationId": "a",
+                "parameters": [{"name": "q", "in": "query", "schema": {"$ref": "#/components/schemas/Loop"}}],
+                "requestBody": {"content": {"application/json": {"schema": {"properties": {"gone": {"$ref": "#/nowhere"}}}}}},
+                "responses": {}
+            }}}
+        });
+        let imported = import(&doc, &Options::default()).unwrap();
+        let notes = imported.notes.join("\n");
+        assert!(
+            notes.contains("parameter `q`: its schema's `$ref` does not resolve"),
+            "{notes}"
+        );
+        assert!(notes.contains("body property `gone`"), "{notes}");
     }
 
     proptest::proptest! {
