@@ -85,7 +85,14 @@ pub struct Options {
     /// `OTC-API-Key: …`). A redirect to another origin is then refused rather than followed with
     /// them or without them. Values never appear in messages or logs.
     pub headers: Vec<(String, String)>,
+    /// Headers for the servers under a URL prefix (`https://tools.example.com/`), from the
+    /// user's servers file: sent to requests under that prefix only, whichever servers were
+    /// typed, and the prefix's origin is reachable as if typed.
+    pub server_headers: ServerHeaders,
 }
+
+/// Headers by URL prefix: each prefix with its `(name, value)` pairs.
+pub type ServerHeaders = Vec<(url::Url, Vec<(String, String)>)>;
 
 impl Default for Options {
     fn default() -> Self {
@@ -99,6 +106,7 @@ impl Default for Options {
             max_body: 16 * 1024 * 1024,
             allow_stdio: false,
             headers: Vec::new(),
+            server_headers: Vec::new(),
         }
     }
 }
@@ -134,9 +142,20 @@ impl Client {
     /// A client with `options`.
     pub fn new(options: Options) -> Result<Self, Error> {
         let lookup = options.lookup.clone().unwrap_or_else(|| Arc::new(SystemLookup));
-        let guard = Guard::new(options.policy.clone(), lookup);
+        let mut policy = options.policy.clone();
+        for (prefix, _) in &options.server_headers {
+            policy = policy.trust(prefix);
+        }
+        let guard = Guard::new(policy, lookup);
         let cache = options.cache_dir.clone().map(Cache::new);
-        let http = Http::with_credentials(guard, cache, options.timeout, options.max_body, &options.headers)?;
+        let http = Http::with_credentials(
+            guard,
+            cache,
+            options.timeout,
+            options.max_body,
+            &options.headers,
+            &options.server_headers,
+        )?;
         Ok(Self {
             http,
             options,

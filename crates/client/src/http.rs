@@ -74,13 +74,15 @@ pub(crate) struct Http {
     max_body: usize,
     /// Headers for the servers the caller named (see [`crate::Options::headers`]).
     credentials: HeaderMap,
+    /// Headers by URL prefix (see [`crate::Options::server_headers`]).
+    by_prefix: Vec<(String, HeaderMap)>,
 }
 
 impl Http {
     /// A client that connects only where `guard` allows, with no proxy from the environment
     /// (a proxy would connect on our behalf, past the guard).
     pub fn new(guard: Guard, cache: Option<Cache>, timeout: Duration, max_body: usize) -> Result<Self, Error> {
-        Self::with_credentials(guard, cache, timeout, max_body, &[])
+        Self::with_credentials(guard, cache, timeout, max_body, &[], &[])
     }
 
     /// [`Http::new`], sending `headers` to the servers the caller named. With credentials, a
@@ -92,20 +94,14 @@ impl Http {
         timeout: Duration,
         max_body: usize,
         headers: &[(String, String)],
+        servers: &[(Url, Vec<(String, String)>)],
     ) -> Result<Self, Error> {
-        let mut credentials = HeaderMap::new();
-        for (name, value) in headers {
-            let name = http::header::HeaderName::from_bytes(name.trim().as_bytes())
-                .map_err(|_| Error::Setup(format!("`{}` is not a valid header name", text::one_line(name, 80))))?;
-            let mut value = http::header::HeaderValue::from_str(value.trim()).map_err(|_| {
-                Error::Setup(format!(
-                    "the value of header `{name}` has characters a header cannot carry"
-                ))
-            })?;
-            value.set_sensitive(true);
-            credentials.append(name, value);
-        }
-        let redirect = if credentials.is_empty() {
+        let credentials = header_map(headers)?;
+        let by_prefix = servers
+            .iter()
+            .map(|(prefix, headers)| Ok((prefix.to_string(), header_map(headers)?)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        let redirect = if credentials.is_empty() && by_prefix.is_empty() {
             guard.redirect_policy()
         } else {
             guard.redirect_policy_same_origin()
@@ -125,15 +121,30 @@ impl Http {
             cache,
             max_body,
             credentials,
+            by_prefix,
         })
     }
 
-    /// The credentials for `url`: the caller's headers when it named that server, else none.
+    /// The credentials for `url`: the caller's headers when it named that server, and those
+    /// of the servers file entry whose prefix it is under; else none.
     pub fn credentials_for(&self, url: &Url) -> HeaderMap {
-        if self.credentials.is_empty() || !self.guard.policy().trusts(url) {
-            return HeaderMap::new();
+        let mut out = if !self.credentials.is_empty() && self.guard.policy().trusts(url) {
+            self.credentials.clone()
+        } else {
+            HeaderMap::new()
+        };
+        let text = url.as_str();
+        if let Some((_, headers)) = self
+            .by_prefix
+            .iter()
+            .filter(|(prefix, _)| text.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+        {
+            for (name, value) in headers {
+                out.insert(name.clone(), value.clone());
+            }
         }
-        self.credentials.clone()
+        out
     }
 
     /// The reqwest client, for rmcp's streamable HTTP transport (same guard, same limits).
@@ -277,6 +288,24 @@ impl Http {
             body,
         })
     }
+}
+
+/// Header names and values as a map, values marked sensitive; a bad one is a setup error that
+/// names the header, never its value.
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, Error> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let name = http::header::HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|_| Error::Setup(format!("`{}` is not a valid header name", text::one_line(name, 80))))?;
+        let mut value = http::header::HeaderValue::from_str(value.trim()).map_err(|_| {
+            Error::Setup(format!(
+                "the value of header `{name}` has characters a header cannot carry"
+            ))
+        })?;
+        value.set_sensitive(true);
+        map.append(name, value);
+    }
+    Ok(map)
 }
 
 fn too_large(url: &Url, max: usize) -> Error {

@@ -32,7 +32,7 @@ mod validate;
 mod woa;
 
 pub use cache::default_dir as default_cache_dir;
-pub use client::{CallContext, Client, Options};
+pub use client::{CallContext, Client, Options, ServerHeaders};
 pub use discover::Limits;
 pub use error::{Error, ToolFailure};
 pub use export::{Exported, Format, NameMap};

@@ -174,9 +174,87 @@ pub struct Credentials {
     /// Send this header to the server you name (repeatable), e.g. 'X-Api-Key: abc'.
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
     headers: Vec<(String, String)>,
+    /// Credentials per server, by URL prefix [default: $XDG_CONFIG_HOME/toolhost/servers.toml
+    /// or ~/.config/toolhost/servers.toml, when it exists].
+    #[arg(long, value_name = "FILE", env = "TOOLHOST_SERVERS")]
+    servers: Option<PathBuf>,
+}
+
+/// One entry of the servers file.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerEntry {
+    /// A URL prefix: its origin, optionally with a path (`https://tools.example.com/team/`).
+    url: String,
+    #[serde(default)]
+    bearer: Option<String>,
+    /// The environment variable holding the bearer token (the file then holds no secret).
+    #[serde(default)]
+    bearer_env: Option<String>,
+    #[serde(default)]
+    api_key: Option<String>,
+    #[serde(default)]
+    api_key_env: Option<String>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+}
+
+/// The servers file.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServersFile {
+    #[serde(default)]
+    server: Vec<ServerEntry>,
 }
 
 impl Credentials {
+    /// The servers file's headers by URL prefix: the one given, else the default one when it
+    /// exists. A variable it names that is unset is an error naming it.
+    pub fn server_headers(&self) -> anyhow::Result<toolhost_client::ServerHeaders> {
+        let path = match &self.servers {
+            Some(path) => path.clone(),
+            None => {
+                let config = std::env::var_os("XDG_CONFIG_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+                match config.map(|c| c.join("toolhost/servers.toml")) {
+                    Some(path) if path.exists() => path,
+                    _ => return Ok(Vec::new()),
+                }
+            }
+        };
+        let text = std::fs::read_to_string(&path).with_context(|| format!("failed to read {}", path.display()))?;
+        let file: ServersFile = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let env = |name: &str| {
+            std::env::var(name)
+                .map_err(|_| anyhow::anyhow!("{}: the environment variable `{name}` is not set", path.display()))
+        };
+        let mut out = Vec::new();
+        for entry in file.server {
+            let url = url::Url::parse(&entry.url)
+                .map_err(|e| anyhow::anyhow!("{}: `{}` is not a URL ({e})", path.display(), entry.url))?;
+            let mut headers: Vec<(String, String)> = entry.headers.into_iter().collect();
+            let bearer = match (&entry.bearer, &entry.bearer_env) {
+                (_, Some(name)) => Some(env(name)?),
+                (Some(token), None) => Some(token.clone()),
+                (None, None) => None,
+            };
+            if let Some(token) = bearer {
+                headers.push(("Authorization".to_owned(), format!("Bearer {}", token.trim())));
+            }
+            let key = match (&entry.api_key, &entry.api_key_env) {
+                (_, Some(name)) => Some(env(name)?),
+                (Some(key), None) => Some(key.clone()),
+                (None, None) => None,
+            };
+            if let Some(key) = key {
+                headers.push(("OTC-API-Key".to_owned(), key.trim().to_owned()));
+            }
+            out.push((url, headers));
+        }
+        Ok(out)
+    }
+
     /// The headers `--bearer`, `--api-key` and `--header` ask for.
     pub fn headers(&self) -> Vec<(String, String)> {
         let mut headers = self.headers.clone();
@@ -225,7 +303,7 @@ fn parse_net(text: &str) -> Result<IpNet, String> {
 }
 
 impl Net {
-    fn options(&self) -> Options {
+    fn options(&self) -> anyhow::Result<Options> {
         let mut policy = Policy::strict();
         if self.allow_private {
             policy = policy.allow_private();
@@ -233,7 +311,7 @@ impl Net {
         for net in &self.allow_net {
             policy = policy.allow(*net);
         }
-        Options {
+        Ok(Options {
             policy,
             cache_dir: if self.no_cache {
                 None
@@ -246,8 +324,9 @@ impl Net {
                 ..Retry::default()
             },
             headers: self.credentials.headers(),
+            server_headers: self.credentials.server_headers()?,
             ..Options::default()
-        }
+        })
     }
 }
 
@@ -464,7 +543,7 @@ where
     F: FnOnce(std::sync::Arc<Client>) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<ExitCode>>,
 {
-    let mut options = net.options();
+    let mut options = net.options()?;
     options.allow_stdio = allow_stdio;
     for text in &typed {
         let Ok(Source::Url(url)) = Source::parse(text) else {

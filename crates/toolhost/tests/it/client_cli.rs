@@ -574,3 +574,62 @@ async fn credentials_reach_the_named_server_on_every_protocol_and_nowhere_else()
     assert!(seen.lock().unwrap().is_empty(), "{:?}", seen.lock().unwrap());
     assert!(server.terminate());
 }
+
+/// Issue #15: a servers file gives each server its own credentials (by URL prefix), so one
+/// command can reach several protected servers and no server gets another's key.
+#[tokio::test]
+async fn a_servers_file_gives_each_server_its_own_credentials() {
+    let dir = Scratch::new();
+    let start = |name: &str, key: &str| {
+        let hash = toolhost_server::auth::hash_key(key);
+        let config = dir.write(
+            &format!("{name}.toml"),
+            &format!("[[auth.api_keys]]\nname = \"ci\"\nsha256 = \"{hash}\"\n"),
+        );
+        crate::support::Server::start(&["--config", config.to_str().unwrap()], &[], None)
+    };
+    let (a, b) = (start("a", "Key-For-A-10"), start("b", "Key-For-B-11"));
+    let servers = dir.write(
+        "servers.toml",
+        &format!(
+            "[[server]]\nurl = \"{}/\"\napi_key = \"Key-For-A-10\"\n\n[[server]]\nurl = \"{}/\"\nbearer_env = \"B_TOKEN\"\n",
+            a.base, b.base
+        ),
+    );
+    let lockfile = dir.0.join("toolhost.lock");
+    let run_with = |env: Option<(&'static str, &'static str)>| {
+        let args = net(&[
+            "lock",
+            &format!("{}/nact", a.base),
+            &format!("{}/otc", b.base),
+            "--servers",
+            servers.to_str().unwrap(),
+            "-o",
+            lockfile.to_str().unwrap(),
+        ]);
+        tokio::task::spawn_blocking(move || {
+            let mut command = std::process::Command::new(BIN);
+            command.args(&args).env("NO_COLOR", "1");
+            if let Some((k, v)) = env {
+                command.env(k, v);
+            }
+            command.output().unwrap()
+        })
+    };
+    let missing = run_with(None).await.unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("`B_TOKEN` is not set"),
+        "{}",
+        stderr(&missing)
+    );
+    let locked = run_with(Some(("B_TOKEN", "Key-For-B-11"))).await.unwrap();
+    assert!(locked.status.success(), "{}", stderr(&locked));
+    let text = std::fs::read_to_string(&lockfile).unwrap();
+    assert!(
+        text.contains("\"protocol\": \"nact\"") && text.contains("\"protocol\": \"otc\""),
+        "{text}"
+    );
+    assert!(!text.contains("Key-For"), "{text}");
+    assert!(a.terminate() && b.terminate());
+}
