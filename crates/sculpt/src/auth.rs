@@ -75,12 +75,11 @@ impl Auth {
         let mut applied = Applied::default();
         let text = |t: &Template| {
             t.text(scope, |s, out| out.push_str(s)).ok_or_else(|| {
-                if t.references().any(|r| matches!(r, crate::reference::Reference::Caller { token: true })) {
+                if t.references()
+                    .any(|r| matches!(r, crate::reference::Reference::Caller { token: true }))
+                {
                     // A tool that acts as the caller needs the caller's own token.
-                    return ToolFailure::permanent(
-                        "this tool acts on behalf of the calling user and needs their token: call it authenticated with a bearer token (a JWT this server accepts), not an API key",
-                    )
-                    .with_code("missing_caller_token");
+                    return missing_caller_token();
                 }
                 ToolFailure::permanent("the upstream credentials are not available for this call")
                     .with_code(failure::AUTH)
@@ -128,6 +127,15 @@ impl Auth {
     }
 }
 
+/// The failure of a tool that acts as the caller, called without the caller's token (an API
+/// key, or no authentication): nothing is sent.
+fn missing_caller_token() -> ToolFailure {
+    ToolFailure::permanent(
+        "this tool acts on behalf of the calling user and needs their token: call it authenticated with a bearer token (a JWT this server accepts), not an API key",
+    )
+    .with_code("missing_caller_token")
+}
+
 /// A header value marked sensitive, so that http's `Debug` never shows it.
 fn sensitive(text: &str) -> Result<HeaderValue, ToolFailure> {
     let mut value = HeaderValue::from_str(text).map_err(|_| {
@@ -149,6 +157,8 @@ pub(crate) struct OAuth2 {
     pub params: Vec<(String, String)>,
     /// RFC 6749 §2.3.1: HTTP Basic (the default) or form fields.
     pub basic: bool,
+    /// RFC 8693 token exchange of the caller's own token, instead of client credentials.
+    pub exchange: bool,
 }
 
 /// Everything a token depends on: the endpoint, the client's id and secret (a caller's
@@ -161,6 +171,9 @@ struct TokenKey {
     client_secret: String,
     scopes: Vec<String>,
     params: Vec<(String, String)>,
+    /// The caller's token a token exchange swapped (empty for client credentials): one
+    /// caller's exchanged token never serves another.
+    subject: String,
 }
 
 impl std::fmt::Debug for TokenKey {
@@ -200,16 +213,24 @@ impl OAuth2 {
             scopes,
             params,
             basic,
+            exchange: false,
         }
     }
 
-    fn slot(&self, id: &str, secret: &str) -> Slot {
+    /// The same endpoint and client, exchanging the caller's token (RFC 8693).
+    pub fn exchanging(mut self) -> Self {
+        self.exchange = true;
+        self
+    }
+
+    fn slot(&self, id: &str, secret: &str, subject: &str) -> Slot {
         let key = TokenKey {
             token_url: self.token_url.to_string(),
             client_id: id.to_owned(),
             client_secret: secret.to_owned(),
             scopes: self.scopes.clone(),
             params: self.params.clone(),
+            subject: subject.to_owned(),
         };
         let mut cache = tokens().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if cache.len() >= MAX_CACHED_TOKENS && !cache.contains_key(&key) {
@@ -255,12 +276,21 @@ impl OAuth2 {
             .text(scope, |s, out| out.push_str(s))
             .ok_or_else(missing)?;
         scrubber.add(&secret);
-        let slot = self.slot(&id, &secret);
+        let subject = if self.exchange {
+            let Some(token) = scope.context.caller_token.as_ref() else {
+                return Err(missing_caller_token());
+            };
+            scrubber.add(token.expose());
+            token.expose().to_owned()
+        } else {
+            String::new()
+        };
+        let slot = self.slot(&id, &secret, &subject);
         let mut held = slot.lock().await;
         if let Some(token) = held.as_ref().filter(|t| Instant::now() < t.refresh_at) {
             return Ok(token.value.clone());
         }
-        let token = self.fetch(client, &id, &secret, scrubber, deadline).await?;
+        let token = self.fetch(client, &id, &secret, &subject, scrubber, deadline).await?;
         *held = Some(token.clone());
         Ok(token.value)
     }
@@ -270,10 +300,25 @@ impl OAuth2 {
         client: &reqwest::Client,
         id: &str,
         secret: &str,
+        subject: &str,
         scrubber: &mut Scrubber,
         deadline: Instant,
     ) -> Result<Token, ToolFailure> {
-        let mut form: Vec<(String, String)> = vec![("grant_type".to_owned(), "client_credentials".to_owned())];
+        let mut form: Vec<(String, String)> = if self.exchange {
+            vec![
+                (
+                    "grant_type".to_owned(),
+                    "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
+                ),
+                ("subject_token".to_owned(), subject.to_owned()),
+                (
+                    "subject_token_type".to_owned(),
+                    "urn:ietf:params:oauth:token-type:access_token".to_owned(),
+                ),
+            ]
+        } else {
+            vec![("grant_type".to_owned(), "client_credentials".to_owned())]
+        };
         let scopes = self.scopes.join(" ");
         if !scopes.is_empty() {
             form.push(("scope".to_owned(), scopes));

@@ -700,17 +700,19 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            AuthDef::Oauth2(o) => {
+            AuthDef::Oauth2(o) | AuthDef::Exchange(o) => {
+                let exchange = matches!(def, AuthDef::Exchange(_));
+                let kind = if exchange { "exchange" } else { "oauth2" };
                 // Credentials are the same for every step, so they may not read step results.
                 let names = self.names(&[], true);
-                let id = self.template(&format!("{place}.oauth2.client_id"), &o.client_id, &names);
-                let secret = self.template(&format!("{place}.oauth2.client_secret"), &o.client_secret, &names);
+                let id = self.template(&format!("{place}.{kind}.client_id"), &o.client_id, &names);
+                let secret = self.template(&format!("{place}.{kind}.client_secret"), &o.client_secret, &names);
                 let url = Url::parse(&o.token_url)
                     .ok()
                     .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
                 if url.is_none() {
                     self.problem(
-                        &format!("{place}.oauth2.token_url"),
+                        &format!("{place}.{kind}.token_url"),
                         format!("`{}` is not an http(s) URL", o.token_url),
                     );
                 }
@@ -719,14 +721,15 @@ impl<'a> Builder<'a> {
                     Some("body") => false,
                     Some(other) => {
                         self.problem(
-                            &format!("{place}.oauth2.client_auth"),
+                            &format!("{place}.{kind}.client_auth"),
                             format!("`{other}` is neither `basic` nor `body`"),
                         );
                         return None;
                     }
                 };
                 let params = o.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                Auth::OAuth2(OAuth2::new(url?, id?, secret?, o.scopes.clone(), params, basic))
+                let oauth = OAuth2::new(url?, id?, secret?, o.scopes.clone(), params, basic);
+                Auth::OAuth2(if exchange { oauth.exchanging() } else { oauth })
             }
         })
     }

@@ -151,6 +151,10 @@ pub(crate) enum AuthDef {
     Oauth2(OAuth2Def),
     /// `forward: bearer`: the authenticated caller's own bearer token, as it came in.
     Forward(String),
+    /// OAuth 2.0 Token Exchange (RFC 8693): the caller's token swapped at `token_url` for one
+    /// the upstream accepts (`params: {audience: ...}`), cached per caller until shortly before
+    /// it expires.
+    Exchange(OAuth2Def),
 }
 
 /// OAuth 2.0 client-credentials settings.

@@ -341,3 +341,99 @@ toolkits:
         "the toolkit's auth was sent"
     );
 }
+
+/// Issue #15: OAuth 2.0 Token Exchange (RFC 8693). The caller's own token is swapped at the
+/// token endpoint for one the upstream accepts, cached per caller (two calls, one exchange;
+/// another caller, another exchange), and a call without a caller's token sends nothing.
+#[tokio::test]
+async fn the_callers_token_is_exchanged_once_per_caller() {
+    let forms: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let app = {
+        let (forms, seen) = (Arc::clone(&forms), Arc::clone(&seen));
+        axum::Router::new()
+            .route(
+                "/token",
+                axum::routing::post(move |body: String| {
+                    let forms = Arc::clone(&forms);
+                    async move {
+                        forms.lock().unwrap().push(body.clone());
+                        let subject = body
+                            .split('&')
+                            .find_map(|p| p.strip_prefix("subject_token="))
+                            .unwrap_or("none")
+                            .to_owned();
+                        axum::Json(serde_json::json!({
+                            "access_token": format!("upstream-token-for-{subject}"),
+                            "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                            "token_type": "Bearer",
+                            "expires_in": 3600
+                        }))
+                    }
+                }),
+            )
+            .route(
+                "/me",
+                axum::routing::get(move |headers: axum::http::HeaderMap| {
+                    let seen = Arc::clone(&seen);
+                    async move {
+                        let auth = headers
+                            .get("authorization")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("none")
+                            .to_owned();
+                        seen.lock().unwrap().push(auth);
+                        axum::Json(serde_json::json!({"ok": true}))
+                    }
+                }),
+            )
+    };
+    let upstream = serve(app).await;
+    let backend = r#"
+kind: http
+base_url: BASE
+auth: { exchange: { token_url: "BASE/token", client_id: toolhost, client_secret: "{{secret.CLIENT_SECRET}}", params: { audience: "https://api.example" } } }
+steps: [{ name: me, path: /me }]
+outputs: { ok: me.body.ok }
+"#;
+    let engine = crate::support::engine(
+        &tool(
+            "[]",
+            r#"[{name: ok, type: boolean, description: "Whether it worked."}]"#,
+            backend,
+        ),
+        &upstream.base,
+        &[("CLIENT_SECRET", "client-secret-12")],
+    );
+    let as_caller = |token: Option<&str>| CallContext {
+        caller_token: token.map(Secret::new),
+        ..CallContext::default()
+    };
+    for caller in ["alice-jwt", "alice-jwt", "bob-jwt"] {
+        let output = call_with(&engine, "sculpted", serde_json::json!({}), as_caller(Some(caller)))
+            .await
+            .unwrap();
+        assert_eq!(output["ok"], true);
+    }
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "Bearer upstream-token-for-alice-jwt",
+            "Bearer upstream-token-for-alice-jwt",
+            "Bearer upstream-token-for-bob-jwt"
+        ]
+    );
+    let forms = forms.lock().unwrap().clone();
+    assert_eq!(forms.len(), 2, "one exchange per caller: {forms:?}");
+    assert!(
+        forms[0].contains("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange")
+            && forms[0].contains("subject_token=alice-jwt")
+            && forms[0].contains("subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token")
+            && forms[0].contains("audience=https%3A%2F%2Fapi.example"),
+        "{forms:?}"
+    );
+
+    let refused = failure(call_with(&engine, "sculpted", serde_json::json!({}), as_caller(None)).await);
+    assert_eq!(refused.code.as_deref(), Some("missing_caller_token"), "{refused:?}");
+    assert_eq!(seen.lock().unwrap().len(), 3, "nothing was sent");
+}
