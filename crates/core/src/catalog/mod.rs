@@ -343,6 +343,15 @@ pub enum InputType {
     Json { schema: serde_json::Value },
 }
 
+impl Tool {
+    /// Whether a call needs what only OTC's `context` carries (`requirements.secrets` or
+    /// `requirements.authorization`): N-ACT, WoA and MCP have no place for it, so they do not
+    /// list the tool (a call by name still says which requirement is missing).
+    pub fn needs_call_context(&self) -> bool {
+        !self.requirements.secrets.is_empty() || !self.requirements.authorization.is_empty()
+    }
+}
+
 impl Version {
     /// Whether N-ACT can carry this version: its inputs are all scalars (§6.1), none `json`.
     pub fn nact_expressible(&self) -> bool {

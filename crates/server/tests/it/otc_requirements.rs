@@ -148,3 +148,63 @@ async fn requirements_are_checked_before_the_input() {
     let body = server.call(request).await.expect_server_error(SCHEMA);
     assert!(message(&body).contains("TWILIO_API_KEY"), "{body}");
 }
+
+/// Issue #15: a tool whose calls need what only OTC's `context` carries (a secret, a token) is
+/// listed over OTC only: N-ACT, WoA, MCP and the OpenAPI document have no place for it. Called by
+/// name anyway, it says which requirement is missing.
+#[tokio::test]
+async fn a_tool_that_needs_the_call_context_is_listed_over_otc_only() {
+    let server = Spawn::otc_spec().start().await;
+    let otc = server.get("/otc/tools").await.json();
+    let otc_names: Vec<&str> = otc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        otc_names.contains(&"SMS_Send") && otc_names.contains(&"Gmail_GetEmails"),
+        "{otc_names:?}"
+    );
+
+    let nact = server.get("/nact/tools").await.json();
+    let woa = server.get("/.well-known/woa.json").await.json();
+    let openapi = server.get("/openapi.json").await.text;
+    let mcp: Value = {
+        let reply = reqwest::Client::new()
+            .post(format!("{}/mcp", server.base))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        serde_json::from_str(reply.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&reply)).unwrap()
+    };
+    let listed = format!("{nact} {woa} {mcp}");
+    assert!(listed.contains("Add"), "the others stay: {listed}");
+    for hidden in ["Send", "GetEmails"] {
+        assert!(!listed.contains(&format!("\"{hidden}\"")), "{hidden} listed: {listed}");
+        assert!(
+            !openapi.contains(&format!("/woa/agents/{hidden}/")),
+            "{hidden} in the OpenAPI WoA paths"
+        );
+    }
+
+    // By name over WoA: the missing requirement, not "unknown".
+    let reply = server
+        .post_json(
+            "/woa/agents/Send/invoke",
+            &json!({"input": {"to": "+1", "message": "hi"}}),
+        )
+        .await;
+    assert!((400..500).contains(&reply.status), "{}: {}", reply.status, reply.text);
+    assert!(
+        reply.text.contains("TWILIO_API_KEY"),
+        "names the secret: {}",
+        reply.text
+    );
+}

@@ -13,7 +13,10 @@ use crate::view::View;
 /// The `tools/list` answer of one catalog, built once, and an index for `tools/call`.
 #[derive(Debug)]
 pub(crate) struct Tools {
+    /// Every tool's definition (what a call by name is checked against).
     pub list: Arc<Vec<McpTool>>,
+    /// What `tools/list` shows a caller who sees everything.
+    pub listed: Arc<Vec<McpTool>>,
     by_name: HashMap<String, usize>,
 }
 
@@ -21,8 +24,18 @@ impl View for Tools {
     fn build(catalog: &Catalog) -> Self {
         let list: Vec<McpTool> = catalog.tools().iter().map(|t| tool(t, t.latest())).collect();
         let by_name = list.iter().enumerate().map(|(i, t)| (t.name.to_string(), i)).collect();
+        // Listed: not the tools whose calls need OTC's context (see `Tool::needs_call_context`);
+        // they stay known by name, so a call says which requirement is missing.
+        let listed = catalog
+            .tools()
+            .iter()
+            .zip(&list)
+            .filter(|(t, _)| !t.needs_call_context())
+            .map(|(_, m)| m.clone())
+            .collect();
         Self {
             list: Arc::new(list),
+            listed: Arc::new(listed),
             by_name,
         }
     }

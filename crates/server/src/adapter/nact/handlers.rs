@@ -47,6 +47,8 @@ pub(super) async fn list(
     let items: Vec<&RawValue> = page
         .tools
         .iter()
+        // A tool whose calls need OTC's context is not listed (N-ACT has no place for it).
+        .filter(|t| !t.needs_call_context())
         .filter_map(|t| built.view.get(&t.name, t.latest().number))
         .collect();
     let next = page

@@ -37,7 +37,8 @@ pub(super) fn document(catalog: &Catalog, site: &Site, access: &Access) -> Value
         .filter(|t| access.allows(t))
         .collect();
     let mut paths = Map::new();
-    for tool in &tools {
+    // WoA and N-ACT carry no call context: a tool that needs it is OTC's only.
+    for tool in tools.iter().filter(|t| !t.needs_call_context()) {
         paths.insert(
             format!("{}/agents/{}/invoke", site.woa, tool.name),
             json!({"post": woa_invoke(tool)}),

@@ -18,7 +18,8 @@ pub(super) fn document(catalog: &Catalog, site: &Site, access: &Access) -> wire:
         agents: catalog
             .tools()
             .iter()
-            .filter(|t| access.allows(t))
+            // A tool whose calls need OTC's context is not an agent (WoA has no place for it).
+            .filter(|t| access.allows(t) && !t.needs_call_context())
             .map(|tool| agent(tool))
             .collect(),
         transports: Transports {
