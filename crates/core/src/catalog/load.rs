@@ -186,6 +186,7 @@ impl Loader {
                     description.get_or_insert(text);
                 }
                 for mut def in toolkit.tools {
+                    inherit_backends(&mut def);
                     if let Some(defaults) = &toolkit.backend {
                         apply_backend_defaults(defaults, &mut def);
                     }
@@ -950,6 +951,25 @@ fn enum_values(defs: Option<Vec<EnumValueDef>>, place: &Place, ctx: &mut Context
             description: v.description,
         })
         .collect()
+}
+
+/// A version may change only the parts of the backend it names (issue #13): a version's backend
+/// of the same kind as the one before takes the keys it does not set from it, whole (a version's
+/// `steps` replaces the earlier `steps`). A backend of another kind starts afresh. Runs before
+/// the toolkit's defaults, so a key an earlier version set wins over the default.
+fn inherit_backends(def: &mut super::file::ToolDef) {
+    let mut previous: Option<super::file::BackendDef> = None;
+    for version in &mut def.versions {
+        let Some(backend) = version.backend.as_mut() else {
+            continue;
+        };
+        if let Some(before) = previous.as_ref().filter(|b| b.kind == backend.kind) {
+            for (key, value) in &before.config {
+                backend.config.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+        }
+        previous = Some(backend.clone());
+    }
 }
 
 /// Fills every version backend of `def` from the toolkit's `backend:` defaults: keys the version

@@ -724,3 +724,44 @@ toolkits:
         "{problems:#?}"
     );
 }
+
+/// Issue #13: a version may change only the parts of its backend it names: a backend of the
+/// same kind takes the keys it leaves out from the version before (a key an earlier version set
+/// wins over the toolkit's default); a backend of another kind starts afresh.
+#[test]
+fn a_version_backend_names_only_what_it_changes() {
+    let text = r#"
+toolkits:
+  - name: Weather
+    backend: { kind: native, function: no.such.default }
+    tools:
+      - name: forecast
+        description: The forecast.
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: city, description: A city. }]
+            outputs: [{ name: city, type: string, description: The city. }]
+            backend: { kind: native, function: testing.echo }
+          - version: 1.1.0
+            description: The forecast, reworded.
+            inputs: [{ name: city, description: A city. }]
+            outputs: [{ name: city, type: string, description: The city. }]
+            backend: { kind: native }
+"#;
+    let catalog = crate::load(text).unwrap_or_else(|p| panic!("{p:#?}"));
+    assert_eq!(
+        catalog.find("forecast").unwrap().versions.len(),
+        2,
+        "1.1.0 kept 1.0.0's function, not the default"
+    );
+
+    let other_kind = text.replace(
+        "            backend: { kind: native }\n",
+        "            backend: { kind: nope }\n",
+    );
+    let problems = crate::load(&other_kind).unwrap_err();
+    assert!(
+        problems.iter().any(|p| p.message.contains("nope")),
+        "another kind starts afresh: {problems:#?}"
+    );
+}
