@@ -105,9 +105,7 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
             let mut version = draft.to_version(&next);
             // A version's backend takes the keys it leaves out from the one before: an `auth`
             // the earlier version named, and this one does not need, is said explicitly.
-            let earlier_auth = versions
-                .last()
-                .is_some_and(|v| v["backend"].get("auth").is_some());
+            let earlier_auth = versions.last().is_some_and(|v| v["backend"].get("auth").is_some());
             if earlier_auth && version["backend"].get("auth").is_none() {
                 version["backend"]["auth"] = imported.defaults.get("auth").cloned().unwrap_or(json!("none"));
             }
