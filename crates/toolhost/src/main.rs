@@ -172,6 +172,19 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                     eprintln!("{warning}");
                 }
             }
+            // Which protocols reach a tool that not all four do (issue #14).
+            for tool in catalog.tools() {
+                let reach = if tool.needs_call_context() {
+                    Some("OTC only: it needs secrets or tokens only OTC's `context` carries")
+                } else if !tool.latest().nact_expressible() {
+                    Some("MCP, OTC and WoA, not N-ACT: its latest version takes json inputs")
+                } else {
+                    None
+                };
+                if let Some(reach) = reach {
+                    eprintln!("note: tool `{}` is served over {reach}", tool.name);
+                }
+            }
             let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
             eprintln!(
                 "ok: {} tools, {versions} versions, {} warnings",

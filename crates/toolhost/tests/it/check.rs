@@ -246,3 +246,43 @@ fn conformance_rows_name_existing_tests() {
     }
     assert!(rows >= 40, "the tables are there: {rows} rows");
 }
+
+/// Issue #14/#15: `check` says which protocols reach a tool that not all four do.
+#[test]
+fn check_says_which_protocols_reach_a_tool() {
+    let dir = Scratch::new();
+    let file = dir.write(
+        "a.yaml",
+        r#"
+toolkits:
+  - name: Demo
+    tools:
+      - name: send_sms
+        description: Sends a text message with the caller's key.
+        requirements: { secrets: [SMS_KEY] }
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: to, description: The number. }]
+            returns_nothing: true
+            backend: { kind: native, function: testing.echo }
+      - name: count_tags
+        description: Counts tags.
+        versions:
+          - version: 1.0.0
+            inputs: [{ name: tags, type: json, schema: { type: array, items: { type: string } }, description: The tags. }]
+            returns_nothing: true
+            backend: { kind: native, function: testing.echo }
+"#,
+    );
+    let out = run(&["check", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("note: tool `send_sms` is served over OTC only"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("note: tool `count_tags` is served over MCP, OTC and WoA, not N-ACT"),
+        "{stderr}"
+    );
+}

@@ -58,7 +58,9 @@ async fn an_mcp_server_over_stdio_is_served_on_every_protocol() {
     let checked = String::from_utf8_lossy(&check.stderr);
     assert!(check.status.success(), "{checked}");
     assert!(
-        checked.contains("tool `count_tags`") && checked.contains("left out of N-ACT"),
+        checked.contains("tool `count_tags`")
+            && checked.contains("left out of N-ACT")
+            && checked.contains("note: tool `count_tags` is served over MCP, OTC and WoA, not N-ACT"),
         "check says which protocols a tool reaches: {checked}"
     );
     let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
