@@ -72,6 +72,8 @@ pub struct CallContext {
     /// The authenticated caller's subject (a JWT's `sub`, or an API key's name), for templates
     /// (`{{caller.sub}}`).
     pub caller_subject: Option<String>,
+    /// The authenticated caller's verified JWT claims (`{{caller.email}}`).
+    pub caller_claims: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
 }
 
 /// A secret value whose `Debug` and `Display` never show it.

@@ -22,6 +22,8 @@ pub(crate) enum Reference {
     /// The authenticated caller's bearer token (`caller.token`: a secret, sent only upstream)
     /// or subject (`caller.sub`).
     Caller { token: bool },
+    /// A claim of the caller's verified JWT (`caller.email`).
+    CallerClaim(String),
 }
 
 /// Where a secret's value comes from.
@@ -118,7 +120,10 @@ impl Reference {
                         "`{text}`: the caller's token cannot be used here, since this text reaches the caller and the model"
                     )),
                 },
-                _ => Err(format!("`{text}` must be `caller.sub` or `caller.token`")),
+                [Segment::Key(claim)] => Ok(Reference::CallerClaim(claim.clone())),
+                _ => Err(format!(
+                    "`{text}` must be `caller.sub`, `caller.token` or `caller.CLAIM`"
+                )),
             },
             "item" => Err(format!(
                 "`{text}`: `item` is the current element of a step's `for_each` list; this place has none"
@@ -161,6 +166,7 @@ impl Reference {
                 Cow::Owned(Value::String(scope.context.caller_token.as_ref()?.expose().to_owned()))
             }
             Self::Caller { token: false } => Cow::Owned(Value::String(scope.context.caller_subject.clone()?)),
+            Self::CallerClaim(claim) => Cow::Owned(scope.context.caller_claims.as_ref()?.get(claim)?.clone()),
             Self::Step { step, field } => {
                 let result: &'s StepResult = scope.steps.get(*step)?.as_deref()?;
                 match field {

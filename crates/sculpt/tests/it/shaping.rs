@@ -212,8 +212,11 @@ fn the_callers_token_goes_only_upstream() {
     };
     let found = problems(&with("{ sent: \"{{caller.token}}\" }")).join("\n");
     assert!(found.contains("the caller's token cannot be used here"), "{found}");
-    let found = problems(&with("{ sent: \"{{caller.name}}\" }")).join("\n");
-    assert!(found.contains("must be `caller.sub` or `caller.token`"), "{found}");
+    let found = problems(&with("{ sent: \"{{caller.address.city}}\" }")).join("\n");
+    assert!(
+        found.contains("must be `caller.sub`, `caller.token` or `caller.CLAIM`"),
+        "{found}"
+    );
     let found = problems(&tool(
         "[]",
         OUT,

@@ -339,10 +339,7 @@ async fn fetch(http: &reqwest::Client, url: &str) -> Result<JwkSet, String> {
 }
 
 /// Verifies `token` against the issuers it may come from; returns the caller id and scopes.
-pub(super) async fn verify(
-    issuers: &[Issuer],
-    token: &str,
-) -> Result<(String, BTreeSet<String>, Option<String>), Refusal> {
+pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<(String, BTreeSet<String>, Value), Refusal> {
     let malformed = || Refusal::Invalid("the bearer token is neither a known API key nor a well-formed JWT".to_owned());
     let header = jsonwebtoken::decode_header(token).map_err(|_| malformed())?;
     // The unverified `iss` only picks which issuer's keys to try; the signature decides.
@@ -363,7 +360,10 @@ pub(super) async fn verify(
             }
         };
         match jsonwebtoken::decode::<Value>(token, &key, &issuer.validation(header.alg)) {
-            Ok(data) => return Ok(identity(&data.claims)),
+            Ok(data) => {
+                let (id, scopes) = identity(&data.claims);
+                return Ok((id, scopes, data.claims));
+            }
             Err(e) => last = Refusal::Invalid(describe(e.kind()).to_owned()),
         }
     }
@@ -384,9 +384,8 @@ fn describe(kind: &ErrorKind) -> &'static str {
     }
 }
 
-/// The caller id, the scopes granted by `scope` (space-separated) or `scp` (list or string),
-/// and the subject.
-fn identity(claims: &Value) -> (String, BTreeSet<String>, Option<String>) {
+/// The caller id, and the scopes granted by `scope` (space-separated) or `scp` (list or string).
+fn identity(claims: &Value) -> (String, BTreeSet<String>) {
     let text = |k: &str| claims.get(k).and_then(Value::as_str).unwrap_or("");
     let id = format!("jwt:{}:{}", text("iss"), text("sub"));
     let mut scopes = BTreeSet::new();
@@ -397,8 +396,7 @@ fn identity(claims: &Value) -> (String, BTreeSet<String>, Option<String>) {
             _ => {}
         }
     }
-    let subject = claims.get("sub").and_then(Value::as_str).map(str::to_owned);
-    (id, scopes, subject)
+    (id, scopes)
 }
 
 #[cfg(test)]

@@ -40,6 +40,8 @@ pub struct Caller {
     pub token: Option<toolhost_core::Secret>,
     /// The JWT's `sub`, or the API key's name.
     pub subject: Option<String>,
+    /// The verified JWT's claims, for templates (`{{caller.email}}`).
+    pub claims: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
 }
 
 impl Caller {
@@ -50,6 +52,7 @@ impl Caller {
             access: Access::All,
             token: None,
             subject: None,
+            claims: None,
         }
     }
 
@@ -59,6 +62,7 @@ impl Caller {
             access: Access::Scopes(Arc::new(scopes)),
             token: None,
             subject: None,
+            claims: None,
         }
     }
 
@@ -76,6 +80,7 @@ impl Caller {
             access: self.access.clone(),
             caller_token: self.token.clone(),
             caller_subject: self.subject.clone(),
+            caller_claims: self.claims.clone(),
             user_id: self.end_user(),
             ..toolhost_core::CallContext::default()
         }
@@ -100,6 +105,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
             access: Access::Scopes(Arc::default()),
             token: None,
             subject: None,
+            claims: None,
         }))
     }
 }
@@ -189,10 +195,13 @@ impl Authenticator {
         if self.issuers.is_empty() {
             return Err(Refusal::Invalid("the bearer token is not a valid API key".to_owned()));
         }
-        jwt::verify(&self.issuers, token).await.map(|(id, scopes, subject)| {
+        jwt::verify(&self.issuers, token).await.map(|(id, scopes, claims)| {
             let mut caller = Caller::with_scopes(id, scopes);
             caller.token = Some(toolhost_core::Secret::new(token));
-            caller.subject = subject;
+            caller.subject = claims.get("sub").and_then(serde_json::Value::as_str).map(str::to_owned);
+            if let serde_json::Value::Object(map) = claims {
+                caller.claims = Some(Arc::new(map));
+            }
             caller
         })
     }

@@ -21,7 +21,7 @@ fn jwt(sub: &str) -> String {
         + 600;
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &json!({"iss": "https://issuer.example", "aud": "toolhost", "sub": sub, "exp": exp}),
+        &json!({"iss": "https://issuer.example", "aud": "toolhost", "sub": sub, "email": format!("{sub}@example.com"), "exp": exp}),
         &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()),
     )
     .unwrap()
@@ -76,7 +76,7 @@ async fn a_tool_acts_as_the_caller_on_every_protocol() {
               kind: http
               base_url: {base}
               auth: {{ forward: bearer }}
-              steps: [{{ name: me, path: /me, query: {{ user: "{{{{caller.sub}}}}" }} }}]
+              steps: [{{ name: me, path: /me, query: {{ user: "{{{{caller.sub}}}}", email: "{{{{caller.email}}}}" }} }}]
               outputs: {{ greeting: me.body.greeting }}
       - name: for_a_user
         description: Needs to know which user it runs for.
@@ -157,7 +157,7 @@ async fn a_tool_acts_as_the_caller_on_every_protocol() {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 4, "{seen:?}");
         for line in seen.iter() {
-            assert_eq!(line, &format!("{bearer} user=alice"));
+            assert_eq!(line, &format!("{bearer} email=alice%40example.com&user=alice"));
         }
     }
 

@@ -131,6 +131,7 @@ impl ServerHandler for Handler {
                 access: self.access(&context),
                 caller_token: self.caller(&context).and_then(|c| c.token.clone()),
                 caller_subject: self.caller(&context).and_then(|c| c.subject.clone()),
+                caller_claims: self.caller(&context).and_then(|c| c.claims.clone()),
                 user_id: self.caller(&context).and_then(Caller::end_user),
                 ..CallContext::default()
             },

@@ -134,6 +134,7 @@ pub(super) async fn call(
                 access: caller.access,
                 caller_token: caller.token,
                 caller_subject: caller.subject,
+                caller_claims: caller.claims,
                 ..given
             }
         },
