@@ -88,6 +88,8 @@ pub struct Draft {
     pub auth: Option<Value>,
     /// The whole backend, for a tool that is not an HTTP recipe (an upstream's tool).
     pub backend: Option<Value>,
+    /// Behaviour hints (`read_only`, `destructive`, `idempotent`, `open_world`).
+    pub annotations: Option<Value>,
 }
 
 /// A request field that cannot be a scalar input.
@@ -110,6 +112,9 @@ impl Draft {
         tool.insert("description".into(), json!(self.description));
         if !self.tags.is_empty() {
             tool.insert("tags".into(), json!(self.tags));
+        }
+        if let Some(annotations) = &self.annotations {
+            tool.insert("annotations".into(), annotations.clone());
         }
         tool.insert("versions".into(), json!([self.to_version(version)]));
         Value::Object(tool)
@@ -538,6 +543,9 @@ fn draft(
         structured,
         auth: None,
         backend: None,
+        // GET, HEAD and OPTIONS are safe and idempotent (RFC 9110 §9.2); the rest say nothing.
+        annotations: matches!(method, "get" | "head" | "options")
+            .then(|| json!({"read_only": true, "idempotent": true})),
     }
 }
 

@@ -63,6 +63,10 @@ pub struct ToolOverlay {
     pub keep: Option<Vec<String>>,
     #[serde(default)]
     pub outputs: Option<Vec<String>>,
+    /// Behaviour hints, replacing the imported ones: `{read_only, destructive, idempotent,
+    /// open_world}`.
+    #[serde(default)]
+    pub annotations: Option<Value>,
 }
 
 /// A tool chaining several operations.
@@ -150,6 +154,9 @@ impl ToolOverlay {
         if let Some(tags) = &self.tags {
             draft.tags.clone_from(tags);
         }
+        if let Some(annotations) = &self.annotations {
+            draft.annotations = Some(annotations.clone());
+        }
         for field in &self.json {
             take_as_json(draft, field)?;
         }
@@ -200,6 +207,7 @@ impl Combine {
             structured: Vec::new(),
             auth: None,
             backend: None,
+            annotations: None,
         };
         let mut typed: BTreeMap<String, (Value, String)> = BTreeMap::new();
         for op in &self.steps {

@@ -133,6 +133,7 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
             structured: Vec::new(),
             auth: None,
             backend: Some(backend),
+            annotations: annotations(tool),
         });
     }
     if tools.is_empty() {
@@ -206,6 +207,27 @@ fn inline_refs(schema: &Value, root: &Value, depth: usize) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(|v| inline_refs(v, root, depth + 1)).collect()),
         other => other.clone(),
     }
+}
+
+/// The upstream's behaviour hints as catalog annotations: MCP's `annotations`
+/// (`readOnlyHint`, …), else what the client read (`is_idempotent`).
+fn annotations(tool: &toolhost_client::Tool) -> Option<Value> {
+    let hints = &tool.definition["annotations"];
+    let mut out = serde_json::Map::new();
+    for (hint, key) in [
+        ("readOnlyHint", "read_only"),
+        ("destructiveHint", "destructive"),
+        ("idempotentHint", "idempotent"),
+        ("openWorldHint", "open_world"),
+    ] {
+        if let Some(value) = hints.get(hint).and_then(Value::as_bool) {
+            out.insert(key.to_owned(), json!(value));
+        }
+    }
+    if out.is_empty() && tool.is_idempotent() {
+        out.insert("idempotent".to_owned(), json!(true));
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
 }
 
 /// A toolkit name from where the server is: the command's program, or the URL's host.

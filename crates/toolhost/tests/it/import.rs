@@ -220,6 +220,7 @@ tools:
     outputs: [name, status]
   add_pet:
     json: [owner]
+    annotations: { idempotent: false, destructive: false }
   find_pets_by_status: { skip: true }
 combine:
   pet_and_peers:
@@ -256,6 +257,12 @@ async fn an_overlay_sculpts_the_imported_tools_and_combines_operations() {
         "{yaml}"
     );
     assert!(!yaml.contains("name: find_pets_by_status"), "skipped: {yaml}");
+    // A GET is read-only and idempotent; the overlay says what a POST is.
+    assert!(
+        yaml.contains("annotations: {\"idempotent\":true,\"read_only\":true}")
+            && yaml.contains("annotations: {\"destructive\":false,\"idempotent\":false}"),
+        "{yaml}"
+    );
     let check = run(&["check", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 
