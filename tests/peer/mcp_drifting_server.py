@@ -11,27 +11,30 @@ Usage: mcp_drifting_server.py   (stdio)
 import os
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 
 server = MCPServer("drifting-peer")
 drift = os.environ.get("TOOL_DRIFT", "same")
+# Adding is safe to repeat: the hints a federating server should carry over.
+hints = ToolAnnotations(readOnlyHint=True, idempotentHint=True)
 
 if drift == "retyped":
 
-    @server.tool()
+    @server.tool(annotations=hints)
     def add(a: str, b: str) -> str:
         """Add two integers."""
         return str(int(a) + int(b))
 
 elif drift == "reworded":
 
-    @server.tool()
+    @server.tool(annotations=hints)
     def add(a: int, b: int) -> int:
         """Add two whole numbers and return their sum."""
         return a + b
 
 else:
 
-    @server.tool()
+    @server.tool(annotations=hints)
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b

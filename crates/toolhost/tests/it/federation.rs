@@ -154,6 +154,11 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
     let out = dir.0.join("catalog");
     let out_text = out.to_str().unwrap();
     import(&source, &out, &["--toolkit", "Drift"], &[("TOOL_DRIFT", "same")]);
+    let yaml = std::fs::read_to_string(out.join("drift.yaml")).unwrap();
+    assert!(
+        yaml.contains("annotations: {\"idempotent\":true,\"read_only\":true}"),
+        "the upstream's MCP hints are carried over: {yaml}"
+    );
     assert!(run(&["check", "--lock", out_text]).status.success());
     let pair = json!([{"name": "a", "value": 2}, {"name": "b", "value": 40}]);
 
