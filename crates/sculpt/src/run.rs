@@ -21,14 +21,6 @@ use crate::reference::{Scope, StepResult};
 use crate::send::{self, Body, Failure, Policy, Request};
 use crate::template::as_text;
 
-/// What a path segment keeps unencoded: RFC 3986's unreserved characters. Everything else,
-/// `/ ? # %` and spaces included, is percent-encoded, so an input can never add a segment, a
-/// query or a fragment.
-/// The loop of [`Sculpted::pages`] returns on its last page; this is never reached.
-fn unreachable_pages() -> Result<Arc<StepResult>, ToolFailure> {
-    Err(mapping_failed().with_developer_message("pagination ended without a page".to_owned()))
-}
-
 /// `url` with query parameter `name` set to `value` (any earlier value of it removed).
 fn with_param(url: &Url, name: &str, value: &str) -> Url {
     let kept: Vec<(String, String)> = url
@@ -65,6 +57,9 @@ fn link_next(headers: &Value) -> Option<String> {
 
 /// The most characters of a phrased failure's message or prompt (which may quote the upstream).
 const MAX_PHRASE_CHARS: usize = 1000;
+/// What a path segment keeps unencoded: RFC 3986's unreserved characters. Everything else,
+/// `/ ? # %` and spaces included, is percent-encoded, so an input can never add a segment, a
+/// query or a fragment.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// A compiled `http` backend.
@@ -377,7 +372,9 @@ impl Sculpted {
         let mut request = first;
         request.url = url;
         let mut gathered = Vec::new();
-        for n in 1..=pages.max_pages {
+        let mut read = 0;
+        loop {
+            read += 1;
             let current = request.url.clone();
             let result = self.exchange(step, request, scope, scrubber.clone(), deadline).await?;
             let count = match pages
@@ -417,7 +414,7 @@ impl Sculpted {
                     with_param(&current, param, &page.to_string())
                 }),
             };
-            let Some(next) = next.filter(|_| n < pages.max_pages) else {
+            let Some(next) = next.filter(|_| read < pages.max_pages) else {
                 return Ok(Arc::new(StepResult {
                     status: result.status,
                     headers: result.headers.clone(),
@@ -443,7 +440,6 @@ impl Sculpted {
             request = self.request(step, scope).map_err(|f| scrubber.failure(f))?;
             request.url = next;
         }
-        unreachable_pages()
     }
 
     /// Sends one rendered request of `step` (authentication, retries, the 401 refresh) and reads
