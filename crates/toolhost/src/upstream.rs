@@ -171,6 +171,9 @@ impl BackendFactory for Factory {
 struct Upstream {
     client: Client,
     source: Source,
+    /// The source for logs and messages: a URL's user, password and query values masked (a
+    /// hand-written catalog may carry them).
+    shown: String,
     protocol: Option<Protocol>,
     listing: tokio::sync::Mutex<Option<(Instant, Arc<Listing>)>>,
     /// The pin of every catalog tool served by this upstream (the last load's).
@@ -203,6 +206,7 @@ impl Upstream {
         .map_err(|e| e.to_string())?;
         Ok(Self {
             client,
+            shown: toolhost_client::text::shown_url(&source.to_string()),
             source,
             protocol,
             listing: tokio::sync::Mutex::new(None),
@@ -250,10 +254,10 @@ impl Upstream {
                     }
                     reported.insert(tool.clone(), state);
                     if state == "ok" {
-                        tracing::info!(upstream = %upstream.source, %tool, "the upstream tool is as pinned again; served");
+                        tracing::info!(upstream = %upstream.shown, %tool, "the upstream tool is as pinned again; served");
                     } else {
                         tracing::warn!(
-                            upstream = %upstream.source,
+                            upstream = %upstream.shown,
                             %tool,
                             state,
                             "an upstream tool is withdrawn: its calls fail until the upstream is back as pinned, or the tool is imported again (toolhost import tools)"
@@ -306,25 +310,25 @@ impl Upstreamed {
         let listing = self.upstream.listing().await.map_err(|e| {
             metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "unreachable")
                 .increment(1);
-            unreachable(&self.upstream.source, &e)
+            unreachable(&self.upstream.shown, &e)
         })?;
         let Some(tool) = listing.server.tool(&self.tool) else {
             metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "missing")
                 .increment(1);
-            tracing::warn!(upstream = %self.upstream.source, tool = %self.tool, "the upstream no longer lists this tool; it is withdrawn until it is back or re-imported");
+            tracing::warn!(upstream = %self.upstream.shown, tool = %self.tool, "the upstream no longer lists this tool; it is withdrawn until it is back or re-imported");
             return Err(ToolFailure::temporary(
                 "the service behind this tool does not offer it at the moment; try again later",
                 Some(Duration::from_secs(60)),
             )
             .with_code("upstream_missing")
-            .with_developer_message(format!("{} lists no tool `{}`", self.upstream.source, self.tool)));
+            .with_developer_message(format!("{} lists no tool `{}`", self.upstream.shown, self.tool)));
         };
         let now = listing.hashes.get(&self.tool).map_or("", String::as_str);
         if now != self.pin {
             metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "changed")
                 .increment(1);
             tracing::warn!(
-                upstream = %self.upstream.source,
+                upstream = %self.upstream.shown,
                 tool = %self.tool,
                 pinned = %self.pin,
                 now = %now,
@@ -336,7 +340,7 @@ impl Upstreamed {
             .with_code("upstream_changed")
             .with_developer_message(format!(
                 "{} changed `{}`: pinned {}, now {now}; re-import it with `toolhost import tools`",
-                self.upstream.source, self.tool, self.pin
+                self.upstream.shown, self.tool, self.pin
             )));
         }
         let answer = self.upstream.client.call(tool, Value::Object(call.input.clone())).await;
@@ -362,7 +366,7 @@ impl Upstreamed {
     }
 
     fn failure(&self, error: &Error) -> ToolFailure {
-        let detail = format!("{}: {error}", self.upstream.source);
+        let detail = format!("{}: {error}", self.upstream.shown);
         match error {
             Error::Tool(failure) => {
                 let mut out = if failure.retryable {
@@ -374,7 +378,7 @@ impl Upstreamed {
                 out.with_code("upstream_tool_failed").with_developer_message(detail)
             }
             // Nothing reached the upstream: trying again is safe.
-            _ if error.nothing_sent() => unreachable(&self.upstream.source, error),
+            _ if error.nothing_sent() => unreachable(&self.upstream.shown, error),
             Error::Transport { .. } | Error::Timeout { .. } | Error::Mcp { .. } if !self.idempotent => {
                 ToolFailure::outcome_unknown(
                     "the service behind this tool stopped answering while it ran; it may have acted",
@@ -402,7 +406,7 @@ impl Upstreamed {
 }
 
 /// The failure when the upstream cannot be reached or listed: retryable.
-fn unreachable(source: &Source, error: &Error) -> ToolFailure {
+fn unreachable(source: &str, error: &Error) -> ToolFailure {
     ToolFailure::temporary(
         "the service behind this tool is unreachable; try again",
         Some(Duration::from_secs(1)),
