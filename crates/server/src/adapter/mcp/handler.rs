@@ -127,13 +127,10 @@ impl ServerHandler for Handler {
             tool: request.name.into_owned(),
             version,
             input: request.arguments.unwrap_or_default(),
+            // Who is calling, as every adapter says it; over stdio nobody, and everything is seen.
             context: CallContext {
                 access: self.access(&context),
-                caller_token: self.caller(&context).and_then(|c| c.token.clone()),
-                caller_subject: self.caller(&context).and_then(|c| c.subject.clone()),
-                caller_claims: self.caller(&context).and_then(|c| c.claims.clone()),
-                user_id: self.caller(&context).and_then(Caller::end_user),
-                ..CallContext::default()
+                ..self.caller(&context).map(Caller::context).unwrap_or_default()
             },
         };
         match crate::calls::invoke(&self.state, crate::calls::Protocol::Mcp, invocation).await {

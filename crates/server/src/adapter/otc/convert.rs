@@ -119,7 +119,9 @@ pub(super) fn tool_id(id: &str) -> Result<ToolId<'_>, String> {
 }
 
 /// The call's context for the backend: secrets and tokens wrapped so they are never printed.
-pub(super) fn context(context: Option<Context>, trace_id: Option<String>) -> CallContext {
+/// The call's context: OTC's `context` (secrets, tokens, user id) and trace id over the
+/// caller's own (`caller`), whose user id it replaces when it gives one.
+pub(super) fn context(context: Option<Context>, trace_id: Option<String>, caller: CallContext) -> CallContext {
     let context = context.unwrap_or_default();
     CallContext {
         secrets: context
@@ -132,9 +134,9 @@ pub(super) fn context(context: Option<Context>, trace_id: Option<String>) -> Cal
             .into_iter()
             .map(|a| (a.id, Secret::new(a.token)))
             .collect(),
-        user_id: context.user_id,
+        user_id: context.user_id.or(caller.user_id.clone()),
         request_id: trace_id,
-        ..CallContext::default()
+        ..caller
     }
 }
 
@@ -278,7 +280,7 @@ mod props {
                 && let Ok(request) = serde_json::from_str::<toolhost_wire::otc::CallToolRequest>(request.get())
             {
                 let _ = tool_id(&request.tool_id);
-                let _ = super::context(request.context, request.trace_id);
+                let _ = super::context(request.context, request.trace_id, toolhost_core::CallContext::default());
             }
         }
 

@@ -7,7 +7,7 @@ use axum::body::Bytes;
 use axum::extract::State as Extract;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use toolhost_core::{CallContext, Invocation};
+use toolhost_core::Invocation;
 use toolhost_wire::otc::{CallBody, CallToolRequest, CallToolResult};
 
 use super::convert;
@@ -127,17 +127,7 @@ pub(super) async fn call(
         tool: tool.name.clone(),
         version: id.version,
         input,
-        context: {
-            let given = convert::context(request.context, request.trace_id);
-            CallContext {
-                user_id: given.user_id.clone().or_else(|| caller.end_user()),
-                access: caller.access,
-                caller_token: caller.token,
-                caller_subject: caller.subject,
-                caller_claims: caller.claims,
-                ..given
-            }
-        },
+        context: convert::context(request.context, request.trace_id, caller.context()),
     };
     let run = Box::pin(run(&state, invocation, &call_id, schema, &request.tool_id));
     match state.calls.once(&key, fingerprint, run).await {
