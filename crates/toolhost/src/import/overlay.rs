@@ -267,10 +267,10 @@ impl Combine {
             set(&mut draft, index, input, value)?;
         }
         // An input no step reads any more (all of them set) is not the tool's.
-        let steps_text = Value::Array(draft.steps.clone()).to_string();
+        let steps = &draft.steps;
         draft
             .inputs
-            .retain(|i| steps_text.contains(&format!("{{{{input.{}}}}}", i["name"].as_str().unwrap_or_default())));
+            .retain(|i| reads(steps, i["name"].as_str().unwrap_or_default()));
         if let Some(keep) = &self.keep {
             keep_only(&mut draft, keep)?;
         }
@@ -301,6 +301,20 @@ impl Combine {
         draft.mapping = Value::Object(mapping);
         Ok(draft)
     }
+}
+
+/// Whether any of `steps` still reads input `name` (a hole of it anywhere in a string).
+fn reads(steps: &[Value], name: &str) -> bool {
+    fn any(value: &Value, hole: &str) -> bool {
+        match value {
+            Value::String(s) => s.contains(hole),
+            Value::Array(items) => items.iter().any(|v| any(v, hole)),
+            Value::Object(members) => members.values().any(|v| any(v, hole)),
+            _ => false,
+        }
+    }
+    let hole = hole(name);
+    steps.iter().any(|s| any(s, &hole))
 }
 
 /// The hole of an input, as templates write it.
@@ -360,8 +374,7 @@ fn set(draft: &mut Draft, index: usize, name: &str, value: &Value) -> Result<(),
         if let Some(step) = draft.steps.get_mut(index) {
             substitute(step, &hole(name), Some(value));
         }
-        let still_read = Value::Array(draft.steps.clone()).to_string().contains(&hole(name));
-        if !still_read {
+        if !reads(&draft.steps, name) {
             draft.inputs.remove(position);
         }
         return Ok(());
