@@ -176,7 +176,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
             for tool in catalog.tools() {
                 let reach = if tool.needs_call_context() {
                     Some("OTC only: it needs secrets or tokens only OTC's `context` carries")
-                } else if !tool.latest().nact_expressible() {
+                } else if !tool.latest().scalar_inputs_only() {
                     Some("MCP, OTC and WoA, not N-ACT: its latest version takes json inputs")
                 } else {
                     None

@@ -353,8 +353,8 @@ impl Tool {
 }
 
 impl Version {
-    /// Whether N-ACT can carry this version: its inputs are all scalars (§6.1), none `json`.
-    pub fn nact_expressible(&self) -> bool {
+    /// Whether every input is a scalar (none `json`): what N-ACT's signatures can carry (§6.1).
+    pub fn scalar_inputs_only(&self) -> bool {
         !self.inputs.iter().any(|p| matches!(p.kind, InputType::Json { .. }))
     }
 }

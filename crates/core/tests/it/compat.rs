@@ -420,7 +420,7 @@ fn a_json_inputs_schema_is_fixed_and_its_description_may_change() {
     let warnings = render(catalog.warnings());
     assert!(warnings.contains("left out of N-ACT"), "{warnings}");
     let version = catalog.tools()[0].latest();
-    assert!(!version.nact_expressible());
+    assert!(!version.scalar_inputs_only());
     assert_eq!(
         version.input_schema["properties"]["tags"]["items"],
         serde_json::json!({"type": "string"})

@@ -190,7 +190,7 @@ async fn invoke(
     if !tool
         .versions
         .get(served)
-        .is_none_or(toolhost_core::Version::nact_expressible)
+        .is_none_or(toolhost_core::Version::scalar_inputs_only)
     {
         return Err(not_on_nact(&tool.name));
     }

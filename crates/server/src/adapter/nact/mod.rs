@@ -62,7 +62,7 @@ impl View for Signatures {
                     .iter()
                     .map(|v| {
                         // A version with a json input is not N-ACT's (§6.1 scalars): absent here.
-                        (!v.retired && v.nact_expressible())
+                        (!v.retired && v.scalar_inputs_only())
                             .then(|| convert::signature(tool, v))
                             .and_then(|s| serde_json::value::to_raw_value(&s).ok())
                     })

@@ -43,7 +43,7 @@ pub(super) fn document(catalog: &Catalog, site: &Site, access: &Access) -> Value
             format!("{}/agents/{}/invoke", site.woa, tool.name),
             json!({"post": woa_invoke(tool)}),
         );
-        for version in tool.served_versions().filter(|v| v.nact_expressible()) {
+        for version in tool.served_versions().filter(|v| v.scalar_inputs_only()) {
             paths.insert(
                 format!("{}/tools/{}/versions/{}:invoke", site.nact, tool.name, version.number),
                 json!({"post": nact_invoke(tool, version)}),
