@@ -35,6 +35,21 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn may_act(&self) -> bool {
         false
     }
+
+    /// Whether this backend's availability can change while it is loaded (an upstream tool
+    /// server that may change or drop the tool), so that [`Backend::withdrawn`] must be asked.
+    /// No by default.
+    fn may_withdraw(&self) -> bool {
+        false
+    }
+
+    /// Why the version cannot be served as declared right now, if it cannot: `changed` (the
+    /// service behind it changed the tool since it was pinned), `missing` (it no longer offers
+    /// it). A tool whose every served version is withdrawn is left out of listings; its calls
+    /// fail with the backend's own error. `None` (served) by default.
+    fn withdrawn(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// What a backend is given for one call.

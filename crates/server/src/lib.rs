@@ -57,6 +57,17 @@ pub struct State {
 }
 
 impl State {
+    /// Renders every protocol's view of the engine's catalog now, after a reload: the first
+    /// request does not pay for it, and the previous catalog is let go at once (with it, the
+    /// upstreams only it used, stdio servers included).
+    fn render_views(&self) {
+        self.nact.get(&self.engine);
+        self.otc.get(&self.engine);
+        self.mcp.get(&self.engine);
+        self.woa.get(&self.engine);
+        self.openapi.get(&self.engine);
+    }
+
     /// State serving `engine` with `config`.
     pub fn new(engine: Arc<Engine>, config: Config) -> Arc<Self> {
         let calls = Arc::new(idempotency::Memory::new(

@@ -128,6 +128,7 @@ impl State {
                     }
                 }
                 self.engine.replace(catalog);
+                self.render_views();
                 let generation = self.engine.generation();
                 record_catalog(generation, &self.engine.catalog());
                 status.loaded_at = SystemTime::now();
@@ -310,6 +311,8 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
     } else {
         critical_down == 0
     };
+    let catalog = state.engine.catalog();
+    let withdrawn = catalog.withdrawn();
     let mut body = json!({
         "status": if ready { "ready" } else { "not ready" },
         "catalog": {
@@ -317,13 +320,20 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
             "loaded_at_unix": loaded_at,
         },
         "dependencies": {"checked": dependencies.len(), "unreachable": unreachable, "critical_unreachable": critical_down},
+        // Served versions of upstream tools withdrawn because their server changed or dropped
+        // them: reported, not a reason to be unready (the rest of the catalog serves).
+        "withdrawn": {"versions": withdrawn.len()},
         "reload_failures": status.failures,
         "last_reload_failed": status.last_error.is_some(),
     });
     // With authentication on, how many tools there are is not for strangers: a count that
     // changes with a hidden tool tells that it exists (issue #21.11).
     if !state.auth().enabled() {
-        body["catalog"]["tools"] = json!(state.engine.catalog().tools().len());
+        body["catalog"]["tools"] = json!(catalog.tools().len());
+        body["withdrawn"]["list"] = withdrawn
+            .iter()
+            .map(|(tool, version, reason)| json!({"tool": tool.name, "version": version.semver.to_string(), "reason": reason}))
+            .collect();
         body["dependencies"]["list"] = json!(dependencies);
         body["last_reload_error"] = json!(status.last_error);
     }

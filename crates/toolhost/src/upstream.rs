@@ -11,13 +11,21 @@
 //! import tools` from what the upstream said at the time, and `pin` is the hash of the
 //! upstream's definition then (the client's lockfile hash). Before each call the upstream's
 //! current definition is compared with the pin (listings are cached for a minute, so drift is
-//! seen within one): a tool whose upstream changed it is **withdrawn** — every call fails with
-//! `upstream_changed`, logged at `warn`, and never runs against the changed text — until an
+//! seen within one): a version whose upstream changed the tool is **withdrawn** — left out of
+//! every listing, reported on `/readyz` and in metrics, every call failing with
+//! `upstream_changed`, logged at `warn`, never run against the changed text — until an
 //! operator re-imports it, when the catalog's compatibility rules make the change a next
-//! version or a new tool. Nothing from an upstream reaches a caller unpinned.
+//! version or a new tool. Importing a compatible change accepts it for the older versions too:
+//! a version is served while the upstream matches its own pin or a later version's pin of the
+//! same catalog tool (callers pinned to 1.0.0 keep working after 1.1.0 is imported). Nothing
+//! from an upstream reaches a caller unpinned.
+//!
+//! Upstreams are shared by the tools of one source while a catalog uses them; when no loaded
+//! catalog does (a reload removed them), they are dropped, and a stdio server with them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -58,10 +66,12 @@ struct Def {
 type UpstreamKey = (String, Option<Protocol>, Vec<(String, String)>);
 
 /// Builds `upstream` backends; upstreams (and their MCP sessions, child processes included)
-/// are shared by every tool of the same source.
+/// are shared by every tool of the same source, for as long as a loaded catalog uses them.
 #[derive(Debug, Default)]
 pub struct Factory {
-    upstreams: Mutex<HashMap<UpstreamKey, Arc<Upstream>>>,
+    upstreams: Mutex<HashMap<UpstreamKey, Weak<Upstream>>>,
+    /// The pins of each catalog tool's versions served by one upstream tool.
+    pins: Mutex<HashMap<(String, UpstreamKey, String), Weak<Pins>>>,
     secrets: HashMap<String, Secret>,
     /// Whether `{{secret.NAME}}` must name one of `secrets` (not for `check` without a config).
     check_secrets: bool,
@@ -72,6 +82,7 @@ impl Factory {
     pub fn new(secrets: HashMap<String, Secret>) -> Self {
         Self {
             upstreams: Mutex::default(),
+            pins: Mutex::default(),
             secrets,
             check_secrets: true,
         }
@@ -137,26 +148,47 @@ impl BackendFactory for Factory {
             .map_err(|e| vec![e])?;
         let key = (def.source.clone(), def.protocol, headers);
         let upstream = {
-            let mut upstreams = self.upstreams.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match upstreams.get(&key) {
-                Some(found) => Arc::clone(found),
+            let mut upstreams = self.upstreams.lock().unwrap_or_else(PoisonError::into_inner);
+            upstreams.retain(|_, u| u.strong_count() > 0);
+            match upstreams.get(&key).and_then(Weak::upgrade) {
+                Some(found) => found,
                 None => {
                     let made = Arc::new(Upstream::new(source, def.protocol, filled).map_err(|e| vec![e])?);
-                    upstreams.insert(key, Arc::clone(&made));
+                    upstreams.insert(key.clone(), Arc::downgrade(&made));
                     made
                 }
             }
         };
+        let pins = {
+            let mut all = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
+            all.retain(|_, p| p.strong_count() > 0);
+            let key = (signature.tool.to_owned(), key, def.tool.clone());
+            match all.get(&key).and_then(Weak::upgrade) {
+                Some(found) => found,
+                None => {
+                    let made = Arc::new(Pins::default());
+                    all.insert(key, Arc::downgrade(&made));
+                    made
+                }
+            }
+        };
+        let position = pins.add(&def.pin);
+        let watched = Arc::new(Watched {
+            catalog_tool: signature.tool.to_owned(),
+            tool: def.tool,
+            pins,
+            position,
+            state: AtomicU8::new(State::Ok as u8),
+        });
         upstream
-            .pins
+            .served
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(def.tool.clone(), def.pin.clone());
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Arc::downgrade(&watched));
         Upstream::watch(&upstream);
         Ok(Arc::new(Upstreamed {
             upstream,
-            tool: def.tool,
-            pin: def.pin,
+            watched,
             idempotent: def.idempotent,
             single_output: match signature.outputs {
                 [only] => Some(only.name.clone()),
@@ -176,8 +208,8 @@ struct Upstream {
     shown: String,
     protocol: Option<Protocol>,
     listing: tokio::sync::Mutex<Option<(Instant, Arc<Listing>)>>,
-    /// The pin of every catalog tool served by this upstream (the last load's).
-    pins: Mutex<HashMap<String, String>>,
+    /// Every loaded catalog version this upstream serves.
+    served: Mutex<Vec<Weak<Watched>>>,
     /// Whether the watcher runs.
     watching: std::sync::atomic::AtomicBool,
 }
@@ -210,7 +242,7 @@ impl Upstream {
             source,
             protocol,
             listing: tokio::sync::Mutex::new(None),
-            pins: Mutex::default(),
+            served: Mutex::default(),
             watching: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -220,7 +252,6 @@ impl Upstream {
     /// back: operators hear of a drifted tool before a caller does. Runs on the server's
     /// runtime; `check`, which has none, does not watch.
     fn watch(this: &Arc<Self>) {
-        use std::sync::atomic::Ordering;
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -229,46 +260,47 @@ impl Upstream {
         }
         let weak = Arc::downgrade(this);
         runtime.spawn(async move {
-            let mut reported: HashMap<String, &'static str> = HashMap::new();
+            let mut reported: HashMap<(String, String), State> = HashMap::new();
             let mut wait = FIRST_CHECK;
             loop {
                 tokio::time::sleep(wait).await;
                 wait = LISTING_TTL;
                 let Some(upstream) = weak.upgrade() else { break };
                 upstream.forget().await;
-                let listing = upstream.listing().await;
-                let pins = upstream.pins.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-                for (tool, pin) in pins {
-                    let state = match &listing {
-                        Err(_) => "unreachable",
-                        Ok(found) => match found.hashes.get(&tool) {
-                            None => "missing",
-                            Some(now) if *now != pin => "changed",
-                            Some(_) => "ok",
-                        },
-                    };
-                    let withdrawn = if state == "ok" { 0.0 } else { 1.0 };
-                    metrics::gauge!("toolhost_upstream_tool_withdrawn", "tool" => tool.clone()).set(withdrawn);
-                    if reported.get(&tool).copied().unwrap_or("ok") == state {
+                // Reading the listing judges every version.
+                let _ = upstream.listing().await;
+                let served = upstream.served();
+                let mut withdrawn: HashMap<&str, u32> = HashMap::new();
+                for watched in &served {
+                    let state = watched.state();
+                    *withdrawn.entry(&watched.catalog_tool).or_default() += u32::from(state.withdraws());
+                    let key = (watched.catalog_tool.clone(), watched.pin());
+                    if reported.get(&key).copied().unwrap_or(State::Ok) == state {
                         continue;
                     }
-                    reported.insert(tool.clone(), state);
-                    if state == "ok" {
-                        tracing::info!(upstream = %upstream.shown, %tool, "the upstream tool is as pinned again; served");
+                    reported.insert(key, state);
+                    if state == State::Ok {
+                        tracing::info!(upstream = %upstream.shown, tool = %watched.catalog_tool, upstream_tool = %watched.tool, "the upstream tool is as pinned again; served");
                     } else {
                         tracing::warn!(
                             upstream = %upstream.shown,
-                            %tool,
-                            state,
+                            tool = %watched.catalog_tool,
+                            upstream_tool = %watched.tool,
+                            state = state.name(),
                             "an upstream tool is withdrawn: its calls fail until the upstream is back as pinned, or the tool is imported again (toolhost import tools)"
                         );
                     }
+                }
+                for (tool, versions) in withdrawn {
+                    metrics::gauge!("toolhost_upstream_tool_withdrawn", "tool" => tool.to_owned()).set(f64::from(versions));
                 }
             }
         });
     }
 
-    /// The upstream's current listing, read again when older than [`LISTING_TTL`].
+    /// The upstream's current listing, read again when older than [`LISTING_TTL`]; every
+    /// version it serves is judged against a fresh reading, so listings leave out all that it
+    /// withdraws at once.
     async fn listing(&self) -> Result<Arc<Listing>, Error> {
         let mut listing = self.listing.lock().await;
         if let Some((at, found)) = listing.as_ref()
@@ -276,15 +308,31 @@ impl Upstream {
         {
             return Ok(Arc::clone(found));
         }
-        let server = self.client.discover_as(&self.source, self.protocol).await?;
-        let hashes = server
-            .tools
-            .iter()
-            .map(|t| (t.name.clone(), lock::signature_hash(t.protocol, &t.definition)))
-            .collect();
-        let found = Arc::new(Listing { server, hashes });
+        let read = self
+            .client
+            .discover_as(&self.source, self.protocol)
+            .await
+            .map(|server| {
+                let hashes = server
+                    .tools
+                    .iter()
+                    .map(|t| (t.name.clone(), lock::signature_hash(t.protocol, &t.definition)))
+                    .collect();
+                Arc::new(Listing { server, hashes })
+            });
+        for watched in self.served() {
+            watched.judge(read.as_deref().ok());
+        }
+        let found = read?;
         *listing = Some((Instant::now(), Arc::clone(&found)));
         Ok(found)
+    }
+
+    /// The versions of loaded catalogs this upstream serves.
+    fn served(&self) -> Vec<Arc<Watched>> {
+        let mut served = self.served.lock().unwrap_or_else(PoisonError::into_inner);
+        served.retain(|w| w.strong_count() > 0);
+        served.iter().filter_map(Weak::upgrade).collect()
     }
 
     /// Forgets the listing, so the next call reads it again (after a failure that may mean the
@@ -294,12 +342,111 @@ impl Upstream {
     }
 }
 
+/// The pins of one catalog tool's versions served by one upstream tool, in version order: a
+/// version accepts its own and those after it.
+#[derive(Debug, Default)]
+struct Pins(Mutex<Vec<String>>);
+
+impl Pins {
+    /// Adds a version's pin (once), giving its position.
+    fn add(&self, pin: &str) -> usize {
+        let mut pins = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        pins.iter().position(|p| p == pin).unwrap_or_else(|| {
+            pins.push(pin.to_owned());
+            pins.len() - 1
+        })
+    }
+}
+
+/// What an upstream says of a pinned version now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum State {
+    /// As pinned (or not read yet).
+    Ok,
+    /// Changed since the pin: withdrawn.
+    Changed,
+    /// No longer listed: withdrawn.
+    Missing,
+    /// Not answering: listed still, its calls fail retryably.
+    Unreachable,
+}
+
+impl State {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Changed => "changed",
+            Self::Missing => "missing",
+            Self::Unreachable => "unreachable",
+        }
+    }
+
+    fn withdraws(self) -> bool {
+        matches!(self, Self::Changed | Self::Missing)
+    }
+
+    fn from_u8(value: u8) -> Self {
+        [Self::Ok, Self::Changed, Self::Missing, Self::Unreachable]
+            .into_iter()
+            .find(|s| *s as u8 == value)
+            .unwrap_or(Self::Ok)
+    }
+}
+
+/// One loaded catalog version's standing with its upstream tool, kept by the watcher and by
+/// calls.
+#[derive(Debug)]
+struct Watched {
+    /// The catalog tool's name.
+    catalog_tool: String,
+    /// The upstream's name for the tool.
+    tool: String,
+    pins: Arc<Pins>,
+    /// This version's pin in `pins`.
+    position: usize,
+    state: AtomicU8,
+}
+
+impl Watched {
+    /// This version's own pin.
+    fn pin(&self) -> String {
+        self.pins.0.lock().unwrap_or_else(PoisonError::into_inner)[self.position].clone()
+    }
+
+    /// Whether a definition with this hash serves this version: its own pin or a later
+    /// version's (a compatible change the operator accepted by importing it).
+    fn accepts(&self, hash: &str) -> bool {
+        self.pins.0.lock().unwrap_or_else(PoisonError::into_inner)[self.position..]
+            .iter()
+            .any(|p| p == hash)
+    }
+
+    fn state(&self) -> State {
+        State::from_u8(self.state.load(Ordering::Relaxed))
+    }
+
+    /// Judges the version against a listing (`None`: the upstream did not answer) and keeps the
+    /// verdict for listings.
+    fn judge(&self, listing: Option<&Listing>) -> State {
+        let state = match listing {
+            None => State::Unreachable,
+            Some(found) => match found.hashes.get(&self.tool) {
+                None => State::Missing,
+                Some(now) if !self.accepts(now) => State::Changed,
+                Some(_) => State::Ok,
+            },
+        };
+        self.state.store(state as u8, Ordering::Relaxed);
+        state
+    }
+}
+
 /// One catalog tool version served by an upstream's tool.
 #[derive(Debug)]
 struct Upstreamed {
     upstream: Arc<Upstream>,
-    tool: String,
-    pin: String,
+    watched: Arc<Watched>,
     idempotent: bool,
     /// The one output's name when the version has exactly one (a text result fills it).
     single_output: Option<String>,
@@ -307,30 +454,39 @@ struct Upstreamed {
 
 impl Upstreamed {
     async fn run(&self, call: BackendCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
-        let listing = self.upstream.listing().await.map_err(|e| {
-            metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "unreachable")
+        let watched = &self.watched;
+        let failed = |reason: &'static str| {
+            metrics::counter!("toolhost_upstream_failures_total", "tool" => watched.catalog_tool.clone(), "reason" => reason)
                 .increment(1);
-            unreachable(&self.upstream.shown, &e)
-        })?;
-        let Some(tool) = listing.server.tool(&self.tool) else {
-            metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "missing")
-                .increment(1);
-            tracing::warn!(upstream = %self.upstream.shown, tool = %self.tool, "the upstream no longer lists this tool; it is withdrawn until it is back or re-imported");
+        };
+        let listing = match self.upstream.listing().await {
+            Ok(listing) => listing,
+            Err(e) => {
+                failed("unreachable");
+                return Err(unreachable(&self.upstream.shown, &e));
+            }
+        };
+        // Judged again: this version may have been loaded after the listing was read.
+        let state = watched.judge(Some(&listing));
+        let Some(tool) = listing.server.tool(&watched.tool) else {
+            failed("missing");
+            tracing::warn!(upstream = %self.upstream.shown, tool = %watched.catalog_tool, upstream_tool = %watched.tool, "the upstream no longer lists this tool; it is withdrawn until it is back or re-imported");
             return Err(ToolFailure::temporary(
                 "the service behind this tool does not offer it at the moment; try again later",
                 Some(Duration::from_secs(60)),
             )
             .with_code("upstream_missing")
-            .with_developer_message(format!("{} lists no tool `{}`", self.upstream.shown, self.tool)));
+            .with_developer_message(format!("{} lists no tool `{}`", self.upstream.shown, watched.tool)));
         };
-        let now = listing.hashes.get(&self.tool).map_or("", String::as_str);
-        if now != self.pin {
-            metrics::counter!("toolhost_upstream_failures_total", "tool" => self.tool.clone(), "reason" => "changed")
-                .increment(1);
+        if state == State::Changed {
+            let now = listing.hashes.get(&watched.tool).map_or("", String::as_str);
+            let pin = watched.pin();
+            failed("changed");
             tracing::warn!(
                 upstream = %self.upstream.shown,
-                tool = %self.tool,
-                pinned = %self.pin,
+                tool = %watched.catalog_tool,
+                upstream_tool = %watched.tool,
+                pinned = %pin,
                 now = %now,
                 "the upstream changed this tool since it was pinned; it is withdrawn until an operator re-imports it (toolhost import tools)"
             );
@@ -339,8 +495,8 @@ impl Upstreamed {
             )
             .with_code("upstream_changed")
             .with_developer_message(format!(
-                "{} changed `{}`: pinned {}, now {now}; re-import it with `toolhost import tools`",
-                self.upstream.shown, self.tool, self.pin
+                "{} changed `{}`: pinned {pin}, now {now}; re-import it with `toolhost import tools`",
+                self.upstream.shown, watched.tool
             )));
         }
         let answer = self.upstream.client.call(tool, Value::Object(call.input.clone())).await;
@@ -429,5 +585,14 @@ impl Backend for Upstreamed {
 
     fn may_act(&self) -> bool {
         !self.idempotent
+    }
+
+    fn may_withdraw(&self) -> bool {
+        true
+    }
+
+    fn withdrawn(&self) -> Option<&'static str> {
+        let state = self.watched.state();
+        state.withdraws().then_some(state.name())
     }
 }

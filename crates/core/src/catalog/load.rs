@@ -415,6 +415,7 @@ impl Loader {
                 idempotent: def.annotations.idempotent,
                 open_world: def.annotations.open_world,
             },
+            watched: versions.iter().any(|v| v.backend.may_withdraw()),
             versions,
             source: file.to_owned(),
             latest,

@@ -48,6 +48,8 @@ pub struct Catalog {
     by_tag: HashMap<String, Vec<usize>>,
     toolkits: BTreeMap<String, Option<String>>,
     warnings: Vec<Problem>,
+    /// The tools whose backends may be withdrawn while loaded, by position.
+    watched: Vec<usize>,
 }
 
 impl fmt::Debug for Catalog {
@@ -87,6 +89,8 @@ pub struct Tool {
     pub source: String,
     latest: usize,
     search_text: String,
+    /// Whether a version's backend may be withdrawn while loaded ([`Backend::may_withdraw`]).
+    watched: bool,
 }
 
 impl Tool {
@@ -127,6 +131,17 @@ impl Tool {
             VersionSelector::Semver(s) => self.versions.iter().find(|v| &v.semver == s)?,
         };
         (!version.retired).then_some(version)
+    }
+
+    /// Whether every served version's backend is withdrawn (see [`Backend::withdrawn`]): the
+    /// tool is then left out of every listing, and its calls fail with the backend's reason.
+    pub fn withdrawn(&self) -> bool {
+        self.watched && self.served_versions().all(|v| v.backend.withdrawn().is_some())
+    }
+
+    /// Whether `access` may see the tool and it is not withdrawn: what every listing shows.
+    pub fn listed_for(&self, access: &Access) -> bool {
+        access.allows(self) && !self.withdrawn()
     }
 
     /// The toolkit followed by the tool's own tags: what N-ACT lists and `tag` filters on.
@@ -477,6 +492,25 @@ impl Catalog {
         &self.toolkits
     }
 
+    /// Whether any tool is withdrawn now: listings pre-rendered for the whole catalog are then
+    /// filtered. Asks only the tools whose backends may be withdrawn.
+    pub fn any_withdrawn(&self) -> bool {
+        self.watched.iter().any(|&i| self.tools[i].withdrawn())
+    }
+
+    /// Every served version whose backend is withdrawn now, with the reason: what `/readyz`
+    /// reports to operators.
+    pub fn withdrawn(&self) -> Vec<(&Tool, &Version, &'static str)> {
+        self.watched
+            .iter()
+            .map(|&i| &self.tools[i])
+            .flat_map(|t| {
+                t.served_versions()
+                    .filter_map(move |v| Some((&**t, v, v.backend.withdrawn()?)))
+            })
+            .collect()
+    }
+
     /// Problems that do not stop the catalog from loading (style advice, retired tools).
     pub fn warnings(&self) -> &[Problem] {
         &self.warnings
@@ -507,7 +541,7 @@ impl Catalog {
         };
         let text = query.text.map(str::to_lowercase);
         let matches = |tool: &Tool| {
-            query.access.allows(tool)
+            tool.listed_for(&query.access)
                 && query.tags.iter().all(|tag| tool.tags_with_toolkit().any(|t| t == tag))
                 && text.as_deref().is_none_or(|q| tool.search_text.contains(q))
         };
@@ -555,11 +589,13 @@ impl Catalog {
                 }
             }
         }
+        let watched = (0..tools.len()).filter(|&i| tools[i].watched).collect();
         Self {
             tools,
             by_name,
             by_id,
             by_tag,
+            watched,
             toolkits,
             warnings,
         }

@@ -188,6 +188,15 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
             && metrics.contains("toolhost_upstream_tool_withdrawn{tool=\"add\"} 1"),
         "operators see the withdrawal: {metrics}"
     );
+    // Withdrawn is not listed, on any protocol; `/readyz` names it for operators.
+    assert_eq!(listed(&server.base).await, [const { Vec::<String>::new() }; 4]);
+    let ready = json_of(reqwest::Client::new().get(format!("{}/readyz", server.base))).await;
+    assert_eq!(ready["status"], "ready", "{ready}");
+    assert_eq!(
+        ready["withdrawn"],
+        json!({"versions": 1, "list": [{"tool": "add", "version": "1.0.0", "reason": "changed"}]}),
+        "{ready}"
+    );
     assert!(server.terminate());
 
     // Accepting the change: a compatible one is the next version.
@@ -201,6 +210,19 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
     let (status, sum) = invoke(&server.base, "add", pair.clone()).await;
     assert_eq!(status, 200, "{sum}");
     assert_eq!(outputs_of(&sum)["result"], json!(42));
+    // Importing the compatible change accepted it for callers pinned to 1.0.0 too.
+    let (status, sum) = invoke(&server.base, "add/versions/1", pair.clone()).await;
+    assert_eq!(status, 200, "{sum}");
+    assert_eq!(outputs_of(&sum)["result"], json!(42));
+    assert_eq!(
+        listed(&server.base).await,
+        [
+            vec!["add".to_owned()],
+            vec!["Drift_add".to_owned()],
+            vec!["add".to_owned()],
+            vec!["add".to_owned()]
+        ]
+    );
     assert!(server.terminate());
 
     // A breaking one is a new tool; the old one stays (and stays withdrawn while it differs).
@@ -222,7 +244,45 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
     assert_eq!(outputs_of(&sum)["result"], json!("42"));
     let (status, _) = invoke(&server.base, "add", pair).await;
     assert_eq!(status, 422);
+    // Both versions of `add` are withdrawn now, so `add` is not listed; `add_v2` is.
+    let v2 = || vec!["add_v2".to_owned()];
+    assert_eq!(
+        listed(&server.base).await,
+        [v2(), vec!["Drift_add_v2".to_owned()], v2(), v2()]
+    );
     assert!(server.terminate());
+}
+
+/// The tools a server lists over N-ACT, OTC (ids), WoA (agents) and MCP, each sorted.
+async fn listed(base: &str) -> [Vec<String>; 4] {
+    let names = |value: &Value, array: &str, field: &str| {
+        let mut names: Vec<String> = value[array]
+            .as_array()
+            .unwrap_or_else(|| panic!("no `{array}` in {value}"))
+            .iter()
+            .map(|t| t[field].as_str().unwrap_or_default().to_owned())
+            .collect();
+        names.sort();
+        // OTC lists every served version; one name each is enough here.
+        names.dedup();
+        names
+    };
+    let http = reqwest::Client::new();
+    let nact = json_of(http.get(format!("{base}/nact/tools"))).await;
+    let otc = json_of(http.get(format!("{base}/otc/tools"))).await;
+    let woa = json_of(http.get(format!("{base}/.well-known/woa.json"))).await;
+    let mcp = client()
+        .discover_as(&Source::parse(&format!("{base}/mcp")).unwrap(), Some(Protocol::Mcp))
+        .await
+        .unwrap();
+    let mut mcp: Vec<String> = mcp.tools.iter().map(|t| t.name.clone()).collect();
+    mcp.sort();
+    [
+        names(&nact, "items", "name"),
+        names(&otc, "tools", "name"),
+        names(&woa, "agents", "id"),
+        mcp,
+    ]
 }
 
 #[tokio::test]
@@ -429,5 +489,57 @@ async fn an_mcp_server_over_streamable_http_is_federated() {
     )
     .await;
     assert_eq!(counted["result"], 2, "{counted}");
+    assert!(server.terminate());
+}
+
+#[tokio::test]
+async fn a_reload_that_drops_a_stdio_upstream_stops_its_server() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let dir = Scratch::new();
+    let peer = std::fs::read_to_string(repo().join("tests/peer/mcp_python_server.py")).unwrap();
+    // Copies at paths of this test's own, so that looking for one finds only it.
+    let kept = dir.write("kept_peer.py", &peer);
+    let dropped = dir.write("dropped_peer.py", &peer);
+    let out = dir.0.join("catalog");
+    for (script, toolkit, prefix) in [(&kept, "Kept", "kept_"), (&dropped, "Dropped", "dropped_")] {
+        let source = format!("stdio:{} {}", python.display(), script.display());
+        import(
+            &source,
+            &out,
+            &["--toolkit", toolkit, "--include", "add", "--prefix", prefix],
+            &[],
+        );
+    }
+    let server = Server::start(
+        &["--catalog", out.to_str().unwrap(), "--reload-interval-ms", "100"],
+        &[],
+        None,
+    );
+    let pair = json!([{"name": "a", "value": 1}, {"name": "b", "value": 2}]);
+    for tool in ["kept_add", "dropped_add"] {
+        let (status, body) = invoke(&server.base, tool, pair.clone()).await;
+        assert_eq!(status, 200, "{tool}: {body}");
+    }
+    let running = |script: &Path| {
+        std::process::Command::new("pgrep")
+            .args(["-f", script.to_str().unwrap()])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    assert!(running(&dropped) && running(&kept));
+
+    std::fs::remove_file(out.join("dropped.yaml")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while running(&dropped) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(!running(&dropped), "the dropped upstream's server was stopped");
+    assert!(running(&kept), "the kept one runs on");
+    let (status, body) = invoke(&server.base, "kept_add", pair).await;
+    assert_eq!(status, 200, "{body}");
     assert!(server.terminate());
 }

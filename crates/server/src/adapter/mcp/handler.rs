@@ -69,12 +69,12 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, ErrorData> {
         let built = self.state.mcp.get(&self.state.engine);
         let tools = match self.access(&context) {
-            Access::All => built.view.listed.as_ref().clone(),
+            Access::All if !built.catalog.any_withdrawn() => built.view.listed.as_ref().clone(),
             access => built
                 .catalog
                 .tools()
                 .iter()
-                .filter(|t| access.allows(t) && !t.needs_call_context())
+                .filter(|t| t.listed_for(&access) && !t.needs_call_context())
                 .filter_map(|t| built.view.get(&t.name).cloned())
                 .collect(),
         };

@@ -54,7 +54,7 @@ pub(super) async fn list(
     let body = format!(
         r#"{{"$schema":{},"tools":{}}}"#,
         quote(schema),
-        built.view.json_for(&caller.access)
+        built.view.json_for(&built.catalog, &caller.access)
     );
     cache::json(&headers, body.into_bytes(), JSON, "max-age=60", state.auth().enabled())
 }

@@ -108,13 +108,13 @@ impl View for Definitions {
 
 impl Definitions {
     /// The `tools` array as `access` sees it.
-    fn json_for(&self, access: &Access) -> std::borrow::Cow<'_, str> {
+    fn json_for(&self, catalog: &Catalog, access: &Access) -> std::borrow::Cow<'_, str> {
         match access {
-            Access::All => std::borrow::Cow::Borrowed(&self.json),
+            Access::All if !catalog.any_withdrawn() => std::borrow::Cow::Borrowed(&self.json),
             access => std::borrow::Cow::Owned(join(
                 self.by_tool
                     .iter()
-                    .filter(|(t, _)| access.allows(t))
+                    .filter(|(t, _)| t.listed_for(access))
                     .flat_map(|(_, d)| d),
             )),
         }

@@ -19,7 +19,7 @@ pub(super) fn document(catalog: &Catalog, site: &Site, access: &Access) -> wire:
             .tools()
             .iter()
             // A tool whose calls need OTC's context is not an agent (WoA has no place for it).
-            .filter(|t| access.allows(t) && !t.needs_call_context())
+            .filter(|t| t.listed_for(access) && !t.needs_call_context())
             .map(|tool| agent(tool))
             .collect(),
         transports: Transports {

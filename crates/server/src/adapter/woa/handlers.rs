@@ -24,8 +24,9 @@ const CACHE: &str = "max-age=300";
 pub(super) async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: HeaderMap) -> Response {
     let built = state.woa.get(&state.engine);
     // Callers limited by scopes get a document of the agents they may call, rendered per request.
+    // So do all callers while an upstream tool is withdrawn.
     let restricted = match caller.access {
-        Access::All => None,
+        Access::All if !built.catalog.any_withdrawn() => None,
         ref access => Some(Document::render(
             &built.catalog,
             &built.view.site,
