@@ -8,19 +8,8 @@ import asyncio
 import json
 import sys
 
+from checks import check, finish
 from mcp import Client, StdioServerParameters
-
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
 
 
 async def exercise(label, target):
@@ -56,8 +45,7 @@ async def main():
     binary, url = sys.argv[1], sys.argv[2]
     await exercise("http", url)
     await exercise("stdio", StdioServerParameters(command=binary, args=["serve", "--stdio", "--log", "warn"]))
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 asyncio.run(main())

@@ -2,23 +2,10 @@
 // over HTTP and over stdio.
 // Usage: node mcp_ts_client.mjs TOOLHOST_BINARY HTTP_URL   (run with NODE_PATH=PEER/node_modules)
 // Prints one line per check and a closing "N passed, M failed" line; exits 1 on any failure.
-import { createRequire } from "node:module";
-const require = createRequire(process.env.NODE_PATH + "/");
+import { check, finish, require } from "./checks.mjs";
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
-
-let passed = 0;
-let failed = 0;
-function check(name, ok, detail) {
-  if (ok) {
-    passed++;
-    console.log(`ok   ${name}`);
-  } else {
-    failed++;
-    console.log(`FAIL ${name}: ${JSON.stringify(detail)}`);
-  }
-}
 
 async function exercise(label, transport) {
   const client = new Client({ name: "toolhost-peer-test", version: "1.0.0" });
@@ -70,5 +57,4 @@ async function exercise(label, transport) {
 const [binary, url] = process.argv.slice(2);
 await exercise("http", new StreamableHTTPClientTransport(new URL(url)));
 await exercise("stdio", new StdioClientTransport({ command: binary, args: ["serve", "--stdio", "--log", "warn"], stderr: "ignore" }));
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

@@ -60,6 +60,19 @@ if [ "$(cat "$peer/.json-server-installed" 2>/dev/null)" != "$json_server_want" 
   echo "$json_server_want" > "$peer/.json-server-installed"
 fi
 
+# The reference MCP servers (MIT, modelcontextprotocol/servers), run over stdio as federated
+# upstreams in crates/toolhost/tests/it/federation_peers.rs: everything (every MCP feature),
+# memory (a knowledge graph with object and array inputs), filesystem (confined to a folder).
+servers_want="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
+if [ "$(cat "$peer/.mcp-servers-installed" 2>/dev/null)" != "$servers_want" ]; then
+  echo "installing the reference MCP servers into $peer/mcp-servers: $servers_want"
+  mkdir -p "$peer/mcp-servers"
+  echo '{"name": "toolhost-peer-mcp-servers", "private": true}' > "$peer/mcp-servers/package.json"
+  # shellcheck disable=SC2086
+  (cd "$peer/mcp-servers" && npm install --no-save --no-audit --no-fund --loglevel=error $servers_want)
+  echo "$servers_want" > "$peer/.mcp-servers-installed"
+fi
+
 # Published API descriptions for the import tests (crates/toolhost/tests/it/import_peers.rs),
 # both MIT, unpacked from their npm packages: ReadMe's OpenAPI examples (Swagger Petstore 2.0,
 # 3.0 and 3.1, Train Travel 3.1, ...) and GitHub's REST description (about 1,200 operations,

@@ -523,6 +523,11 @@ impl Upstreamed {
 
     fn failure(&self, error: &Error) -> ToolFailure {
         let detail = format!("{}: {error}", self.upstream.shown);
+        // The upstream's own refusal is the tool's answer; anything else is the operator's to
+        // see (a hung, closed or garbled answer), since callers get only the kind of failure.
+        if !matches!(error, Error::Tool(_) | Error::InvalidArguments { .. }) {
+            tracing::warn!(tool = %self.watched.catalog_tool, error = %detail, "the upstream call failed");
+        }
         match error {
             Error::Tool(failure) => {
                 let mut out = if failure.retryable {

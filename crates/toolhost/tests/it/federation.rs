@@ -543,3 +543,85 @@ async fn a_reload_that_drops_a_stdio_upstream_stops_its_server() {
     assert_eq!(status, 200, "{body}");
     assert!(server.terminate());
 }
+
+#[tokio::test]
+async fn an_upstream_that_hangs_closes_or_garbles_its_answer_fails_each_call_clearly_and_in_time() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let faults = ["hang", "garbage", "malformed", "close"];
+    let mut peers = Vec::new();
+    let mut ports = Vec::new();
+    for fault in std::iter::once("none").chain(faults) {
+        let port = crate::client_peers::free_port();
+        let mut command = std::process::Command::new(&python);
+        command
+            .arg(repo().join("tests/peer/mcp_faulty_server.py"))
+            .args([&port.to_string(), fault]);
+        peers.push(crate::client_peers::start(command, port).await);
+        ports.push(port);
+    }
+    // Imported from the server that answers well, then pointed at the ones that do not.
+    let dir = Scratch::new();
+    let out = dir.0.join("catalog");
+    let good = format!("http://127.0.0.1:{}/mcp", ports[0]);
+    for (fault, port) in faults.iter().zip(&ports[1..]) {
+        let (toolkit, prefix) = (fault.to_uppercase(), format!("{fault}_"));
+        let said = tokio::task::spawn_blocking({
+            let (good, out) = (good.clone(), out.clone());
+            move || import(&good, &out, &["--toolkit", &toolkit, "--prefix", &prefix], &[])
+        })
+        .await
+        .unwrap();
+        assert!(said.contains("wrote 2 tools"), "{said}");
+        let file = out.join(format!("{fault}.yaml"));
+        let yaml = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, yaml.replace(&good, &format!("http://127.0.0.1:{port}/mcp"))).unwrap();
+    }
+    let server = Server::start(
+        &["--catalog", out.to_str().unwrap(), "--call-timeout-ms", "2000"],
+        &[],
+        None,
+    );
+    for fault in faults {
+        let started = std::time::Instant::now();
+        // `add` is idempotent (its hints say so): a failure is retryable.
+        let (status, problem) = invoke(
+            &server.base,
+            &format!("{fault}_add"),
+            json!([{"name": "a", "value": 1}, {"name": "b", "value": 2}]),
+        )
+        .await;
+        let expected = if fault == "hang" { 504 } else { 503 };
+        assert_eq!(status, expected, "{fault}: {problem}");
+        assert_eq!(problem["retryable"], true, "{fault}: {problem}");
+        // `send` is not: the call reached the upstream, so the outcome is unknown.
+        let (status, problem) = invoke(
+            &server.base,
+            &format!("{fault}_send"),
+            json!([{"name": "text", "value": "hello"}]),
+        )
+        .await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (409, Some("outcome_unknown")),
+            "{fault}: {problem}"
+        );
+        assert_eq!(problem["retryable"], false, "{fault}: {problem}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(8),
+            "{fault}: no call waits past its deadline"
+        );
+    }
+    // Operators read what went wrong in the log; the tools stay listed (the listing is fine).
+    let logs = server.logs_when(|l| l.iter().filter(|x| x.contains("the upstream call failed")).count() >= 6);
+    assert!(
+        logs.iter()
+            .any(|x| x.contains("the upstream call failed") && x.contains("garbage_add")),
+        "{logs:?}"
+    );
+    let listing = json_of(reqwest::Client::new().get(format!("{}/nact/tools", server.base))).await;
+    assert_eq!(listing["items"].as_array().map(Vec::len), Some(8), "{listing}");
+    assert!(server.terminate());
+    drop(peers);
+}

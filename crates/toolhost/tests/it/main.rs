@@ -8,6 +8,7 @@ mod client_peers;
 mod client_protocols;
 mod client_support;
 mod federation;
+mod federation_peers;
 mod identity;
 mod import;
 mod import_peers;
