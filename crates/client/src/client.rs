@@ -290,6 +290,37 @@ impl Client {
         }
     }
 
+    /// `tool` at another of its versions, as the server serves it now and addressed to it (a
+    /// call goes to that version): `version` is a semver the server lists, or an N-ACT version
+    /// number. `None` when the server does not serve it, or cannot be asked for an older
+    /// version: N-ACT fetches its signature, OTC has it from the listing, MCP and WoA list only
+    /// the current one.
+    pub async fn at_version(&self, tool: &Tool, version: &str) -> Result<Option<Tool>, Error> {
+        if tool.version.as_deref() == Some(version) || tool.version_number.is_some_and(|n| n.to_string() == version) {
+            return Ok(Some(tool.clone()));
+        }
+        match &tool.address {
+            Address::Nact { root, id, .. } => {
+                let ctx = self.ctx(Freshness::Revalidate);
+                let raw = match version.parse::<u32>() {
+                    Ok(number) => nact::signature(&ctx, root, id, number).await?,
+                    // A semver (toolhost's extension): find its number among the versions.
+                    Err(_) => nact::versions(&ctx, root, id)
+                        .await?
+                        .into_iter()
+                        .find(|v| v.get("semver").and_then(Value::as_str) == Some(version)),
+                };
+                Ok(raw.and_then(|raw| nact::tool(root, &tool.endpoint, raw).ok()))
+            }
+            Address::Otc { base, schema, .. } => Ok(tool
+                .history
+                .iter()
+                .find(|(v, _)| v == version)
+                .and_then(|(_, raw)| otc::tool(base, &tool.endpoint, schema, raw.clone()).ok())),
+            Address::Woa { .. } | Address::Mcp { .. } => Ok(None),
+        }
+    }
+
     /// The definition of `tool` at N-ACT version `number`, as the server sends it now; `None`
     /// when that version is not served. Only N-ACT can fetch an older version's signature.
     pub(crate) async fn nact_signature(&self, tool: &Tool, number: u32) -> Result<Option<Value>, Error> {

@@ -85,6 +85,17 @@ pub(crate) async fn signature(ctx: &Ctx<'_>, root: &Url, id: &str, number: u32) 
     json(reply, Protocol::Nact).map(Some)
 }
 
+/// The first page of a tool's served versions (newest first, up to 100), as the server sends
+/// them.
+pub(crate) async fn versions(ctx: &Ctx<'_>, root: &Url, id: &str) -> Result<Vec<Value>, error::Error> {
+    let url = join(root, &format!("tools/{}/versions?pageLimit=100", urlencode(id)))?;
+    let page = json(ctx.http.get(&url, Freshness::Revalidate).await?, Protocol::Nact)?;
+    if !is_page(&page) {
+        return Err(protocol_error(&url, "a listing page needs `items` and `paging`"));
+    }
+    Ok(page["items"].as_array().cloned().unwrap_or_default())
+}
+
 /// A signature as received → a tool; `Err` says why it was skipped.
 pub(crate) fn tool(root: &Url, endpoint: &Source, raw: Value) -> Result<Tool, String> {
     let s: Signature =

@@ -53,6 +53,11 @@ struct Def {
     tool: String,
     /// The hash of the upstream's definition the signature was imported from.
     pin: String,
+    /// The upstream's version calls go to, a semver (`"1.2.0"`) or an N-ACT version number
+    /// (`3`), so that a version pinned here is the same version there (chaining toolhosts);
+    /// absent: the upstream's current one (MCP, WoA).
+    #[serde(default)]
+    version: Option<Value>,
     /// Whether the tool may be called again without repeating an effect (annotations).
     #[serde(default)]
     idempotent: bool,
@@ -176,6 +181,10 @@ impl BackendFactory for Factory {
         let watched = Arc::new(Watched {
             catalog_tool: signature.tool.to_owned(),
             tool: def.tool,
+            version: def.version.map(|v| match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            }),
             pins,
             position,
             state: AtomicU8::new(State::Ok as u8),
@@ -219,6 +228,30 @@ struct Upstream {
 struct Listing {
     server: Server,
     hashes: HashMap<String, String>,
+    /// The older versions catalog versions are pinned to (N-ACT, OTC), by tool and version, with
+    /// their hashes.
+    pinned: HashMap<(String, String), (Tool, String)>,
+}
+
+impl Listing {
+    /// The upstream's tool at `version` (its current one when `None`), with its hash.
+    fn find(&self, tool: &str, version: Option<&str>) -> Option<(&Tool, &str)> {
+        let current = self.server.tool(tool);
+        match (current, version) {
+            (Some(current), None) => Some((current, self.hashes.get(tool)?.as_str())),
+            (Some(current), Some(v)) if is_version(current, v) => Some((current, self.hashes.get(tool)?.as_str())),
+            (_, Some(v)) => self
+                .pinned
+                .get(&(tool.to_owned(), v.to_owned()))
+                .map(|(t, hash)| (t, hash.as_str())),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Whether `tool` is at `version` (its semver, or its N-ACT number).
+fn is_version(tool: &Tool, version: &str) -> bool {
+    tool.version.as_deref() == Some(version) || tool.version_number.is_some_and(|n| n.to_string() == version)
 }
 
 impl Upstream {
@@ -308,24 +341,39 @@ impl Upstream {
         {
             return Ok(Arc::clone(found));
         }
-        let read = self
-            .client
-            .discover_as(&self.source, self.protocol)
-            .await
-            .map(|server| {
-                let hashes = server
-                    .tools
-                    .iter()
-                    .map(|t| (t.name.clone(), lock::signature_hash(t.protocol, &t.definition)))
-                    .collect();
-                Arc::new(Listing { server, hashes })
-            });
-        for watched in self.served() {
+        let served = self.served();
+        let read = self.read(&served).await.map(Arc::new);
+        for watched in served {
             watched.judge(read.as_deref().ok());
         }
         let found = read?;
         *listing = Some((Instant::now(), Arc::clone(&found)));
         Ok(found)
+    }
+
+    /// Lists the upstream's tools, and the older versions that `served` ones are pinned to.
+    async fn read(&self, served: &[Arc<Watched>]) -> Result<Listing, Error> {
+        let server = self.client.discover_as(&self.source, self.protocol).await?;
+        let hashes = server
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), lock::signature_hash(t.protocol, &t.definition)))
+            .collect();
+        let mut pinned = HashMap::new();
+        for watched in served {
+            let (Some(version), Some(current)) = (&watched.version, server.tool(&watched.tool)) else {
+                continue;
+            };
+            let key = (watched.tool.clone(), version.clone());
+            if is_version(current, version) || pinned.contains_key(&key) {
+                continue;
+            }
+            if let Some(older) = self.client.at_version(current, version).await? {
+                let hash = lock::signature_hash(older.protocol, &older.definition);
+                pinned.insert(key, (older, hash));
+            }
+        }
+        Ok(Listing { server, hashes, pinned })
     }
 
     /// The versions of loaded catalogs this upstream serves.
@@ -402,6 +450,8 @@ struct Watched {
     catalog_tool: String,
     /// The upstream's name for the tool.
     tool: String,
+    /// The upstream version calls go to (a semver or an N-ACT number); the current one if none.
+    version: Option<String>,
     pins: Arc<Pins>,
     /// This version's pin in `pins`.
     position: usize,
@@ -431,9 +481,9 @@ impl Watched {
     fn judge(&self, listing: Option<&Listing>) -> State {
         let state = match listing {
             None => State::Unreachable,
-            Some(found) => match found.hashes.get(&self.tool) {
+            Some(found) => match found.find(&self.tool, self.version.as_deref()) {
                 None => State::Missing,
-                Some(now) if !self.accepts(now) => State::Changed,
+                Some((_, now)) if !self.accepts(now) => State::Changed,
                 Some(_) => State::Ok,
             },
         };
@@ -468,9 +518,9 @@ impl Upstreamed {
         };
         // Judged again: this version may have been loaded after the listing was read.
         let state = watched.judge(Some(&listing));
-        let Some(tool) = listing.server.tool(&watched.tool) else {
+        let Some((tool, now)) = listing.find(&watched.tool, watched.version.as_deref()) else {
             failed("missing");
-            tracing::warn!(upstream = %self.upstream.shown, tool = %watched.catalog_tool, upstream_tool = %watched.tool, "the upstream no longer lists this tool; it is withdrawn until it is back or re-imported");
+            tracing::warn!(upstream = %self.upstream.shown, tool = %watched.catalog_tool, upstream_tool = %watched.tool, version = watched.version.as_deref().unwrap_or("current"), "the upstream no longer lists this tool (or the pinned version); it is withdrawn until it is back or re-imported");
             return Err(ToolFailure::temporary(
                 "the service behind this tool does not offer it at the moment; try again later",
                 Some(Duration::from_secs(60)),
@@ -479,7 +529,6 @@ impl Upstreamed {
             .with_developer_message(format!("{} lists no tool `{}`", self.upstream.shown, watched.tool)));
         };
         if state == State::Changed {
-            let now = listing.hashes.get(&watched.tool).map_or("", String::as_str);
             let pin = watched.pin();
             failed("changed");
             tracing::warn!(

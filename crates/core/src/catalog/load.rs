@@ -24,7 +24,7 @@ const MAX_NAME: usize = 64;
 /// N-ACT §6.1: descriptions MUST be less than 2000 characters.
 const MAX_DESCRIPTION: usize = 1999;
 /// N-ACT §6.1: enum names at most 255 characters.
-const MAX_ENUM_NAME: usize = 255;
+pub(super) const MAX_ENUM_NAME: usize = 255;
 /// The backend timeout of a version that names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -930,11 +930,7 @@ fn enum_values(defs: Option<Vec<EnumValueDef>>, place: &Place, ctx: &mut Context
     }
     let mut seen = HashSet::new();
     for v in &defs {
-        let upper_snake = v.name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-            && v.name
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-        if !upper_snake || v.name.len() > MAX_ENUM_NAME {
+        if !super::is_enum_name(&v.name) {
             ctx.error(place, format!("enum value `{}` must be UPPER_SNAKE_CASE of at most 255 characters (N-ACT §6.1), e.g. PREMIUM_ECONOMY", v.name));
         }
         if !seen.insert(&v.name) {

@@ -388,6 +388,16 @@ impl InputType {
     }
 }
 
+/// Whether `name` may be an enum value: `UPPER_SNAKE_CASE` of at most 255 characters (N-ACT
+/// §6.1).
+pub fn is_enum_name(name: &str) -> bool {
+    name.len() <= load::MAX_ENUM_NAME
+        && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// One allowed value of an enum, with what it means.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnumValue {

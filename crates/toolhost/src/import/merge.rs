@@ -28,7 +28,7 @@ pub fn fresh(imported: &Imported) -> Vec<(Option<String>, Value)> {
     imported
         .tools
         .iter()
-        .map(|d| (Some(d.source.clone()), d.to_tool("1.0.0")))
+        .map(|d| (Some(d.source.clone()), d.to_tool(&d.first_version())))
         .collect()
 }
 
@@ -69,7 +69,7 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
         };
         let Some(current) = current else {
             taken.insert(draft.name.clone());
-            tools.push((Some(draft.source.clone()), draft.to_tool("1.0.0")));
+            tools.push((Some(draft.source.clone()), draft.to_tool(&draft.first_version())));
             report.push(format!("`{}`: new tool", draft.name));
             continue;
         };
@@ -101,7 +101,11 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
         }
         let problems = breaking_changes(before, after);
         if problems.is_empty() {
-            let next = format!("{}.{}.0", before.semver.major, before.semver.minor + 1);
+            // The upstream's own version when it has one past ours (chaining), else the next minor.
+            let next = match &draft.version {
+                Some(theirs) if *theirs > before.semver => theirs.to_string(),
+                _ => format!("{}.{}.0", before.semver.major, before.semver.minor + 1),
+            };
             let mut version = draft.to_version(&next);
             // A version's backend takes the keys it leaves out from the one before: an `auth`
             // the earlier version named, and this one does not need, is said explicitly.

@@ -90,6 +90,9 @@ pub struct Draft {
     pub backend: Option<Value>,
     /// Behaviour hints (`read_only`, `destructive`, `idempotent`, `open_world`).
     pub annotations: Option<Value>,
+    /// The upstream's own semver for this signature (another toolhost's, over N-ACT or OTC):
+    /// the catalog version it is written as, so a version is the same at both ends.
+    pub version: Option<semver::Version>,
 }
 
 /// A request field that cannot be a scalar input.
@@ -106,6 +109,13 @@ pub struct Structured {
 
 impl Draft {
     /// The tool as a catalog entry with one version.
+    /// The version a new tool starts at: the upstream's own, else 1.0.0.
+    pub fn first_version(&self) -> String {
+        self.version
+            .as_ref()
+            .map_or_else(|| "1.0.0".to_owned(), ToString::to_string)
+    }
+
     pub fn to_tool(&self, version: &str) -> Value {
         let mut tool = Map::new();
         tool.insert("name".into(), json!(self.name));
@@ -544,6 +554,7 @@ fn draft(
         auth: None,
         backend: None,
         // GET, HEAD and OPTIONS are safe and idempotent (RFC 9110 §9.2); the rest say nothing.
+        version: None,
         annotations: matches!(method, "get" | "head" | "options")
             .then(|| json!({"read_only": true, "idempotent": true})),
     }

@@ -208,6 +208,7 @@ impl Combine {
             auth: None,
             backend: None,
             annotations: None,
+            version: None,
         };
         let mut typed: BTreeMap<String, (Value, String)> = BTreeMap::new();
         for op in &self.steps {

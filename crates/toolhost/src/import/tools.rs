@@ -59,15 +59,30 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         let mut inputs = Vec::new();
         let mut structured = Vec::new();
         for p in &tool.inputs {
-            let mut entry = super::scalar_input(&p.schema).unwrap_or_else(|| {
-                structured.push(p.name.as_str());
-                let mut schema = inline_refs(&p.schema, &tool.input_schema, 0);
-                if let Some(fields) = schema.as_object_mut() {
-                    fields.remove("title");
-                    fields.remove("description");
+            // An upstream's own enum (N-ACT's, another toolhost's) stays an enum, so that adding
+            // a value is a compatible change on re-import, as it is there.
+            let typed_enum = match &p.kind {
+                toolhost_client::Kind::Typed(toolhost_core::InputType::Enum { values })
+                    if values.iter().all(|v| toolhost_core::catalog::is_enum_name(&v.name)) =>
+                {
+                    Some(json!({
+                        "type": "enum",
+                        "values": values.iter().map(|v| json!({"name": v.name, "description": describe(&v.description, &v.name)})).collect::<Vec<_>>(),
+                    }))
                 }
-                json!({"type": "json", "schema": schema})
-            });
+                _ => None,
+            };
+            let mut entry = typed_enum
+                .or_else(|| super::scalar_input(&p.schema))
+                .unwrap_or_else(|| {
+                    structured.push(p.name.as_str());
+                    let mut schema = inline_refs(&p.schema, &tool.input_schema, 0);
+                    if let Some(fields) = schema.as_object_mut() {
+                        fields.remove("title");
+                        fields.remove("description");
+                    }
+                    json!({"type": "json", "schema": schema})
+                });
             entry["name"] = json!(p.name);
             entry["description"] = json!(super::describe(&p.description, &p.schema, &p.name));
             if !p.required {
@@ -115,12 +130,26 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
             }
         }
         let name = unique_within(&format!("{}{}", options.prefix, snake(&tool.name)), &mut names, budget);
-        let backend = json!({
+        let mut backend = json!({
             "kind": crate::upstream::KIND,
             "tool": tool.name,
             "pin": lock::signature_hash(tool.protocol, &tool.definition),
             "idempotent": tool.is_idempotent(),
         });
+        // N-ACT and OTC serve older versions unchanged: calls are pinned to the version
+        // imported (N-ACT's number, OTC's semver), so an upstream's next version reaches callers
+        // only through a re-import, and a version is the same at both ends.
+        match tool.protocol {
+            toolhost_client::Protocol::Nact => backend["version"] = json!(tool.version_number),
+            toolhost_client::Protocol::Otc => backend["version"] = json!(tool.version),
+            _ => {}
+        }
+        let version = match tool.protocol {
+            toolhost_client::Protocol::Nact | toolhost_client::Protocol::Otc => {
+                tool.version.as_deref().and_then(|v| semver::Version::parse(v).ok())
+            }
+            _ => None,
+        };
         tools.push(Draft {
             source: format!("{} at {}", tool.name, server.endpoint),
             name,
@@ -134,6 +163,7 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
             auth: None,
             backend: Some(backend),
             annotations: annotations(tool),
+            version,
         });
     }
     if tools.is_empty() {

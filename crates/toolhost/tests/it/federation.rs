@@ -625,3 +625,110 @@ async fn an_upstream_that_hangs_closes_or_garbles_its_answer_fails_each_call_cle
     assert!(server.terminate());
     drop(peers);
 }
+
+#[tokio::test]
+async fn a_chained_toolhost_keeps_each_version_pinned_to_the_same_version_upstream() {
+    let units = std::fs::read_to_string(repo().join("examples/catalog/units.yaml")).unwrap();
+    let (before_1_2, _) = units.split_once("          - version: 1.2.0").unwrap();
+    let dir = Scratch::new();
+    let far_catalog = dir.0.join("far");
+    std::fs::create_dir_all(&far_catalog).unwrap();
+    std::fs::write(far_catalog.join("units.yaml"), before_1_2).unwrap();
+    let far = Server::start(
+        &[
+            "--catalog",
+            far_catalog.to_str().unwrap(),
+            "--reload-interval-ms",
+            "100",
+        ],
+        &[],
+        None,
+    );
+    let out = dir.0.join("near");
+    let import_both = |out: PathBuf, base: String| {
+        tokio::task::spawn_blocking(move || {
+            let nact = import(&format!("{base}/nact"), &out, &["--toolkit", "Chain"], &[]);
+            let otc = import(
+                &format!("{base}/otc"),
+                &out,
+                &[
+                    "--toolkit",
+                    "ChainOtc",
+                    "--prefix",
+                    "otc_",
+                    "--include",
+                    "*convert_length",
+                ],
+                &[],
+            );
+            format!("{nact}{otc}")
+        })
+    };
+    import_both(out.clone(), far.base.clone()).await.unwrap();
+    let yaml = std::fs::read_to_string(out.join("chain.yaml")).unwrap();
+    assert!(
+        yaml.contains("- version: 1.1.0") && yaml.contains("\"version\":2") && !yaml.contains("1.0.0"),
+        "the upstream's current version, its semver here and its N-ACT number pinned: {yaml}"
+    );
+    let yaml = std::fs::read_to_string(out.join("chain_otc.yaml")).unwrap();
+    assert!(yaml.contains("\"version\":\"1.1.0\""), "{yaml}");
+    let convert = json!([
+        {"name": "value", "value": "1"},
+        {"name": "from", "value": "KILOMETRE"},
+        {"name": "to", "value": "METRE"}
+    ]);
+
+    // The far server publishes 1.2.0 (which adds the `unit` output). A near server started
+    // after that still calls 1.1.0 there, and does not withdraw it: N-ACT and OTC keep serving
+    // an older version unchanged.
+    std::fs::write(far_catalog.join("units.yaml"), &units).unwrap();
+    let http = reqwest::Client::new();
+    for _ in 0..100 {
+        let ready = json_of(http.get(format!("{}/readyz", far.base))).await;
+        if ready["catalog"]["generation"].as_u64() > Some(1) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let near = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+    for tool in ["convert_length", "otc_units_convert_length"] {
+        let (status, answer) = invoke(&near.base, tool, convert.clone()).await;
+        assert_eq!(status, 200, "{tool}: {answer}");
+        let outputs = outputs_of(&answer);
+        // OTC gives a one-output tool's value bare: it is imported as `result`.
+        let value = outputs.get("value").or_else(|| outputs.get("result"));
+        assert_eq!(value.and_then(Value::as_f64), Some(1000.0), "{tool}: {answer}");
+        assert!(
+            !outputs.contains_key("unit"),
+            "{tool}: the far 1.1.0 answered: {answer}"
+        );
+    }
+    let logs = near.logs_when(|l| l.iter().any(|x| x.contains("catalog")));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        !near.logs_when(|_| true).iter().any(|x| x.contains("withdrawn")),
+        "an upstream's next version withdraws nothing: {logs:?}"
+    );
+    assert!(near.terminate());
+
+    // Re-importing takes the far 1.2.0 as the near 1.2.0; the near 1.1.0 still calls the far 1.1.0.
+    let said = import_both(out.clone(), far.base.clone()).await.unwrap();
+    assert!(said.contains("published as version 1.2.0"), "{said}");
+    assert!(run(&["check", "--lock", out.to_str().unwrap()]).status.success());
+    let near = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+    let (status, latest) = invoke(&near.base, "convert_length", convert.clone()).await;
+    assert_eq!(status, 200, "{latest}");
+    assert_eq!(outputs_of(&latest)["unit"], json!("METRE"), "{latest}");
+    let (status, pinned) = invoke(&near.base, "convert_length/versions/1", convert).await;
+    assert_eq!(status, 200, "{pinned}");
+    assert!(!outputs_of(&pinned).contains_key("unit"), "{pinned}");
+    let otc = json_of(http.post(format!("{}/otc/tools/call", near.base)).json(&json!({
+        "request": {"tool_id": "ChainOtc.otc_units_convert_length@1.1.0",
+                    "input": {"value": 1, "from": "KILOMETRE", "to": "METRE"}}
+    })))
+    .await;
+    assert_eq!(otc["result"]["success"], true, "{otc}");
+    assert!(otc["result"]["value"].get("unit").is_none(), "{otc}");
+    assert!(near.terminate());
+    assert!(far.terminate());
+}
