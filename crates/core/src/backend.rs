@@ -36,6 +36,12 @@ pub trait Backend: Send + Sync + fmt::Debug {
         false
     }
 
+    /// The other tools of the catalog this backend calls (a sculpted `tool` step), each with the
+    /// version it asks for, so that loading checks they exist. None by default.
+    fn calls(&self) -> Vec<(String, crate::catalog::VersionSelector)> {
+        Vec::new()
+    }
+
     /// Whether this backend's availability can change while it is loaded (an upstream tool
     /// server that may change or drop the tool), so that [`Backend::withdrawn`] must be asked.
     /// No by default.
@@ -63,6 +69,10 @@ pub struct BackendCall<'a> {
     pub tool: &'a Tool,
     /// The resolved version of that tool.
     pub version: &'a Version,
+    /// The engine running the call, so a backend can call another tool of the catalog (a
+    /// sculpted step that calls a federated tool): `Engine::invoke` with this call's context,
+    /// one level deeper ([`CallContext::nesting`]).
+    pub engine: &'a crate::Engine,
 }
 
 /// Per-call context that travels beside the input: secrets, the end user, the request id.
@@ -89,7 +99,14 @@ pub struct CallContext {
     pub caller_subject: Option<String>,
     /// The authenticated caller's verified JWT claims (`{{caller.email}}`).
     pub caller_claims: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
+    /// How many tool calls this one is inside (a tool whose backend calls another tool): 0 for
+    /// a caller's call. The engine refuses to go deeper than [`MAX_NESTING`], so tools that call
+    /// each other in a loop fail instead of running forever.
+    pub nesting: u8,
 }
+
+/// How deep tools may call one another (see [`CallContext::nesting`]).
+pub const MAX_NESTING: u8 = 4;
 
 /// A secret value whose `Debug` and `Display` never show it.
 #[derive(Clone, PartialEq, Eq)]

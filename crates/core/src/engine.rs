@@ -175,11 +175,26 @@ impl Engine {
         let Value::Object(input) = input else {
             unreachable!("constructed as an object above")
         };
+        if invocation.context.nesting > crate::backend::MAX_NESTING {
+            let failure = ToolFailure::permanent("this tool is misconfigured: its tools call one another too deeply")
+                .with_code("nesting")
+                .with_developer_message(format!(
+                    "`{}` was called {} tools deep (at most {}): do its steps call each other in a loop?",
+                    tool.name,
+                    invocation.context.nesting,
+                    crate::backend::MAX_NESTING
+                ));
+            return Err(Error::Failed {
+                tool: tool.name.clone(),
+                failure: Box::new(failure),
+            });
+        }
         let call = BackendCall {
             input: &input,
             context: &invocation.context,
             tool: &tool,
             version,
+            engine: self,
         };
         let started = Instant::now();
         let result = tokio::time::timeout(version.timeout, version.backend.call(call)).await;

@@ -38,6 +38,8 @@ pub(crate) struct Recipe {
 #[derive(Debug)]
 pub(crate) struct Step {
     pub name: String,
+    /// The catalog tool a `tool` step calls, and which version; `body` is its input.
+    pub tool: Option<(String, toolhost_core::VersionSelector)>,
     pub method: Method,
     /// Scheme, authority and path prefix, without a trailing `/`.
     pub base: String,
@@ -316,7 +318,39 @@ impl<'a> Builder<'a> {
         let mut public = self.names(&with_own, false);
         public.item = names.item;
 
-        let method_text = def.method.as_deref().unwrap_or("GET").to_ascii_uppercase();
+        // A `tool` step calls another tool of the catalog: none of a request's parts apply.
+        if def.tool.is_some() {
+            let http_parts = [
+                ("method", def.method.is_some()),
+                ("base_url", def.base_url.is_some()),
+                ("path", def.path.is_some()),
+                ("query", !def.query.is_empty()),
+                ("headers", !def.headers.is_empty()),
+                ("body", def.body.is_some()),
+                ("form", def.form.is_some()),
+                ("auth", def.auth.is_some()),
+                ("paginate", def.paginate.is_some()),
+                ("for_each", def.for_each.is_some()),
+                ("accept", !def.accept.is_empty()),
+            ];
+            for (key, _) in http_parts.iter().filter(|(_, set)| *set) {
+                self.problem(
+                    &at(key),
+                    "a `tool` step calls another tool of the catalog with `input`; it sends no request of its own"
+                        .to_owned(),
+                );
+            }
+        } else if def.input.is_some() {
+            self.problem(
+                &at("input"),
+                "`input` goes with `tool`; a request sends `body`, `query` or `form`".to_owned(),
+            );
+        }
+        let method_text = def
+            .method
+            .as_deref()
+            .unwrap_or(if def.tool.is_some() { "POST" } else { "GET" })
+            .to_ascii_uppercase();
         let method = match method_text.as_str() {
             "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS" => {
                 Method::from_bytes(method_text.as_bytes()).ok()
@@ -331,6 +365,7 @@ impl<'a> Builder<'a> {
         };
         let base = match def.base_url.as_deref() {
             Some(url) => self.base_url(&at("base_url"), url),
+            None if def.tool.is_some() => Some(String::new()),
             None => {
                 if shared.base_url.is_none() {
                     self.problem(
@@ -375,6 +410,7 @@ impl<'a> Builder<'a> {
         let merged = shared
             .headers
             .iter()
+            .filter(|_| def.tool.is_none())
             .filter(|(k, _)| !def.headers.keys().any(|s| s.eq_ignore_ascii_case(k)));
         for (key, value) in merged.chain(&def.headers) {
             let place = at(&format!("headers.{key}"));
@@ -418,7 +454,23 @@ impl<'a> Builder<'a> {
                 }
                 Some(BodyTemplate::Form(fields))
             }
-            (None, None) => None,
+            (None, None) => match (&def.tool, &def.input) {
+                (Some(_), Some(input @ Value::Object(_))) => ValueTemplate::parse(input, &names, &mut programs)
+                    .map_err(|e| self.problem(&at("input"), e))
+                    .ok()
+                    .map(BodyTemplate::Json),
+                (Some(_), None) => Some(BodyTemplate::Json(ValueTemplate::Literal(Value::Object(
+                    serde_json::Map::new(),
+                )))),
+                (Some(_), Some(_)) => {
+                    self.problem(
+                        &at("input"),
+                        "the input of a tool is an object: `{name: value, ...}`".to_owned(),
+                    );
+                    None
+                }
+                (None, _) => None,
+            },
         };
         if body.is_some() && matches!(method_text.as_str(), "GET" | "HEAD") {
             self.problem(
@@ -436,6 +488,7 @@ impl<'a> Builder<'a> {
         let auth = match &def.auth {
             Some(AuthDef::None) => None,
             Some(auth) => self.auth(&at("auth"), auth, earlier).map(Arc::new),
+            None if def.tool.is_some() => None,
             None => shared.auth.cloned(),
         };
 
@@ -537,10 +590,14 @@ impl<'a> Builder<'a> {
             .collect();
         visible.sort_unstable();
         visible.dedup();
-        let shape = format!("{method} {}", path.shape());
+        let shape = match &def.tool {
+            Some(tool) => format!("tool {tool}"),
+            None => format!("{method} {}", path.shape()),
+        };
+        // A tool step is taken to change something unless it says it does not.
         let idempotent = def
             .idempotent
-            .unwrap_or(matches!(method_text.as_str(), "GET" | "HEAD" | "OPTIONS"));
+            .unwrap_or(def.tool.is_none() && matches!(method_text.as_str(), "GET" | "HEAD" | "OPTIONS"));
         if paginate.is_some() && !idempotent {
             self.problem(
                 &at("paginate"),
@@ -549,8 +606,27 @@ impl<'a> Builder<'a> {
             );
             return None;
         }
+        let tool = match def.tool.as_deref().map(|t| t.split_once('@').unwrap_or((t, ""))) {
+            None => None,
+            Some(("", _)) => {
+                self.problem(
+                    &at("tool"),
+                    "name the catalog tool to call: `NAME` or `NAME@1.2.0`".to_owned(),
+                );
+                return None;
+            }
+            Some((name, "")) => Some((name.to_owned(), toolhost_core::VersionSelector::Latest)),
+            Some((name, version)) => match toolhost_core::VersionSelector::pin(version) {
+                Ok(pinned) => Some((name.to_owned(), pinned)),
+                Err(e) => {
+                    self.problem(&at("tool"), e);
+                    return None;
+                }
+            },
+        };
         Some(Step {
             name: def.name.clone(),
+            tool,
             idempotent,
             method,
             base,

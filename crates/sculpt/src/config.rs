@@ -36,11 +36,19 @@ pub(crate) struct BackendDef {
     pub outputs: Option<BTreeMap<String, Value>>,
 }
 
-/// One HTTP request of the recipe.
+/// One HTTP request of the recipe, or a call of another tool of the catalog (`tool`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StepDef {
     pub name: String,
+    /// Another tool of the catalog this step calls instead of sending a request (a federated
+    /// MCP tool, say): `NAME` (its latest version) or `NAME@1.2.0`. Its outputs are the step's
+    /// `body`.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// The input of a `tool` step: an object whose strings are templates, as in `body`.
+    #[serde(default)]
+    pub input: Option<Value>,
     #[serde(default)]
     pub method: Option<String>,
     /// Overrides the backend's `base_url` for this step.

@@ -40,6 +40,8 @@ pub(crate) const UNEXPECTED: &str = "upstream_unexpected";
 pub(crate) const AUTH: &str = "upstream_auth";
 pub(crate) const INVALID_INPUT: &str = "invalid_input";
 pub(crate) const MAPPING: &str = "mapping_failed";
+/// A `tool` step whose call the catalog got wrong (no such tool, an input it refuses).
+pub(crate) const MISCONFIGURED: &str = "misconfigured";
 
 /// How long to suggest waiting after a retryable failure that came with no `Retry-After`.
 pub(crate) const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);

@@ -103,6 +103,10 @@ impl Backend for Sculpted {
             .collect()
     }
 
+    fn calls(&self) -> Vec<(String, toolhost_core::VersionSelector)> {
+        self.recipe.steps.iter().filter_map(|s| s.tool.clone()).collect()
+    }
+
     /// A step that is not idempotent may have been sent when the version's timeout cut the call.
     fn may_act(&self) -> bool {
         self.recipe.steps.iter().any(|step| !step.idempotent)
@@ -260,6 +264,12 @@ impl Sculpted {
             computed: &computed,
             item: None,
         };
+        if let Some((tool, version)) = &step.tool {
+            return self
+                .call_tool(step, (tool, version), call, &scope, &scrubber, deadline)
+                .await
+                .map(Some);
+        }
         if let Some(each) = &step.for_each {
             return self.for_each(step, each, &scope, &scrubber, deadline).await.map(Some);
         }
@@ -269,6 +279,90 @@ impl Sculpted {
         // The phrase of a missing value may quote earlier steps' answers: scrub it too.
         let request = self.request(step, &scope).map_err(|f| scrubber.failure(f))?;
         self.exchange(step, request, &scope, scrubber, deadline).await.map(Some)
+    }
+
+    /// Runs a `tool` step: the catalog tool called through the engine with this call's context
+    /// (secrets, caller identity, request id), one level deeper, within the call's deadline.
+    /// Its output object is the step's `body`. The tool is called whoever may see it: the
+    /// catalog composed it into this one, which is what the caller was allowed to call.
+    async fn call_tool(
+        &self,
+        step: &Step,
+        (tool, version): (&str, &toolhost_core::VersionSelector),
+        call: &BackendCall<'_>,
+        scope: &Scope<'_>,
+        scrubber: &Scrubber,
+        deadline: Instant,
+    ) -> Result<Arc<StepResult>, ToolFailure> {
+        use toolhost_core::Error;
+        let detail = |what: String| format!("step `{}` (tool `{tool}`): {what}", step.name);
+        let input = match &step.body {
+            Some(BodyTemplate::Json(template)) => template.render(scope),
+            _ => None,
+        };
+        let Some(Value::Object(input)) = input else {
+            return Err(
+                ToolFailure::permanent("this tool is misconfigured: a step's input is not an object")
+                    .with_code(failure::MISCONFIGURED)
+                    .with_developer_message(detail("`input` did not render to an object".to_owned())),
+            );
+        };
+        // Under `try --dry-run` only what cannot act goes out: a tool step is shown, not run,
+        // unless it says it is idempotent.
+        if self.dry_run && !step.idempotent {
+            return Err(
+                ToolFailure::permanent("dry run: the call stops before a tool step that may act")
+                    .with_code("dry_run")
+                    .with_developer_message(detail(format!(
+                        "input {} was shown, not sent: --dry-run runs only idempotent tool steps",
+                        scrubber.scrub(&Value::Object(input).to_string())
+                    ))),
+            );
+        }
+        let mut context = call.context.clone();
+        context.access = toolhost_core::Access::All;
+        context.nesting = context.nesting.saturating_add(1);
+        let invocation = toolhost_core::Invocation {
+            tool: tool.to_owned(),
+            version: version.clone(),
+            input,
+            context,
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        let answer = tokio::time::timeout(left, call.engine.invoke(invocation)).await;
+        let failure = match answer {
+            Ok(Ok(outcome)) => {
+                return Ok(Arc::new(StepResult {
+                    status: 200,
+                    headers: Value::Object(Map::new()),
+                    body: Value::Object(outcome.output),
+                }));
+            }
+            // The called tool's own failure, as it said it: retryable or not, an unknown outcome.
+            Ok(Err(Error::Failed { failure, .. })) => {
+                let developer = detail(
+                    failure
+                        .developer_message
+                        .clone()
+                        .unwrap_or_else(|| failure.message.clone()),
+                );
+                failure.with_developer_message(developer)
+            }
+            Ok(Err(Error::Timeout { .. })) | Err(_) if !step.idempotent => ToolFailure::outcome_unknown(
+                "a tool this one calls did not finish in time and may have acted; check before trying again",
+            )
+            .with_developer_message(detail("no answer in time".to_owned())),
+            Ok(Err(Error::Timeout { .. })) | Err(_) => {
+                ToolFailure::temporary("a tool this one calls did not finish in time; try again", None)
+                    .with_code(failure::TIMEOUT)
+                    .with_developer_message(detail("no answer in time".to_owned()))
+            }
+            // Not found, the input the catalog built refused, a requirement: the catalog's fault.
+            Ok(Err(other)) => ToolFailure::permanent("this tool is misconfigured: a tool it calls refused the call")
+                .with_code(failure::MISCONFIGURED)
+                .with_developer_message(detail(other.to_string())),
+        };
+        Err(scrubber.failure(failure))
     }
 
     /// Runs a `for_each` step: its request once per element of the list (the first

@@ -203,6 +203,7 @@ impl Loader {
                 }
             }
         }
+        check_calls(&tools, &mut ctx);
         if ctx.problems.iter().any(|p| p.severity == Severity::Error) {
             ctx.problems.sort_by_key(|p| std::cmp::Reverse(p.severity));
             return Err(ctx.problems);
@@ -580,6 +581,29 @@ impl Context {
             place: place.clone(),
             message,
         });
+    }
+}
+
+/// Every tool a backend calls ([`Backend::calls`]) is in the catalog, at a served version.
+fn check_calls(tools: &[Arc<Tool>], ctx: &mut Context) {
+    for tool in tools {
+        for version in &tool.versions {
+            for (called, selector) in version.backend.calls() {
+                let found = tools.iter().find(|t| t.name == called);
+                let problem = match found.map(|t| t.resolve(&selector)) {
+                    None => format!("a step calls tool `{called}`, which this catalog does not have"),
+                    Some(None) => format!("a step calls `{called}` at version {selector}, which it does not serve"),
+                    Some(Some(_)) => continue,
+                };
+                let place = Place {
+                    file: tool.source.clone(),
+                    tool: Some(tool.name.clone()),
+                    version: Some(version.semver.to_string()),
+                    field: Some("backend".to_owned()),
+                };
+                ctx.error(&place, problem);
+            }
+        }
     }
 }
 

@@ -313,3 +313,26 @@ fn the_readme_examples_load() {
         crate::support::render(&catalog.err().unwrap_or_default())
     );
 }
+
+#[test]
+fn a_tool_step_takes_input_and_no_request_parts() {
+    let problems = errors(
+        r#"
+kind: http
+base_url: http://127.0.0.1:9
+steps:
+  - { name: both, tool: other, path: /x, method: POST, input: { a: 1 } }
+  - { name: listed, tool: other, input: [1, 2] }
+  - { name: versioned, tool: "other@one" }
+  - { name: request, path: /y, input: { a: 1 } }
+"#,
+    );
+    one(
+        &problems,
+        &["step `both`, `path`: a `tool` step calls another tool of the catalog"],
+    );
+    one(&problems, &["step `both`, `method`: a `tool` step"]);
+    one(&problems, &["step `listed`, `input`: the input of a tool is an object"]);
+    one(&problems, &["step `versioned`, `tool`: `one` is not a version"]);
+    one(&problems, &["step `request`, `input`: `input` goes with `tool`"]);
+}

@@ -95,3 +95,14 @@ pub fn echo_catalog(description: &str, versions: &[&str]) -> String {
     }
     yaml
 }
+
+/// What the toolhost at `base` lists over MCP (`{base}/mcp`), read with `client`.
+pub async fn mcp_listing(client: &Client, base: &str) -> toolhost_client::Server {
+    client
+        .discover_as(
+            &toolhost_client::Source::parse(&format!("{base}/mcp")).unwrap(),
+            Some(toolhost_client::Protocol::Mcp),
+        )
+        .await
+        .unwrap()
+}

@@ -6,10 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use toolhost_client::{Protocol, Source};
 
 use crate::client_peers::installed;
-use crate::client_support::client;
+use crate::client_support::{client, mcp_listing};
 use crate::import::{invoke, outputs_of};
 use crate::support::{Scratch, Server, json_of, run};
 
@@ -125,13 +124,7 @@ async fn an_mcp_server_over_stdio_is_served_on_every_protocol() {
 
     // MCP, with the client library: the upstream's MCP tool, through toolhost's MCP.
     let client = client();
-    let found = client
-        .discover_as(
-            &Source::parse(&format!("{}/mcp", server.base)).unwrap(),
-            Some(Protocol::Mcp),
-        )
-        .await
-        .unwrap();
+    let found = mcp_listing(&client, &server.base).await;
     let add = found.tools.iter().find(|t| t.name == "add").unwrap();
     assert_eq!(
         client.call(add, json!({"a": 20, "b": 22})).await.unwrap(),
@@ -271,10 +264,7 @@ async fn listed(base: &str) -> [Vec<String>; 4] {
     let nact = json_of(http.get(format!("{base}/nact/tools"))).await;
     let otc = json_of(http.get(format!("{base}/otc/tools"))).await;
     let woa = json_of(http.get(format!("{base}/.well-known/woa.json"))).await;
-    let mcp = client()
-        .discover_as(&Source::parse(&format!("{base}/mcp")).unwrap(), Some(Protocol::Mcp))
-        .await
-        .unwrap();
+    let mcp = mcp_listing(&client(), base).await;
     let mut mcp: Vec<String> = mcp.tools.iter().map(|t| t.name.clone()).collect();
     mcp.sort();
     [
@@ -731,4 +721,103 @@ async fn a_chained_toolhost_keeps_each_version_pinned_to_the_same_version_upstre
     assert!(otc["result"]["value"].get("unit").is_none(), "{otc}");
     assert!(near.terminate());
     assert!(far.terminate());
+}
+
+#[tokio::test]
+async fn a_sculpted_tool_mixes_a_rest_call_and_a_federated_mcp_tool() {
+    let Some(source) = python_server("mcp_python_server.py") else {
+        return;
+    };
+    let seen = std::sync::Arc::default();
+    let pets = crate::import::pet_shop(std::sync::Arc::clone(&seen)).await;
+    let dir = Scratch::new();
+    let out = dir.0.join("catalog");
+    import(&source, &out, &["--toolkit", "Peer", "--include", "greet"], &[]);
+    std::fs::write(
+        out.join("composite.yaml"),
+        format!(
+            r#"toolkits:
+  - name: Composite
+    tools:
+      - name: greet_pet
+        description: Greets a pet of the shop by its name, looked up by id.
+        versions:
+          - version: 1.0.0
+            inputs:
+              - {{ name: id, type: int, description: The pet's id. }}
+            outputs:
+              - {{ name: greeting, type: string, description: The greeting. }}
+              - {{ name: status, type: string, description: The pet's status in the shop. }}
+            backend:
+              kind: http
+              base_url: {pets}
+              steps:
+                - {{ name: pet, path: "/pets/{{{{input.id}}}}" }}
+                - name: hello
+                  tool: greet
+                  idempotent: true
+                  input: {{ name: "{{{{pet.body.name}}}}", excited: true }}
+              outputs:
+                greeting: hello.body.result
+                status: pet.body.status
+      - name: loop
+        description: Calls itself, which no catalog should do.
+        versions:
+          - version: 1.0.0
+            inputs: []
+            outputs:
+              - {{ name: result, type: string, description: Never. }}
+            backend:
+              kind: http
+              steps:
+                - {{ name: again, tool: loop }}
+"#
+        ),
+    )
+    .unwrap();
+    // A step naming a tool the catalog lacks, or a version it does not serve, is a load error.
+    let wrong = dir.0.join("wrong");
+    std::fs::create_dir_all(&wrong).unwrap();
+    for file in ["composite.yaml", "peer.yaml"] {
+        let text = std::fs::read_to_string(out.join(file)).unwrap();
+        let text = text
+            .replace("tool: greet\n", "tool: greeet\n")
+            .replace("tool: loop }", "tool: loop@2.0.0 }");
+        std::fs::write(wrong.join(file), text).unwrap();
+    }
+    let refused = run(&["check", wrong.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success()
+            && said.contains("a step calls tool `greeet`, which this catalog does not have")
+            && said.contains("a step calls `loop` at version 2.0.0, which it does not serve"),
+        "{said}"
+    );
+    let checked = run(&["check", out.to_str().unwrap()]);
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));
+    let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+    let (status, answer) = invoke(&server.base, "greet_pet", json!([{"name": "id", "value": 7}])).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        outputs_of(&answer),
+        [
+            ("greeting".to_owned(), json!("Hello, Rex!")),
+            ("status".to_owned(), json!("available"))
+        ]
+        .into(),
+    );
+    assert_eq!(*seen.lock().unwrap(), ["GET 7 key="]);
+    // The same over MCP: the composite is one tool whatever the protocol.
+    let client = client();
+    let found = mcp_listing(&client, &server.base).await;
+    let greet_pet = found.tools.iter().find(|t| t.name == "greet_pet").unwrap();
+    let answer = client.call(greet_pet, json!({"id": 8})).await.unwrap();
+    assert_eq!(answer["greeting"], "Hello, Rex!", "{answer}");
+
+    // Tools calling each other in a loop fail, permanently and at once.
+    let started = std::time::Instant::now();
+    let (status, problem) = invoke(&server.base, "loop", json!([])).await;
+    assert_eq!((status, problem["code"].as_str()), (422, Some("nesting")), "{problem}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(server.terminate());
 }

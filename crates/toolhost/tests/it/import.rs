@@ -14,7 +14,7 @@ const PETS_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/opena
 const SWAGGER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/openapi/swagger");
 
 /// The pet shop the document describes: it wants its API key and records what it got.
-async fn pet_shop(seen: Arc<Mutex<Vec<String>>>) -> String {
+pub async fn pet_shop(seen: Arc<Mutex<Vec<String>>>) -> String {
     let (get_seen, list_seen, post_seen) = (Arc::clone(&seen), Arc::clone(&seen), seen);
     let app = axum::Router::new()
         .route(

@@ -11,10 +11,9 @@
 use std::process::Command;
 
 use serde_json::{Value, json};
-use toolhost_client::{Protocol, Source};
 
 use crate::client_peers::{Peer, free_port, installed, start};
-use crate::client_support::client;
+use crate::client_support::{client, mcp_listing};
 use crate::import::{invoke, outputs_of};
 use crate::support::{Scratch, Server, run};
 
@@ -160,13 +159,7 @@ async fn imported_petstore_tools_call_a_prism_mock_of_the_same_description() {
 
     // MCP, through the client library: the same tool, the same mock.
     let client = client();
-    let found = client
-        .discover_as(
-            &Source::parse(&format!("{}/mcp", server.base)).unwrap(),
-            Some(Protocol::Mcp),
-        )
-        .await
-        .unwrap();
+    let found = mcp_listing(&client, &server.base).await;
     let tool = found.tools.iter().find(|t| t.name == "get_pet_by_id").unwrap();
     let result = client.call(tool, json!({"pet_id": 5})).await.unwrap();
     assert!(result["name"].is_string(), "{result}");
