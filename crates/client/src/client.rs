@@ -136,7 +136,21 @@ pub struct Client {
 }
 
 /// An MCP server's session, once opened; concurrent calls wait for one opening.
-type SessionSlot = Arc<tokio::sync::Mutex<Option<Arc<Session>>>>;
+type SessionSlot = Arc<tokio::sync::Mutex<Slot>>;
+
+/// One MCP server's session, and how starting it has failed lately.
+#[derive(Debug, Default)]
+struct Slot {
+    session: Option<Arc<Session>>,
+    /// A `stdio:` server that failed to start: not tried again before the instant; how many
+    /// starts failed in a row, and why the last did.
+    failed: Option<(std::time::Instant, u32, String)>,
+}
+
+/// The wait after the first failed start of a `stdio:` server; it doubles with each failure
+/// in a row, up to [`MAX_RESTART_WAIT`].
+const FIRST_RESTART_WAIT: Duration = Duration::from_millis(250);
+const MAX_RESTART_WAIT: Duration = Duration::from_secs(30);
 
 impl Client {
     /// A client with `options`.
@@ -336,7 +350,7 @@ impl Client {
         let slots: Vec<SessionSlot> = self.sessions.lock().await.drain().map(|(_, s)| s).collect();
         let mut sessions = Vec::with_capacity(slots.len());
         for slot in slots {
-            sessions.extend(slot.lock().await.take());
+            sessions.extend(slot.lock().await.session.take());
         }
         for session in sessions {
             session.close().await;
@@ -363,14 +377,46 @@ impl Client {
     async fn session(&self, source: &Source) -> Result<Arc<Session>, Error> {
         let slot = Arc::clone(self.sessions.lock().await.entry(source.clone()).or_default());
         let mut held = slot.lock().await;
-        if let Some(session) = held.as_ref().filter(|s| s.is_alive()) {
+        if let Some(session) = held.session.as_ref().filter(|s| s.is_alive()) {
             return Ok(Arc::clone(session));
         }
-        if let Some(dead) = held.take() {
+        if let Some(dead) = held.session.take() {
             dead.close().await;
         }
-        let session = Arc::new(Session::open(&self.http, source, self.options.timeout).await?);
-        *held = Some(Arc::clone(&session));
-        Ok(session)
+        // A server process that keeps failing to start is started again with backoff, not on
+        // every call: calls meanwhile fail at once, saying when the next try is.
+        if let Some((until, failures, why)) = &held.failed
+            && let Some(wait) = until.checked_duration_since(std::time::Instant::now())
+        {
+            return Err(Error::Mcp {
+                server: source.to_string(),
+                message: format!(
+                    "it failed to start {failures} time(s) in a row; the next try is in {} ms. The last failure: {why}",
+                    wait.as_millis()
+                ),
+            });
+        }
+        match Session::open(&self.http, source, self.options.timeout).await {
+            Ok(session) => {
+                let session = Arc::new(session);
+                held.session = Some(Arc::clone(&session));
+                held.failed = None;
+                Ok(session)
+            }
+            Err(error) => {
+                if matches!(source, Source::Command { .. }) {
+                    let failures = held.failed.as_ref().map_or(0, |(_, n, _)| *n) + 1;
+                    let wait = FIRST_RESTART_WAIT
+                        .saturating_mul(1 << (failures - 1).min(16))
+                        .min(MAX_RESTART_WAIT);
+                    let why = match &error {
+                        Error::Mcp { message, .. } => message.clone(),
+                        other => other.to_string(),
+                    };
+                    held.failed = Some((std::time::Instant::now() + wait, failures, why));
+                }
+                Err(error)
+            }
+        }
     }
 }

@@ -49,6 +49,13 @@ pub trait Backend: Send + Sync + fmt::Debug {
         false
     }
 
+    /// The tool server this backend serves from, as operators name it (a masked URL, a
+    /// command), and whether it answered when last asked: what `/readyz` reports per upstream.
+    /// `None` for backends that are not another tool server (the default).
+    fn upstream(&self) -> Option<(String, bool)> {
+        None
+    }
+
     /// Why the version cannot be served as declared right now, if it cannot: `changed` (the
     /// service behind it changed the tool since it was pinned), `missing` (it no longer offers
     /// it). A tool whose every served version is withdrawn is left out of listings; its calls

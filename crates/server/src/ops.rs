@@ -313,6 +313,7 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
     };
     let catalog = state.engine.catalog();
     let withdrawn = catalog.withdrawn();
+    let upstreams = catalog.upstreams();
     let mut body = json!({
         "status": if ready { "ready" } else { "not ready" },
         "catalog": {
@@ -323,6 +324,10 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
         // Served versions of upstream tools withdrawn because their server changed or dropped
         // them: reported, not a reason to be unready (the rest of the catalog serves).
         "withdrawn": {"versions": withdrawn.len()},
+        // The tool servers federated tools come from, and how many did not answer when last
+        // asked (their tools stay listed; calls fail retryably): reported, not a reason to be
+        // unready.
+        "upstreams": {"count": upstreams.len(), "unreachable": upstreams.iter().filter(|(_, up)| !up).count()},
         "reload_failures": status.failures,
         "last_reload_failed": status.last_error.is_some(),
     });
@@ -330,6 +335,10 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
     // changes with a hidden tool tells that it exists (issue #21.11).
     if !state.auth().enabled() {
         body["catalog"]["tools"] = json!(catalog.tools().len());
+        body["upstreams"]["list"] = upstreams
+            .iter()
+            .map(|(name, up)| json!({"upstream": name, "ok": up}))
+            .collect();
         body["withdrawn"]["list"] = withdrawn
             .iter()
             .map(|(tool, version, reason)| json!({"tool": tool.name, "version": version.semver.to_string(), "reason": reason}))

@@ -324,6 +324,8 @@ impl Upstream {
                         );
                     }
                 }
+                let up = served.iter().all(|w| w.state() != State::Unreachable);
+                metrics::gauge!("toolhost_upstream_up", "upstream" => upstream.shown.clone()).set(if up { 1.0 } else { 0.0 });
                 for (tool, versions) in withdrawn {
                     metrics::gauge!("toolhost_upstream_tool_withdrawn", "tool" => tool.to_owned()).set(f64::from(versions));
                 }
@@ -643,6 +645,10 @@ impl Backend for Upstreamed {
 
     fn may_withdraw(&self) -> bool {
         true
+    }
+
+    fn upstream(&self) -> Option<(String, bool)> {
+        Some((self.upstream.shown.clone(), self.watched.state() != State::Unreachable))
     }
 
     fn withdrawn(&self) -> Option<&'static str> {

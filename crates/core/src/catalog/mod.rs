@@ -521,6 +521,21 @@ impl Catalog {
             .collect()
     }
 
+    /// Every tool server the catalog's backends serve from ([`Backend::upstream`]), once each,
+    /// sorted, with whether it answered when last asked.
+    pub fn upstreams(&self) -> Vec<(String, bool)> {
+        let mut found: BTreeMap<String, bool> = BTreeMap::new();
+        for (name, up) in self
+            .watched
+            .iter()
+            .flat_map(|&i| self.tools[i].versions.iter())
+            .filter_map(|v| v.backend.upstream())
+        {
+            *found.entry(name).or_insert(true) &= up;
+        }
+        found.into_iter().collect()
+    }
+
     /// Problems that do not stop the catalog from loading (style advice, retired tools).
     pub fn warnings(&self) -> &[Problem] {
         &self.warnings

@@ -26,6 +26,17 @@ fn python_server(script: &str) -> Option<String> {
     ))
 }
 
+/// A copy of the Python MCP peer at `dir/NAME`, a path of the test's own (so that looking for
+/// or killing its process finds only it), and its `stdio:` source.
+fn peer_copy(dir: &Scratch, python: &Path, name: &str) -> (PathBuf, String) {
+    let script = dir.write(
+        name,
+        &std::fs::read_to_string(repo().join("tests/peer/mcp_python_server.py")).unwrap(),
+    );
+    let source = format!("stdio:{} {}", python.display(), script.display());
+    (script, source)
+}
+
 /// `toolhost import tools SOURCE --out OUT ARGS` with `envs`; what it said on stderr.
 #[track_caller]
 fn import(source: &str, out: &Path, args: &[&str], envs: &[(&str, &str)]) -> String {
@@ -398,12 +409,7 @@ async fn a_stdio_upstream_that_dies_is_started_again_and_no_call_hangs() {
         return;
     };
     let dir = Scratch::new();
-    // A copy of the server at a path of this test's own, so that killing it kills only it.
-    let script = dir.write(
-        "dying_peer.py",
-        &std::fs::read_to_string(repo().join("tests/peer/mcp_python_server.py")).unwrap(),
-    );
-    let source = format!("stdio:{} {}", python.display(), script.display());
+    let (script, source) = peer_copy(&dir, &python, "dying_peer.py");
     let out = dir.0.join("catalog");
     import(&source, &out, &["--toolkit", "Dying", "--include", "add"], &[]);
     let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
@@ -488,13 +494,10 @@ async fn a_reload_that_drops_a_stdio_upstream_stops_its_server() {
         return;
     };
     let dir = Scratch::new();
-    let peer = std::fs::read_to_string(repo().join("tests/peer/mcp_python_server.py")).unwrap();
-    // Copies at paths of this test's own, so that looking for one finds only it.
-    let kept = dir.write("kept_peer.py", &peer);
-    let dropped = dir.write("dropped_peer.py", &peer);
+    let (kept, kept_source) = peer_copy(&dir, &python, "kept_peer.py");
+    let (dropped, dropped_source) = peer_copy(&dir, &python, "dropped_peer.py");
     let out = dir.0.join("catalog");
-    for (script, toolkit, prefix) in [(&kept, "Kept", "kept_"), (&dropped, "Dropped", "dropped_")] {
-        let source = format!("stdio:{} {}", python.display(), script.display());
+    for (source, toolkit, prefix) in [(kept_source, "Kept", "kept_"), (dropped_source, "Dropped", "dropped_")] {
         import(
             &source,
             &out,
@@ -819,5 +822,82 @@ async fn a_sculpted_tool_mixes_a_rest_call_and_a_federated_mcp_tool() {
     let (status, problem) = invoke(&server.base, "loop", json!([])).await;
     assert_eq!((status, problem["code"].as_str()), (422, Some("nesting")), "{problem}");
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(server.terminate());
+}
+
+#[tokio::test]
+async fn a_stdio_upstream_that_fails_to_start_is_retried_with_backoff_not_per_call() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let dir = Scratch::new();
+    let (script, source) = peer_copy(&dir, &python, "crashy_peer.py");
+    let good = std::fs::read_to_string(&script).unwrap();
+    let out = dir.0.join("catalog");
+    import(&source, &out, &["--toolkit", "Crashy", "--include", "add"], &[]);
+    let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+    let pair = json!([{"name": "a", "value": 1}, {"name": "b", "value": 2}]);
+    let (status, _) = invoke(&server.base, "add", pair.clone()).await;
+    assert_eq!(status, 200);
+
+    // Now the server crashes as it starts (and counts its starts).
+    let starts = dir.0.join("starts");
+    dir.write(
+        "crashy_peer.py",
+        &format!(
+            "import sys\nwith open({:?}, 'a') as f:\n    f.write('x')\nsys.exit(1)\n",
+            starts.display()
+        ),
+    );
+    let killed = std::process::Command::new("pkill")
+        .args(["-9", "-f", script.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let began = std::time::Instant::now();
+    for _ in 0..20 {
+        let (status, problem) = invoke(&server.base, "add", pair.clone()).await;
+        assert!(matches!(status, 409 | 503), "{status}: {problem}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let elapsed = began.elapsed();
+    let started = std::fs::read_to_string(&starts).unwrap_or_default().len();
+    assert!(
+        (1..=6).contains(&started),
+        "20 calls in {elapsed:?} started the crashing server {started} times, not once per call"
+    );
+    let http = reqwest::Client::new();
+    let ready = json_of(http.get(format!("{}/readyz", server.base))).await;
+    assert_eq!(ready["upstreams"]["unreachable"], 1, "{ready}");
+    assert_eq!(ready["upstreams"]["list"][0]["ok"], false, "{ready}");
+    assert!(
+        ready["upstreams"]["list"][0]["upstream"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("crashy_peer.py"),
+        "{ready}"
+    );
+
+    // Fixed, it is started again at the next try.
+    dir.write("crashy_peer.py", &good);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (status, body) = invoke(&server.base, "add", pair.clone()).await;
+        if status == 200 {
+            assert_eq!(outputs_of(&body)["result"], json!(3));
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not back: {status} {body}");
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let ready = json_of(http.get(format!("{}/readyz", server.base))).await;
+    assert_eq!(ready["upstreams"]["unreachable"], 0, "{ready}");
+    let metrics = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("toolhost_upstream_up{upstream="), "{metrics}");
     assert!(server.terminate());
 }
