@@ -27,6 +27,11 @@ pub struct CallContext {
     pub secrets: Vec<(String, toolhost_core::Secret)>,
     /// Authorization tokens by provider id (`authorization`).
     pub authorization: Vec<(String, toolhost_core::Secret)>,
+    /// A bearer token for this call only, sent as `Authorization: Bearer` to the tool's own
+    /// address in place of the client's (a server forwarding its caller's token, or a token it
+    /// fetched for the upstream). Over MCP, calls with a token have a session of their own per
+    /// token; a `stdio:` server has no place for one.
+    pub bearer: Option<toolhost_core::Secret>,
 }
 
 impl CallContext {
@@ -132,8 +137,15 @@ pub struct Client {
     options: Options,
     /// One slot per MCP server: the map's lock is held only to find a slot, so opening a
     /// session to one server never waits for another (issue #12.12).
-    sessions: tokio::sync::Mutex<HashMap<Source, SessionSlot>>,
+    sessions: tokio::sync::Mutex<HashMap<SessionKey, SessionSlot>>,
 }
+
+/// A session's server, and the SHA-256 of the bearer token it was opened with, if any (one
+/// caller's token never serves another's call; the token itself is not kept here).
+type SessionKey = (Source, Option<[u8; 32]>);
+
+/// How many sessions opened with a per-call token are kept; past it the oldest one is closed.
+const MAX_TOKEN_SESSIONS: usize = 64;
 
 /// An MCP server's session, once opened; concurrent calls wait for one opening.
 type SessionSlot = Arc<tokio::sync::Mutex<Slot>>;
@@ -184,18 +196,30 @@ impl Client {
 
     /// Discovers the tools at `source`, detecting its protocol (see [`crate::discover`]).
     pub async fn discover(&self, source: &Source) -> Result<Server, Error> {
-        discover::discover(self, source, None, Freshness::Cached).await
+        discover::discover(self, source, None, Freshness::Cached, None).await
     }
 
     /// Discovers the tools at `source` over `protocol` (probing when `None`).
     pub async fn discover_as(&self, source: &Source, protocol: Option<Protocol>) -> Result<Server, Error> {
-        discover::discover(self, source, protocol, Freshness::Cached).await
+        discover::discover(self, source, protocol, Freshness::Cached, None).await
+    }
+
+    /// Like [`Client::discover_as`], sending `bearer` as the `Authorization` of every request
+    /// (and opening an MCP session of its own for it): a server listing an upstream whose
+    /// token it fetched or was given. Never cached.
+    pub async fn discover_with(
+        &self,
+        source: &Source,
+        protocol: Option<Protocol>,
+        bearer: Option<&toolhost_core::Secret>,
+    ) -> Result<Server, Error> {
+        discover::discover(self, source, protocol, Freshness::Revalidate, bearer).await
     }
 
     /// Like [`Client::discover_as`], but always asks the server (conditionally, when a response
     /// is cached), so a change on the server is seen at once.
     pub async fn rediscover(&self, source: &Source, protocol: Option<Protocol>) -> Result<Server, Error> {
-        discover::discover(self, source, protocol, Freshness::Revalidate).await
+        discover::discover(self, source, protocol, Freshness::Revalidate, None).await
     }
 
     /// Calls `tool` with `arguments` through the protocol it came from.
@@ -215,7 +239,9 @@ impl Client {
     /// protocols have no place for it, so it is not sent there.
     pub async fn call_with(&self, tool: &Tool, arguments: Value, context: &CallContext) -> Result<Value, Error> {
         let input = tool.checked(arguments)?;
-        let ctx = self.ctx(Freshness::Cached);
+        let mut ctx = self.ctx(Freshness::Cached);
+        ctx.bearer = context.bearer.as_ref();
+        let bearer = context.bearer.as_ref();
         let retry = self.options.retry;
         let timeout = self.options.timeout;
         // A tool that may change things is sent again only when the request surely never
@@ -275,7 +301,7 @@ impl Client {
                 ..
             } => {
                 // The MCP transport (draft §4.3.2): the agent is the MCP tool of that name.
-                let session = self.session(&Source::Url(server.clone())).await?;
+                let session = self.session(&Source::Url(server.clone()), bearer).await?;
                 let mut as_mcp = tool.clone();
                 as_mcp.name.clone_from(agent);
                 session.call(&as_mcp, None, &input, timeout).await
@@ -298,7 +324,7 @@ impl Client {
                     .await
             }
             Address::Mcp { pin } => {
-                let session = self.session(&tool.endpoint).await?;
+                let session = self.session(&tool.endpoint, bearer).await?;
                 session.call(tool, pin.as_ref(), &input, timeout).await
             }
         }
@@ -309,13 +335,20 @@ impl Client {
     /// number. `None` when the server does not serve it, or cannot be asked for an older
     /// version: N-ACT fetches its signature, OTC has it from the listing, MCP and WoA list only
     /// the current one.
-    pub async fn at_version(&self, tool: &Tool, version: &str) -> Result<Option<Tool>, Error> {
+    /// `bearer` is sent as the `Authorization` when given (see [`Client::discover_with`]).
+    pub async fn at_version(
+        &self,
+        tool: &Tool,
+        version: &str,
+        bearer: Option<&toolhost_core::Secret>,
+    ) -> Result<Option<Tool>, Error> {
         if tool.version.as_deref() == Some(version) || tool.version_number.is_some_and(|n| n.to_string() == version) {
             return Ok(Some(tool.clone()));
         }
         match &tool.address {
             Address::Nact { root, id, .. } => {
-                let ctx = self.ctx(Freshness::Revalidate);
+                let mut ctx = self.ctx(Freshness::Revalidate);
+                ctx.bearer = bearer;
                 let raw = match version.parse::<u32>() {
                     Ok(number) => nact::signature(&ctx, root, id, number).await?,
                     // A semver (toolhost's extension): find its number among the versions.
@@ -363,19 +396,45 @@ impl Client {
             limits: self.options.limits,
             freshness,
             timeout: self.options.timeout,
+            bearer: None,
         }
     }
 
     /// The tools of the MCP server at `source`, opening a session if none is open.
-    pub(crate) async fn mcp_tools(&self, source: &Source) -> Result<Found, Error> {
-        let session = self.session(source).await?;
+    pub(crate) async fn mcp_tools(
+        &self,
+        source: &Source,
+        bearer: Option<&toolhost_core::Secret>,
+    ) -> Result<Found, Error> {
+        let session = self.session(source, bearer).await?;
         session.tools(source, self.options.limits, self.options.timeout).await
     }
 
     /// The open session to `source`, opened now when there is none or the one there died (a
     /// stdio server that exited, a transport that closed).
-    async fn session(&self, source: &Source) -> Result<Arc<Session>, Error> {
-        let slot = Arc::clone(self.sessions.lock().await.entry(source.clone()).or_default());
+    async fn session(&self, source: &Source, bearer: Option<&toolhost_core::Secret>) -> Result<Arc<Session>, Error> {
+        use sha2::Digest as _;
+        // A token means nothing to a process on stdio.
+        let bearer = bearer.filter(|_| matches!(source, Source::Url(_)));
+        let key: SessionKey = (source.clone(), bearer.map(|b| sha2::Sha256::digest(b.expose()).into()));
+        let (slot, evicted) = {
+            let mut sessions = self.sessions.lock().await;
+            let mut evicted = None;
+            if key.1.is_some() && !sessions.contains_key(&key) {
+                let with_tokens: Vec<&SessionKey> = sessions.keys().filter(|k| k.1.is_some()).collect();
+                if with_tokens.len() >= MAX_TOKEN_SESSIONS
+                    && let Some(oldest) = with_tokens.first().map(|k| (*k).clone())
+                {
+                    evicted = sessions.remove(&oldest);
+                }
+            }
+            (Arc::clone(sessions.entry(key).or_default()), evicted)
+        };
+        if let Some(evicted) = evicted
+            && let Some(session) = evicted.lock().await.session.take()
+        {
+            session.close().await;
+        }
         let mut held = slot.lock().await;
         if let Some(session) = held.session.as_ref().filter(|s| s.is_alive()) {
             return Ok(Arc::clone(session));
@@ -396,7 +455,7 @@ impl Client {
                 ),
             });
         }
-        match Session::open(&self.http, source, self.options.timeout).await {
+        match Session::open(&self.http, source, bearer, self.options.timeout).await {
             Ok(session) => {
                 let session = Arc::new(session);
                 held.session = Some(Arc::clone(&session));

@@ -47,6 +47,8 @@ pub(crate) struct Ctx<'a> {
     pub limits: Limits,
     pub freshness: Freshness,
     pub timeout: Duration,
+    /// A bearer token for this call only (`CallContext::bearer`).
+    pub bearer: Option<&'a toolhost_core::Secret>,
 }
 
 /// Tools found, and definitions skipped with the reason.
@@ -62,8 +64,10 @@ pub(crate) async fn discover(
     source: &Source,
     protocol: Option<Protocol>,
     freshness: Freshness,
+    bearer: Option<&toolhost_core::Secret>,
 ) -> Result<Server, Error> {
-    let ctx = client.ctx(freshness);
+    let mut ctx = client.ctx(freshness);
+    ctx.bearer = bearer;
     let url = match source {
         Source::Command { .. } => {
             if let Some(p) = protocol.filter(|p| *p != Protocol::Mcp) {
@@ -71,7 +75,7 @@ pub(crate) async fn discover(
                     "a `stdio:` command speaks MCP, not {p}; leave out --protocol or use --protocol mcp"
                 )));
             }
-            let found = client.mcp_tools(source).await?;
+            let found = client.mcp_tools(source, ctx.bearer).await?;
             return Ok(server(source, Protocol::Mcp, source.clone(), found));
         }
         Source::Url(url) => url,
@@ -98,7 +102,7 @@ pub(crate) async fn discover(
             source,
             Protocol::Mcp,
             source.clone(),
-            client.mcp_tools(source).await?,
+            client.mcp_tools(source, ctx.bearer).await?,
         )),
         None => probe(client, &ctx, source, url).await,
     }
@@ -121,7 +125,7 @@ async fn probe(client: &Client, ctx: &Ctx<'_>, source: &Source, url: &Url) -> Re
         }
     };
     let listing = nact::join(url, "tools")?;
-    match ctx.http.get(&listing, ctx.freshness).await {
+    match ctx.http.get(&listing, ctx.freshness, ctx.bearer).await {
         Err(e @ Error::Refused { .. }) => return Err(e),
         Err(e) => note(format!("N-ACT/OTC at {}", shown_url(listing.as_str())), e, &mut tried),
         Ok(reply) if reply.status == 200 => match reply.json() {
@@ -148,7 +152,7 @@ async fn probe(client: &Client, ctx: &Ctx<'_>, source: &Source, url: &Url) -> Re
             reply.status
         )),
     }
-    match client.mcp_tools(source).await {
+    match client.mcp_tools(source, ctx.bearer).await {
         Ok(found) => return Ok(server(source, Protocol::Mcp, source.clone(), found)),
         Err(e @ Error::Refused { .. }) => return Err(e),
         Err(e) => note(format!("MCP at {}", shown_url(url.as_str())), e, &mut tried),

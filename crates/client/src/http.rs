@@ -147,6 +147,18 @@ impl Http {
         out
     }
 
+    /// [`Http::credentials_for`], with a per-call `bearer` in place of the client's own
+    /// credentials (its `Authorization` and `OTC-API-Key`): the call is the bearer's, not the
+    /// client's.
+    pub fn credentials_with(&self, url: &Url, bearer: Option<&toolhost_core::Secret>) -> Result<HeaderMap, Error> {
+        let mut headers = self.credentials_for(url);
+        if let Some(bearer) = bearer {
+            headers.remove("otc-api-key");
+            headers.insert(http::header::AUTHORIZATION, bearer_value(bearer)?);
+        }
+        Ok(headers)
+    }
+
     /// The reqwest client, for rmcp's streamable HTTP transport (same guard, same limits).
     pub fn reqwest(&self) -> &reqwest::Client {
         &self.client
@@ -157,9 +169,25 @@ impl Http {
         &self.guard
     }
 
-    /// `GET url` for a catalog, through the cache.
-    pub async fn get(&self, url: &Url, freshness: Freshness) -> Result<Reply, Error> {
+    /// `GET url` for a catalog, through the cache; with a `bearer` (a per-call token, see
+    /// `CallContext::bearer`) it goes as the `Authorization`, and the cache is not used (one
+    /// token's answer never serves another).
+    pub async fn get(
+        &self,
+        url: &Url,
+        freshness: Freshness,
+        bearer: Option<&toolhost_core::Secret>,
+    ) -> Result<Reply, Error> {
         self.guard.check_url(url).await?;
+        if let Some(bearer) = bearer {
+            let headers = self.credentials_with(url, Some(bearer))?;
+            let request = self
+                .client
+                .get(url.clone())
+                .header(ACCEPT, "application/json")
+                .headers(headers);
+            return self.send(request, url).await;
+        }
         let mut builder = http::Request::get(url.as_str()).header(ACCEPT, "application/json");
         if freshness == Freshness::Revalidate {
             builder = builder.header(CACHE_CONTROL, "no-cache");
@@ -252,14 +280,22 @@ impl Http {
         Ok(reply)
     }
 
-    /// `POST url` with a JSON body; `timeout` bounds the whole exchange.
-    pub async fn post_json(&self, url: &Url, body: &Value, timeout: Duration) -> Result<Reply, Error> {
+    /// `POST url` with a JSON body; `timeout` bounds the whole exchange. `bearer`, when given,
+    /// is this request's `Authorization` (in place of the client's own).
+    pub async fn post_json(
+        &self,
+        url: &Url,
+        body: &Value,
+        timeout: Duration,
+        bearer: Option<&toolhost_core::Secret>,
+    ) -> Result<Reply, Error> {
         self.guard.check_url(url).await?;
+        let headers = self.credentials_with(url, bearer)?;
         let request = self
             .client
             .post(url.clone())
             .header(ACCEPT, "application/json, application/problem+json")
-            .headers(self.credentials_for(url))
+            .headers(headers)
             .json(body)
             .timeout(timeout);
         self.send(request, url).await
@@ -288,6 +324,15 @@ impl Http {
             body,
         })
     }
+}
+
+/// `Bearer TOKEN`, marked sensitive; a token that cannot be a header value is a setup error
+/// that never shows it.
+pub(crate) fn bearer_value(token: &toolhost_core::Secret) -> Result<http::header::HeaderValue, Error> {
+    let mut value = http::header::HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+        .map_err(|_| Error::Setup("the bearer token has characters a header cannot carry".to_owned()))?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 /// Header names and values as a map, values marked sensitive; a bad one is a setup error that

@@ -55,7 +55,7 @@ pub async fn fetch_document(
 ) -> Result<Vec<u8>, Error> {
     let guard = guard::Guard::new(policy, std::sync::Arc::new(guard::SystemLookup));
     let http = http::Http::new(guard, None, timeout, max_body)?;
-    let reply = http.get(url, http::Freshness::Revalidate).await?;
+    let reply = http.get(url, http::Freshness::Revalidate, None).await?;
     if !(200..300).contains(&reply.status) {
         return Err(Error::Status {
             url: url.to_string(),

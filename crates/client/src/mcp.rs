@@ -48,7 +48,12 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// Opens a session with `source` within `timeout`.
-    pub async fn open(http: &Http, source: &Source, timeout: Duration) -> Result<Self, Error> {
+    pub async fn open(
+        http: &Http,
+        source: &Source,
+        bearer: Option<&toolhost_core::Secret>,
+        timeout: Duration,
+    ) -> Result<Self, Error> {
         let label = source.to_string();
         let failed = |message: String| Error::Mcp {
             server: label.clone(),
@@ -58,11 +63,8 @@ impl Session {
             Source::Url(url) => {
                 http.guard().check_url(url).await?;
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                config.custom_headers = http
-                    .credentials_for(url)
-                    .into_iter()
-                    .filter_map(|(k, v)| Some((k?, v)))
-                    .collect();
+                let headers = http.credentials_with(url, bearer)?;
+                config.custom_headers = headers.into_iter().filter_map(|(k, v)| Some((k?, v))).collect();
                 let transport = StreamableHttpClientTransport::with_client(http.reqwest().clone(), config);
                 let service = tokio::time::timeout(timeout, ().serve(transport))
                     .await

@@ -40,7 +40,10 @@ pub(crate) async fn discover(ctx: &Ctx<'_>, root: &Url, first: Option<Value>) ->
     let mut found = Found::default();
     let mut page = match first {
         Some(body) => body,
-        None => json(ctx.http.get(&tools_url, ctx.freshness).await?, Protocol::Nact)?,
+        None => json(
+            ctx.http.get(&tools_url, ctx.freshness, ctx.bearer).await?,
+            Protocol::Nact,
+        )?,
     };
     let mut seen_cursors = std::collections::HashSet::new();
     for _ in 0..ctx.limits.max_pages {
@@ -67,7 +70,7 @@ pub(crate) async fn discover(ctx: &Ctx<'_>, root: &Url, first: Option<Value>) ->
         }
         let mut url = tools_url.clone();
         url.query_pairs_mut().append_pair("pageCursor", &next);
-        page = json(ctx.http.get(&url, ctx.freshness).await?, Protocol::Nact)?;
+        page = json(ctx.http.get(&url, ctx.freshness, ctx.bearer).await?, Protocol::Nact)?;
     }
     Err(protocol_error(
         &tools_url,
@@ -78,7 +81,7 @@ pub(crate) async fn discover(ctx: &Ctx<'_>, root: &Url, first: Option<Value>) ->
 /// The signature of version `number` as the server sends it; `None` when it is not served.
 pub(crate) async fn signature(ctx: &Ctx<'_>, root: &Url, id: &str, number: u32) -> Result<Option<Value>, error::Error> {
     let url = join(root, &format!("tools/{}/versions/{number}", urlencode(id)))?;
-    let reply = ctx.http.get(&url, Freshness::Revalidate).await?;
+    let reply = ctx.http.get(&url, Freshness::Revalidate, ctx.bearer).await?;
     if reply.status == 404 {
         return Ok(None);
     }
@@ -89,7 +92,10 @@ pub(crate) async fn signature(ctx: &Ctx<'_>, root: &Url, id: &str, number: u32) 
 /// them.
 pub(crate) async fn versions(ctx: &Ctx<'_>, root: &Url, id: &str) -> Result<Vec<Value>, error::Error> {
     let url = join(root, &format!("tools/{}/versions?pageLimit=100", urlencode(id)))?;
-    let page = json(ctx.http.get(&url, Freshness::Revalidate).await?, Protocol::Nact)?;
+    let page = json(
+        ctx.http.get(&url, Freshness::Revalidate, ctx.bearer).await?,
+        Protocol::Nact,
+    )?;
     if !is_page(&page) {
         return Err(protocol_error(&url, "a listing page needs `items` and `paging`"));
     }
@@ -265,7 +271,7 @@ pub(crate) async fn invoke(
     let url = join(root, &format!("tools/{}/versions/{number}:invoke", urlencode(id)))?;
     let body = invocation(&tool.name, input);
     let body = serde_json::to_value(&body).map_err(|e| error::Error::Setup(e.to_string()))?;
-    let reply = ctx.http.post_json(&url, &body, ctx.timeout).await?;
+    let reply = ctx.http.post_json(&url, &body, ctx.timeout, ctx.bearer).await?;
     if !(200..300).contains(&reply.status) {
         return Err(problem_error(&reply, &tool.name));
     }

@@ -36,7 +36,10 @@ pub(crate) async fn discover(ctx: &Ctx<'_>, base: &Url, first: Option<Value>) ->
     let listing_url = join(base, "tools")?;
     let body = match first {
         Some(body) => body,
-        None => crate::nact::json(ctx.http.get(&listing_url, ctx.freshness).await?, Protocol::Otc)?,
+        None => crate::nact::json(
+            ctx.http.get(&listing_url, ctx.freshness, ctx.bearer).await?,
+            Protocol::Otc,
+        )?,
     };
     if !is_listing(&body) {
         return Err(Error::Protocol {
@@ -179,7 +182,7 @@ pub(crate) async fn invoke(
     if !context.is_empty() {
         body["request"]["context"] = context.otc();
     }
-    let reply = ctx.http.post_json(&url, &body, ctx.timeout).await?;
+    let reply = ctx.http.post_json(&url, &body, ctx.timeout, ctx.bearer).await?;
     if reply.status != 200 {
         return Err(error(&reply, &tool.name));
     }

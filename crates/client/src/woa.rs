@@ -26,7 +26,7 @@ pub(crate) fn document_url(url: &Url) -> Result<Url, Error> {
 
 /// Every agent in the document at `url`, one tool each.
 pub(crate) async fn discover(ctx: &Ctx<'_>, url: &Url) -> Result<Found, Error> {
-    let body = crate::nact::json(ctx.http.get(url, ctx.freshness).await?, Protocol::Woa)?;
+    let body = crate::nact::json(ctx.http.get(url, ctx.freshness, ctx.bearer).await?, Protocol::Woa)?;
     let protocol_error = |detail: String| Error::Protocol {
         url: url.to_string(),
         protocol: Protocol::Woa,
@@ -236,7 +236,7 @@ pub(crate) async fn invoke(
     if let Some(operation) = operation {
         envelope["operation"] = Value::String(operation.to_owned());
     }
-    let reply = ctx.http.post_json(url, &envelope, ctx.timeout).await?;
+    let reply = ctx.http.post_json(url, &envelope, ctx.timeout, ctx.bearer).await?;
     if !(200..300).contains(&reply.status) {
         return Err(problem_error(&reply, &tool.name));
     }

@@ -129,7 +129,8 @@ impl Auth {
 
 /// The failure of a tool that acts as the caller, called without the caller's token (an API
 /// key, or no authentication): nothing is sent.
-fn missing_caller_token() -> ToolFailure {
+/// The failure of a call that acts for its caller but came without the caller's token.
+pub fn missing_caller_token() -> ToolFailure {
     ToolFailure::permanent(
         "this tool acts on behalf of the calling user and needs their token: call it authenticated with a bearer token (a JWT this server accepts), not an API key",
     )
@@ -285,12 +286,25 @@ impl OAuth2 {
         } else {
             String::new()
         };
-        let slot = self.slot(&id, &secret, &subject);
+        self.cached(client, &id, &secret, &subject, scrubber, deadline).await
+    }
+
+    /// The cached token for these credentials (and exchanged `subject`), or a new one.
+    async fn cached(
+        &self,
+        client: &reqwest::Client,
+        id: &str,
+        secret: &str,
+        subject: &str,
+        scrubber: &mut Scrubber,
+        deadline: Instant,
+    ) -> Result<Secret, ToolFailure> {
+        let slot = self.slot(id, secret, subject);
         let mut held = slot.lock().await;
         if let Some(token) = held.as_ref().filter(|t| Instant::now() < t.refresh_at) {
             return Ok(token.value.clone());
         }
-        let token = self.fetch(client, &id, &secret, &subject, scrubber, deadline).await?;
+        let token = self.fetch(client, id, secret, subject, scrubber, deadline).await?;
         *held = Some(token.clone());
         Ok(token.value)
     }
@@ -405,6 +419,70 @@ impl OAuth2 {
             value: Secret::new(access_token),
             refresh_at: Instant::now() + lifetime - early,
         })
+    }
+}
+
+/// OAuth 2.0 tokens for calls that are not sculpted steps (an upstream tool server's): client
+/// credentials, or an exchange of the caller's token (RFC 8693), with the same requests and the
+/// same process-wide cache as a step's `auth: {oauth2: ...}` and `auth: {exchange: ...}`.
+#[derive(Debug)]
+pub struct TokenSource {
+    oauth: OAuth2,
+    client_id: String,
+    client_secret: Secret,
+}
+
+impl TokenSource {
+    /// Client credentials at `token_url` (HTTP Basic, RFC 6749 §2.3.1).
+    pub fn client_credentials(token_url: Url, client_id: String, client_secret: Secret, scopes: Vec<String>) -> Self {
+        let empty = Template::hole_free();
+        Self {
+            oauth: OAuth2::new(token_url, empty.clone(), empty, scopes, Vec::new(), true),
+            client_id,
+            client_secret,
+        }
+    }
+
+    /// The caller's token exchanged at `token_url` (RFC 8693), per caller.
+    pub fn exchange(token_url: Url, client_id: String, client_secret: Secret, scopes: Vec<String>) -> Self {
+        let mut made = Self::client_credentials(token_url, client_id, client_secret, scopes);
+        made.oauth.exchange = true;
+        made
+    }
+
+    /// A valid token (cached until shortly before it expires); `caller_token` is what an
+    /// exchange swaps. A failure never shows a secret.
+    pub async fn token(
+        &self,
+        client: &reqwest::Client,
+        caller_token: Option<&Secret>,
+        deadline: Instant,
+    ) -> Result<Secret, ToolFailure> {
+        let mut scrubber = Scrubber::default();
+        scrubber.add(self.client_secret.expose());
+        let subject = match (self.oauth.exchange, caller_token) {
+            (false, _) => "",
+            (true, Some(token)) => {
+                scrubber.add(token.expose());
+                token.expose()
+            }
+            (true, None) => return Err(missing_caller_token()),
+        };
+        self.oauth
+            .cached(
+                client,
+                &self.client_id,
+                self.client_secret.expose(),
+                subject,
+                &mut scrubber,
+                deadline,
+            )
+            .await
+    }
+
+    /// Forgets `token` (the upstream refused it), so the next call fetches another.
+    pub fn invalidate(&self, token: &Secret) {
+        self.oauth.invalidate(token);
     }
 }
 

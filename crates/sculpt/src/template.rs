@@ -48,6 +48,11 @@ impl Template {
         Ok(Self { parts })
     }
 
+    /// A template with nothing in it (where a value is given otherwise).
+    pub fn hole_free() -> Self {
+        Self { parts: Vec::new() }
+    }
+
     /// A template that is one hole.
     pub fn hole(reference: Reference, written: &str) -> Self {
         Self {

@@ -708,12 +708,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 /// The catalog loader with every backend kind this build knows, for start and for reloads.
 fn make_loader(settings: &settings::Settings) -> anyhow::Result<Loader> {
     let sculpt = toolhost_sculpt::Factory::new(settings.secrets.clone())?;
+    // Token endpoints of upstream tool servers are asked as sculpted tools ask theirs.
+    let upstreams = upstream::Factory::new(settings.secrets.clone(), sculpt.client().clone());
     Ok(Loader::default()
         .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
-        .with_backend(
-            upstream::KIND,
-            Arc::new(upstream::Factory::new(settings.secrets.clone())),
-        )
+        .with_backend(upstream::KIND, Arc::new(upstreams))
         .with_default_timeout(settings.call_timeout)
         .with_tag_scopes(settings.tag_scopes.clone()))
 }

@@ -32,11 +32,14 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use toolhost_client::{Client, Error, Options, Policy, Protocol, Server, Source, Tool, lock};
 use toolhost_core::{Backend, BackendCall, BackendFactory, BoxFuture, Secret, Signature, ToolFailure};
+use toolhost_sculpt::TokenSource;
 
 /// The kind name catalogs use.
 pub const KIND: &str = "upstream";
 /// How long an upstream's listing is trusted before it is read again (and the pins checked).
 const LISTING_TTL: Duration = Duration::from_secs(60);
+/// How long the listing waits for a token.
+const TOKEN_WAIT: Duration = Duration::from_secs(10);
 /// When the watcher first reads an upstream after it is loaded.
 const FIRST_CHECK: Duration = Duration::from_secs(1);
 
@@ -65,16 +68,62 @@ struct Def {
     /// {{secret.PEER_TOKEN}}"`; `{{secret.NAME}}` reads the server's `[secrets]`.
     #[serde(default)]
     headers: std::collections::BTreeMap<String, String>,
+    /// A token per call: the caller's own (`{forward: bearer}`), one fetched with OAuth 2.0
+    /// client credentials (`{oauth2: {...}}`, also for listing), or the caller's exchanged
+    /// (`{exchange: {...}}`, RFC 8693).
+    #[serde(default)]
+    auth: Option<AuthDef>,
 }
 
-/// An upstream is its source as written, the protocol named for it and its headers as written.
-type UpstreamKey = (String, Option<Protocol>, Vec<(String, String)>);
+/// `auth` of an upstream backend.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum AuthDef {
+    Forward(Forwarded),
+    Oauth2(OAuthDef),
+    Exchange(OAuthDef),
+}
+
+/// What `forward` sends on: the caller's bearer token.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Forwarded {
+    Bearer,
+}
+
+/// A token endpoint and the server's client there; `{{secret.NAME}}` in the id and secret.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+struct OAuthDef {
+    token_url: String,
+    client_id: String,
+    client_secret: String,
+    #[serde(default)]
+    scopes: Vec<String>,
+}
+
+/// How a call gets its `Authorization`.
+#[derive(Debug, Clone)]
+enum CallAuth {
+    /// The upstream's `headers`, nothing per call.
+    None,
+    /// The caller's verified token.
+    Forward,
+    /// A token from a token endpoint (client credentials, or the caller's exchanged).
+    Token(Arc<TokenSource>),
+}
+
+/// An upstream is its source as written, the protocol named for it, its headers as written,
+/// and the client credentials it is listed with (as written), if any.
+type UpstreamKey = (String, Option<Protocol>, Vec<(String, String)>, Option<String>);
 
 /// Builds `upstream` backends; upstreams (and their MCP sessions, child processes included)
 /// are shared by every tool of the same source, for as long as a loaded catalog uses them.
 #[derive(Debug, Default)]
 pub struct Factory {
     upstreams: Mutex<HashMap<UpstreamKey, Weak<Upstream>>>,
+    /// What token endpoints are asked with (the sculpted tools' client: the same guard).
+    http: reqwest::Client,
     /// The pins of each catalog tool's versions served by one upstream tool.
     pins: Mutex<HashMap<(String, UpstreamKey, String), Weak<Pins>>>,
     secrets: HashMap<String, Secret>,
@@ -83,10 +132,11 @@ pub struct Factory {
 }
 
 impl Factory {
-    /// A factory whose headers read these server secrets.
-    pub fn new(secrets: HashMap<String, Secret>) -> Self {
+    /// A factory whose headers read these server secrets, asking token endpoints with `http`.
+    pub fn new(secrets: HashMap<String, Secret>, http: reqwest::Client) -> Self {
         Self {
             upstreams: Mutex::default(),
+            http,
             pins: Mutex::default(),
             secrets,
             check_secrets: true,
@@ -132,6 +182,26 @@ impl Factory {
     }
 }
 
+impl Factory {
+    /// The token source of an `oauth2` or `exchange` block, its secrets filled.
+    fn token_source(&self, def: &OAuthDef, exchange: bool) -> Result<TokenSource, Vec<String>> {
+        let url = reqwest::Url::parse(&def.token_url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https"))
+            .ok_or_else(|| vec![format!("`auth.token_url`: `{}` is not an http(s) URL", def.token_url)])?;
+        let id = self.fill("auth.client_id", &def.client_id).map_err(|e| vec![e])?;
+        let secret = Secret::new(
+            self.fill("auth.client_secret", &def.client_secret)
+                .map_err(|e| vec![e])?,
+        );
+        Ok(if exchange {
+            TokenSource::exchange(url, id, secret, def.scopes.clone())
+        } else {
+            TokenSource::client_credentials(url, id, secret, def.scopes.clone())
+        })
+    }
+}
+
 impl BackendFactory for Factory {
     fn build(&self, config: &Map<String, Value>, signature: &Signature<'_>) -> Result<Arc<dyn Backend>, Vec<String>> {
         let def: Def = serde_json::from_value(Value::Object(config.clone())).map_err(|e| {
@@ -151,14 +221,32 @@ impl BackendFactory for Factory {
             .map(|(k, v)| Ok((k.clone(), self.fill(k, v)?)))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|e| vec![e])?;
-        let key = (def.source.clone(), def.protocol, headers);
+        let call_auth = match &def.auth {
+            None => CallAuth::None,
+            Some(AuthDef::Forward(Forwarded::Bearer)) => CallAuth::Forward,
+            Some(AuthDef::Oauth2(oauth)) => CallAuth::Token(Arc::new(self.token_source(oauth, false)?)),
+            Some(AuthDef::Exchange(oauth)) => CallAuth::Token(Arc::new(self.token_source(oauth, true)?)),
+        };
+        // Client credentials serve the listing too; a caller's token (forwarded or exchanged)
+        // exists only in a call, so the listing goes with `headers`.
+        let listing_auth = match (&def.auth, &call_auth) {
+            (Some(AuthDef::Oauth2(_)), CallAuth::Token(tokens)) => Some(Arc::clone(tokens)),
+            _ => None,
+        };
+        let written_auth = listing_auth
+            .as_ref()
+            .and_then(|_| serde_json::to_string(&def.auth).ok());
+        let key = (def.source.clone(), def.protocol, headers, written_auth);
         let upstream = {
             let mut upstreams = self.upstreams.lock().unwrap_or_else(PoisonError::into_inner);
             upstreams.retain(|_, u| u.strong_count() > 0);
             match upstreams.get(&key).and_then(Weak::upgrade) {
                 Some(found) => found,
                 None => {
-                    let made = Arc::new(Upstream::new(source, def.protocol, filled).map_err(|e| vec![e])?);
+                    let made = Arc::new(
+                        Upstream::new(source, def.protocol, filled, listing_auth, self.http.clone())
+                            .map_err(|e| vec![e])?,
+                    );
                     upstreams.insert(key.clone(), Arc::downgrade(&made));
                     made
                 }
@@ -198,6 +286,7 @@ impl BackendFactory for Factory {
         Ok(Arc::new(Upstreamed {
             upstream,
             watched,
+            auth: call_auth,
             idempotent: def.idempotent,
             single_output: match signature.outputs {
                 [only] => Some(only.name.clone()),
@@ -221,6 +310,10 @@ struct Upstream {
     served: Mutex<Vec<Weak<Watched>>>,
     /// Whether the watcher runs.
     watching: std::sync::atomic::AtomicBool,
+    /// The client credentials the upstream is listed with, if any.
+    listing_auth: Option<Arc<TokenSource>>,
+    /// What token endpoints are asked with.
+    http: reqwest::Client,
 }
 
 /// One reading of an upstream's tools, with each definition's hash computed once.
@@ -255,7 +348,13 @@ fn is_version(tool: &Tool, version: &str) -> bool {
 }
 
 impl Upstream {
-    fn new(source: Source, protocol: Option<Protocol>, headers: Vec<(String, String)>) -> Result<Self, String> {
+    fn new(
+        source: Source,
+        protocol: Option<Protocol>,
+        headers: Vec<(String, String)>,
+        listing_auth: Option<Arc<TokenSource>>,
+        http: reqwest::Client,
+    ) -> Result<Self, String> {
         // The operator named this upstream in the catalog: its own address is trusted (a
         // redirect elsewhere is still guarded), and a `stdio:` command is theirs to start.
         let mut policy = Policy::strict();
@@ -277,6 +376,8 @@ impl Upstream {
             listing: tokio::sync::Mutex::new(None),
             served: Mutex::default(),
             watching: std::sync::atomic::AtomicBool::new(false),
+            listing_auth,
+            http,
         })
     }
 
@@ -355,7 +456,24 @@ impl Upstream {
 
     /// Lists the upstream's tools, and the older versions that `served` ones are pinned to.
     async fn read(&self, served: &[Arc<Watched>]) -> Result<Listing, Error> {
-        let server = self.client.discover_as(&self.source, self.protocol).await?;
+        let bearer = match &self.listing_auth {
+            Some(tokens) => Some(
+                tokens
+                    .token(&self.http, None, Instant::now() + TOKEN_WAIT)
+                    .await
+                    .map_err(|f| {
+                        Error::Setup(format!(
+                            "no token to list the upstream with: {}",
+                            f.developer_message.as_deref().unwrap_or(&f.message)
+                        ))
+                    })?,
+            ),
+            None => None,
+        };
+        let server = self
+            .client
+            .discover_with(&self.source, self.protocol, bearer.as_ref())
+            .await?;
         let hashes = server
             .tools
             .iter()
@@ -370,7 +488,7 @@ impl Upstream {
             if is_version(current, version) || pinned.contains_key(&key) {
                 continue;
             }
-            if let Some(older) = self.client.at_version(current, version).await? {
+            if let Some(older) = self.client.at_version(current, version, bearer.as_ref()).await? {
                 let hash = lock::signature_hash(older.protocol, &older.definition);
                 pinned.insert(key, (older, hash));
             }
@@ -499,6 +617,7 @@ impl Watched {
 struct Upstreamed {
     upstream: Arc<Upstream>,
     watched: Arc<Watched>,
+    auth: CallAuth,
     idempotent: bool,
     /// The one output's name when the version has exactly one (a text result fills it).
     single_output: Option<String>,
@@ -550,10 +669,39 @@ impl Upstreamed {
                 self.upstream.shown, watched.tool
             )));
         }
-        let answer = self.upstream.client.call(tool, Value::Object(call.input.clone())).await;
+        let deadline = Instant::now() + call.version.timeout;
+        let bearer = match &self.auth {
+            CallAuth::None => None,
+            CallAuth::Forward => Some(
+                call.context
+                    .caller_token
+                    .clone()
+                    .ok_or_else(toolhost_sculpt::missing_caller_token)?,
+            ),
+            CallAuth::Token(tokens) => Some(
+                tokens
+                    .token(&self.upstream.http, call.context.caller_token.as_ref(), deadline)
+                    .await?,
+            ),
+        };
+        let context = toolhost_client::CallContext {
+            bearer: bearer.clone(),
+            ..Default::default()
+        };
+        let answer = self
+            .upstream
+            .client
+            .call_with(tool, Value::Object(call.input.clone()), &context)
+            .await;
         match answer {
             Ok(value) => Ok(self.outputs(tool, value)),
             Err(error) => {
+                // A token the upstream refused is not used again.
+                if let (CallAuth::Token(tokens), Some(bearer), Error::Status { status: 401, .. }) =
+                    (&self.auth, &bearer, &error)
+                {
+                    tokens.invalidate(bearer);
+                }
                 if !matches!(error, Error::Tool(_) | Error::InvalidArguments { .. }) {
                     self.upstream.forget().await;
                 }

@@ -39,7 +39,7 @@ fn peer_copy(dir: &Scratch, python: &Path, name: &str) -> (PathBuf, String) {
 
 /// `toolhost import tools SOURCE --out OUT ARGS` with `envs`; what it said on stderr.
 #[track_caller]
-fn import(source: &str, out: &Path, args: &[&str], envs: &[(&str, &str)]) -> String {
+pub fn import(source: &str, out: &Path, args: &[&str], envs: &[(&str, &str)]) -> String {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["import", "tools", source, "--out", out.to_str().unwrap()])
         .args(args)

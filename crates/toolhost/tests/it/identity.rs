@@ -54,16 +54,11 @@ async fn upstream(seen: Arc<Mutex<Vec<String>>>) -> String {
     base
 }
 
-#[tokio::test]
-async fn a_tool_acts_as_the_caller_on_every_protocol() {
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let base = upstream(Arc::clone(&seen)).await;
-    let dir = Scratch::new();
-    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
-    dir.write(
-        "catalog/me.yaml",
-        &format!(
-            r#"toolkits:
+/// A toolkit `Me` with `whoami`, which forwards the caller's token to `base`'s `/me` with
+/// their subject and email; more tools may follow it.
+fn me_catalog(base: &str) -> String {
+    format!(
+        r#"toolkits:
   - name: Me
     tools:
       - name: whoami
@@ -78,7 +73,20 @@ async fn a_tool_acts_as_the_caller_on_every_protocol() {
               auth: {{ forward: bearer }}
               steps: [{{ name: me, path: /me, query: {{ user: "{{{{caller.sub}}}}", email: "{{{{caller.email}}}}" }} }}]
               outputs: {{ greeting: me.body.greeting }}
-      - name: for_a_user
+"#
+    )
+}
+
+#[tokio::test]
+async fn a_tool_acts_as_the_caller_on_every_protocol() {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let base = upstream(Arc::clone(&seen)).await;
+    let dir = Scratch::new();
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    dir.write(
+        "catalog/me.yaml",
+        &format!(
+            r#"{}      - name: for_a_user
         description: Needs to know which user it runs for.
         requirements: {{ user_id: true }}
         versions:
@@ -90,7 +98,8 @@ async fn a_tool_acts_as_the_caller_on_every_protocol() {
               base_url: {base}
               steps: [{{ name: me, path: /me }}]
               outputs: {{ greeting: me.body.greeting }}
-"#
+"#,
+            me_catalog(&base)
         ),
     );
     let hash = toolhost_server::auth::hash_key("Api-Key-7");
@@ -202,4 +211,172 @@ async fn a_tool_acts_as_the_caller_on_every_protocol() {
         }
     }
     assert!(server.terminate());
+}
+
+/// A token endpoint for client `near` (secret `near-secret`, HTTP Basic) that issues a JWT for
+/// `near-service`; counts the tokens it issued.
+async fn token_endpoint(issued: Arc<std::sync::atomic::AtomicUsize>) -> String {
+    let app = axum::Router::new().route(
+        "/token",
+        axum::routing::post(move |headers: axum::http::HeaderMap, body: String| {
+            let issued = Arc::clone(&issued);
+            async move {
+                // Base64 of `near:near-secret`.
+                let basic = "bmVhcjpuZWFyLXNlY3JldA==";
+                let authorized =
+                    headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(&format!("Basic {basic}"));
+                if !authorized || !body.contains("grant_type=client_credentials") {
+                    return (
+                        axum::http::StatusCode::UNAUTHORIZED,
+                        axum::Json(json!({"error": "invalid_client"})),
+                    );
+                }
+                issued.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                (
+                    axum::http::StatusCode::OK,
+                    axum::Json(json!({"access_token": jwt("near-service"), "token_type": "Bearer", "expires_in": 600})),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/token", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+#[tokio::test]
+async fn a_federated_tool_forwards_the_callers_token_or_fetches_its_own() {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let recorder = upstream(Arc::clone(&seen)).await;
+    let issued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let token_url = token_endpoint(Arc::clone(&issued)).await;
+    let dir = Scratch::new();
+    // The far server: a tool that needs its caller's token and passes on who that is.
+    std::fs::create_dir_all(dir.0.join("far")).unwrap();
+    dir.write("far/me.yaml", &me_catalog(&recorder));
+    let jwt_auth = "[[auth.jwt]]\nissuer = \"https://issuer.example\"\naudience = \"toolhost\"\nalgorithms = [\"HS256\"]\nsecret_env = \"JWT_SECRET\"\n";
+    let hash = toolhost_server::auth::hash_key("Near-Key-3");
+    let far_config = dir.write(
+        "far.toml",
+        &format!("{jwt_auth}\n[[auth.api_keys]]\nname = \"near\"\nsha256 = \"{hash}\"\n"),
+    );
+    let far = Server::start(
+        &[
+            "--catalog",
+            dir.0.join("far").to_str().unwrap(),
+            "--config",
+            far_config.to_str().unwrap(),
+        ],
+        &[("JWT_SECRET", SECRET)],
+        None,
+    );
+
+    // The near server federates it twice: forwarding its caller's token, and with a token of
+    // its own from the token endpoint (client credentials). Both are listed with the API key.
+    let near_catalog = dir.0.join("near");
+    let far_nact = format!("{}/nact", far.base);
+    tokio::task::spawn_blocking({
+        let near_catalog = near_catalog.clone();
+        move || {
+            crate::federation::import(
+                &far_nact,
+                &near_catalog,
+                &["--toolkit", "Far", "--api-key", "Near-Key-3"],
+                &[],
+            );
+            crate::federation::import(
+                &far_nact,
+                &near_catalog,
+                &["--toolkit", "Service", "--prefix", "svc_", "--api-key", "Near-Key-3"],
+                &[],
+            );
+        }
+    })
+    .await
+    .unwrap();
+    let far_yaml = near_catalog.join("far.yaml");
+    let text = std::fs::read_to_string(&far_yaml).unwrap();
+    std::fs::write(
+        &far_yaml,
+        text.replacen(
+            "\"kind\":\"upstream\"",
+            "\"auth\":{\"forward\":\"bearer\"},\"kind\":\"upstream\"",
+            1,
+        ),
+    )
+    .unwrap();
+    let service_yaml = near_catalog.join("service.yaml");
+    let text = std::fs::read_to_string(&service_yaml).unwrap();
+    let oauth = format!(
+        "\"auth\":{{\"oauth2\":{{\"token_url\":\"{token_url}\",\"client_id\":\"near\",\"client_secret\":\"{{{{secret.NEAR_CLIENT_SECRET}}}}\"}}}}"
+    );
+    let headers = "\"headers\":{\"OTC-API-Key\":\"{{secret.SERVICE_API_KEY}}\"}";
+    assert!(text.contains(headers), "{text}");
+    std::fs::write(&service_yaml, text.replace(headers, &oauth)).unwrap();
+    let robot = toolhost_server::auth::hash_key("Robot-Key-9");
+    let near_config = dir.write(
+        "near.toml",
+        &format!(
+            "{jwt_auth}\n[[auth.api_keys]]\nname = \"robot\"\nsha256 = \"{robot}\"\n\n[secrets]\nFAR_API_KEY = {{ env = \"FAR_KEY\" }}\nNEAR_CLIENT_SECRET = {{ env = \"NEAR_CLIENT_SECRET\" }}\n"
+        ),
+    );
+    let near = Server::start(
+        &[
+            "--catalog",
+            near_catalog.to_str().unwrap(),
+            "--config",
+            near_config.to_str().unwrap(),
+        ],
+        &[
+            ("JWT_SECRET", SECRET),
+            ("FAR_KEY", "Near-Key-3"),
+            ("NEAR_CLIENT_SECRET", "near-secret"),
+        ],
+        None,
+    );
+    let http = reqwest::Client::new();
+    let alice = format!("Bearer {}", jwt("alice"));
+    let call = |tool: &str, credential: (&'static str, String)| {
+        http.post(format!("{}/nact/tools/{tool}:invoke", near.base))
+            .header(credential.0, credential.1)
+            .json(&json!({"input_parameters": []}))
+    };
+
+    // Forwarded: alice's own token goes near → far → the recorder.
+    let answer = json_of(call("whoami", ("authorization", alice.clone()))).await;
+    assert_eq!(outputs_of(&answer)["greeting"], "hello", "{answer}");
+    assert_eq!(
+        seen.lock().unwrap().last().unwrap(),
+        &format!("{alice} email=alice%40example.com&user=alice")
+    );
+    // A caller with an API key has no token to forward: nothing is sent, and it is told why.
+    let sent = seen.lock().unwrap().len();
+    let refused = json_of(call("whoami", ("otc-api-key", "Robot-Key-9".to_owned()))).await;
+    assert_eq!(refused["code"], "missing_caller_token", "{refused}");
+    assert_eq!(seen.lock().unwrap().len(), sent);
+    let otc = json_of(
+        http.post(format!("{}/otc/tools/call", near.base))
+            .header("authorization", &alice)
+            .json(&json!({"request": {"tool_id": "Far.whoami", "input": {}}})),
+    )
+    .await;
+    assert_eq!(otc["result"]["value"], "hello", "OTC forwards it too: {otc}");
+
+    // Its own token: the far server sees near-service, whoever called; one token for the
+    // listing and every call.
+    for _ in 0..2 {
+        let answer = json_of(call("svc_whoami", ("authorization", alice.clone()))).await;
+        assert_eq!(outputs_of(&answer)["greeting"], "hello", "{answer}");
+        let last = seen.lock().unwrap().last().unwrap().clone();
+        assert!(last.ends_with("&user=near-service") && !last.contains(&alice), "{last}");
+    }
+    assert_eq!(issued.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let logs = near.logs_when(|_| true).join("\n");
+    assert!(
+        !logs.contains("near-secret") && !logs.contains(&alice[7..]),
+        "no secret or token in the logs"
+    );
+    assert!(near.terminate());
+    assert!(far.terminate());
 }
