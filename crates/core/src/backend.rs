@@ -112,6 +112,22 @@ pub struct CallContext {
     pub nesting: u8,
 }
 
+impl CallContext {
+    /// The context of a caller who may see everything and brings nothing (authentication off).
+    pub fn default_all() -> Self {
+        Self {
+            access: crate::catalog::Access::All,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the context meets no requirement at all (no user, secrets or tokens): such a
+    /// caller is listed exactly the tools without requirements.
+    pub fn meets_none(&self) -> bool {
+        self.user_id.as_deref().is_none_or(str::is_empty) && self.secrets.is_empty() && self.authorization.is_empty()
+    }
+}
+
 /// How deep tools may call one another (see [`CallContext::nesting`]).
 pub const MAX_NESTING: u8 = 4;
 

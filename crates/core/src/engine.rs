@@ -98,6 +98,22 @@ impl std::fmt::Display for Requirement {
     }
 }
 
+impl Tool {
+    /// The first requirement of the tool that `context` does not meet (secrets, tokens and the
+    /// user a call must bring: OTC's `context`, or what the server knows of the caller).
+    pub fn unmet_requirement(&self, context: &CallContext) -> Option<Requirement> {
+        missing(self, context)
+    }
+
+    /// Whether a protocol that cannot carry OTC's `context` (N-ACT, WoA, MCP) lists the tool to
+    /// a caller whose context is `context`: it may see it, it is not withdrawn, and every
+    /// requirement is met by what the server knows of the caller (its user, the secrets and
+    /// tokens the operator maps to it). A tool a caller could not call is not shown to it.
+    pub fn listed_to(&self, context: &CallContext) -> bool {
+        self.listed_for(&context.access) && missing(self, context).is_none()
+    }
+}
+
 /// The first requirement of `tool` that `context` does not meet.
 fn missing(tool: &Tool, context: &CallContext) -> Option<Requirement> {
     let r = &tool.requirements;

@@ -15,6 +15,14 @@
 //! algorithms = ["RS256"]                   # pinned; the token's `alg` is never trusted
 //! jwks_url = "https://issuer.example/.well-known/jwks.json"   # or jwks_file, public_key_file,
 //!                                          # secret_env / secret_file (HS256)
+//!
+//! token_authorization = ["corp"]           # a caller's own verified JWT meets
+//!                                          # `requirements.authorization` of provider `corp`
+//!
+//! [[auth.callers]]                         # what tools' requirements get for one caller
+//! subject = "alice"                        # a JWT `sub` (or `api_key = "ci"`, a key's name)
+//! secrets = { GITHUB_TOKEN = "ALICE_GITHUB_TOKEN" }   # requirement id → a [secrets] name
+//! authorization = { github = "ALICE_GITHUB_OAUTH" }   # provider id → a [secrets] name
 //! ```
 
 use std::collections::BTreeMap;
@@ -22,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
-use toolhost_server::auth::{ApiKey, Authenticator, Issuer, KeySource};
+use toolhost_server::auth::{ApiKey, Authenticator, Grantee, Grants, Issuer, KeySource};
 
 /// The `[auth]` table.
 #[derive(Debug, Default, Deserialize)]
@@ -35,6 +43,28 @@ pub struct AuthFile {
     /// Scopes required of every tool carrying a tag (or in a toolkit of that name).
     #[serde(default)]
     pub tag_scopes: BTreeMap<String, Vec<String>>,
+    /// What tools' requirements get for particular callers.
+    #[serde(default)]
+    callers: Vec<CallerFile>,
+    /// Provider ids of `requirements.authorization` a caller's own verified JWT meets.
+    #[serde(default)]
+    token_authorization: Vec<String>,
+}
+
+/// One `[[auth.callers]]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallerFile {
+    #[serde(default)]
+    subject: Option<String>,
+    #[serde(default)]
+    api_key: Option<String>,
+    /// Requirement id → the name of one of the server's `[secrets]`.
+    #[serde(default)]
+    secrets: BTreeMap<String, String>,
+    /// Provider id → the name of one of the server's `[secrets]`.
+    #[serde(default)]
+    authorization: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -69,7 +99,11 @@ struct JwtFile {
 impl AuthFile {
     /// Builds the authenticator; relative paths are relative to the config file's directory.
     /// Errors name the entry and never include a secret.
-    pub fn authenticator(&self, base: &Path) -> anyhow::Result<Arc<Authenticator>> {
+    pub fn authenticator(
+        &self,
+        base: &Path,
+        secrets: &std::collections::HashMap<String, toolhost_core::Secret>,
+    ) -> anyhow::Result<Arc<Authenticator>> {
         let keys = self
             .api_keys
             .iter()
@@ -80,7 +114,36 @@ impl AuthFile {
             .iter()
             .map(|j| j.issuer(base))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(Arc::new(Authenticator::new(keys, issuers)))
+        let mut grants = std::collections::HashMap::new();
+        for (i, entry) in self.callers.iter().enumerate() {
+            let place = format!("auth.callers[{i}]");
+            let grantee = match (&entry.subject, &entry.api_key) {
+                (Some(subject), None) => Grantee::Subject(subject.clone()),
+                (None, Some(name)) if self.api_keys.iter().any(|k| &k.name == name) => Grantee::ApiKey(name.clone()),
+                (None, Some(name)) => anyhow::bail!("{place}: no [[auth.api_keys]] entry is named `{name}`"),
+                _ => anyhow::bail!("{place}: give exactly one of `subject` (a JWT's sub) and `api_key` (a key's name)"),
+            };
+            let lookup = |field: &str, map: &BTreeMap<String, String>| {
+                map.iter()
+                    .map(|(id, name)| {
+                        let value = secrets.get(name).ok_or_else(|| {
+                            anyhow::anyhow!("{place}.{field}.{id}: `{name}` is not one of the server's [secrets]")
+                        })?;
+                        Ok((id.clone(), value.clone()))
+                    })
+                    .collect::<anyhow::Result<std::collections::HashMap<_, _>>>()
+            };
+            let granted = Grants {
+                secrets: lookup("secrets", &entry.secrets)?,
+                authorization: lookup("authorization", &entry.authorization)?,
+            };
+            if grants.insert(grantee, granted).is_some() {
+                anyhow::bail!("{place}: this caller is listed twice");
+            }
+        }
+        Ok(Arc::new(
+            Authenticator::new(keys, issuers).with_grants(grants, self.token_authorization.clone()),
+        ))
     }
 }
 

@@ -339,7 +339,8 @@ impl ServeArgs {
             .and_then(Path::parent)
             .unwrap_or(Path::new("."))
             .to_owned();
-        let auth = file.auth.authenticator(&config_dir)?;
+        let secrets = toolhost_sculpt::secrets::resolve(&file.secrets, &config_dir)?;
+        let auth = file.auth.authenticator(&config_dir, &secrets)?;
         let relative = |p: PathBuf| {
             if p.is_relative() && self.config.is_some() {
                 config_dir.join(p)
@@ -355,7 +356,6 @@ impl ServeArgs {
             (None, None) => None,
             _ => anyhow::bail!("tls_cert and tls_key go together: give both to serve https, or neither"),
         };
-        let secrets = toolhost_sculpt::secrets::resolve(&file.secrets, &config_dir)?;
         Ok(Settings {
             otlp_endpoint: self.otlp_endpoint.or(file.otlp_endpoint),
             tls,

@@ -360,10 +360,14 @@ pub enum InputType {
 
 impl Tool {
     /// Whether a call needs what only OTC's `context` carries (`requirements.secrets` or
-    /// `requirements.authorization`): N-ACT, WoA and MCP have no place for it, so they do not
-    /// list the tool (a call by name still says which requirement is missing).
+    /// `requirements.authorization`), unless the operator maps it to the caller (`[[auth.callers]]`).
     pub fn needs_call_context(&self) -> bool {
         !self.requirements.secrets.is_empty() || !self.requirements.authorization.is_empty()
+    }
+
+    /// Whether a call must bring anything beside its input (secrets, tokens, a user id).
+    pub fn has_requirements(&self) -> bool {
+        self.needs_call_context() || self.requirements.user_id
     }
 }
 

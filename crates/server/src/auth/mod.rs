@@ -42,6 +42,28 @@ pub struct Caller {
     pub subject: Option<String>,
     /// The verified JWT's claims, for templates (`{{caller.email}}`).
     pub claims: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
+    /// The secrets and tokens the operator grants this caller for tools' requirements.
+    pub grants: Option<Arc<Grants>>,
+}
+
+/// What the operator grants one caller (`[[auth.callers]]`): values for tools'
+/// `requirements.secrets` and `requirements.authorization`, met on every protocol as OTC's
+/// `context` meets them (which wins where a call brings its own). `Debug` never shows a value.
+#[derive(Debug, Clone, Default)]
+pub struct Grants {
+    /// By requirement id.
+    pub secrets: std::collections::HashMap<String, toolhost_core::Secret>,
+    /// By provider id.
+    pub authorization: std::collections::HashMap<String, toolhost_core::Secret>,
+}
+
+/// Who a grant is for: a JWT's subject, or an API key by name (never mistaken for each other).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Grantee {
+    /// A verified JWT's `sub`.
+    Subject(String),
+    /// A configured API key's name.
+    ApiKey(String),
 }
 
 impl Caller {
@@ -53,6 +75,7 @@ impl Caller {
             token: None,
             subject: None,
             claims: None,
+            grants: None,
         }
     }
 
@@ -63,6 +86,7 @@ impl Caller {
             token: None,
             subject: None,
             claims: None,
+            grants: None,
         }
     }
 
@@ -82,6 +106,12 @@ impl Caller {
             caller_subject: self.subject.clone(),
             caller_claims: self.claims.clone(),
             user_id: self.end_user(),
+            secrets: self.grants.as_ref().map(|g| g.secrets.clone()).unwrap_or_default(),
+            authorization: self
+                .grants
+                .as_ref()
+                .map(|g| g.authorization.clone())
+                .unwrap_or_default(),
             ..toolhost_core::CallContext::default()
         }
     }
@@ -106,6 +136,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
             token: None,
             subject: None,
             claims: None,
+            grants: None,
         }))
     }
 }
@@ -115,6 +146,9 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
 pub struct Authenticator {
     keys: Vec<ApiKey>,
     issuers: Vec<Issuer>,
+    grants: std::collections::HashMap<Grantee, Arc<Grants>>,
+    /// Provider ids of `requirements.authorization` that a caller's own verified JWT meets.
+    token_authorization: Vec<String>,
 }
 
 /// Why a request's credentials were refused; the text goes to the caller, so it names no key.
@@ -129,7 +163,45 @@ pub enum Refusal {
 impl Authenticator {
     /// An authenticator for these keys and issuers.
     pub fn new(keys: Vec<ApiKey>, issuers: Vec<Issuer>) -> Self {
-        Self { keys, issuers }
+        Self {
+            keys,
+            issuers,
+            grants: std::collections::HashMap::new(),
+            token_authorization: Vec::new(),
+        }
+    }
+
+    /// The same, granting callers secrets and tokens for tools' requirements, and meeting
+    /// `requirements.authorization` of the `token_authorization` provider ids with the caller's
+    /// own verified JWT.
+    #[must_use]
+    pub fn with_grants(
+        mut self,
+        grants: std::collections::HashMap<Grantee, Grants>,
+        token_authorization: Vec<String>,
+    ) -> Self {
+        self.grants = grants.into_iter().map(|(k, v)| (k, Arc::new(v))).collect();
+        self.token_authorization = token_authorization;
+        self
+    }
+
+    /// Adds what the operator grants `caller` (see [`Authenticator::with_grants`]).
+    fn grant(&self, mut caller: Caller, grantee: Option<Grantee>) -> Caller {
+        let mapped = grantee.and_then(|g| self.grants.get(&g)).cloned();
+        caller.grants = match (&caller.token, self.token_authorization.is_empty()) {
+            (Some(token), false) => {
+                let mut grants = mapped.as_deref().cloned().unwrap_or_default();
+                for provider in &self.token_authorization {
+                    grants
+                        .authorization
+                        .entry(provider.clone())
+                        .or_insert_with(|| token.clone());
+                }
+                Some(Arc::new(grants))
+            }
+            _ => mapped,
+        };
+        caller
     }
 
     /// Whether API keys are configured.
@@ -181,16 +253,17 @@ impl Authenticator {
             let (scheme, token) = v.split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         });
+        let of_key = |k: &ApiKey| self.grant(Caller::of_key(k), Some(Grantee::ApiKey(k.name.clone())));
         if let Some(key) = api_key {
             return keys::find(&self.keys, key)
-                .map(Caller::of_key)
+                .map(of_key)
                 .ok_or_else(|| Refusal::Invalid("the API key is not valid".to_owned()));
         }
         let Some(token) = bearer else {
             return Err(Refusal::Missing);
         };
         if let Some(k) = keys::find(&self.keys, token) {
-            return Ok(Caller::of_key(k));
+            return Ok(of_key(k));
         }
         if self.issuers.is_empty() {
             return Err(Refusal::Invalid("the bearer token is not a valid API key".to_owned()));
@@ -202,7 +275,8 @@ impl Authenticator {
             if let serde_json::Value::Object(map) = claims {
                 caller.claims = Some(Arc::new(map));
             }
-            caller
+            let grantee = caller.subject.clone().map(Grantee::Subject);
+            self.grant(caller, grantee)
         })
     }
 }

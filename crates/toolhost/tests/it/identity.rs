@@ -77,6 +77,24 @@ fn me_catalog(base: &str) -> String {
     )
 }
 
+/// One MCP JSON-RPC request to `{base}/mcp` with a credential header, without a session
+/// (toolhost answers stateless requests); the JSON-RPC answer, from JSON or from SSE.
+async fn mcp_request(base: &str, credential: (&str, &str), request: Value) -> Value {
+    let text = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header(credential.0, credential.1)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&request)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text)).unwrap()
+}
+
 #[tokio::test]
 async fn a_tool_acts_as_the_caller_on_every_protocol() {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -146,21 +164,12 @@ async fn a_tool_acts_as_the_caller_on_every_protocol() {
     )
     .await;
     assert_eq!(woa["greeting"], "hello", "{woa}");
-    let mcp = http
-        .post(format!("{}/mcp", server.base))
-        .header("authorization", &bearer)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let mcp: Value = serde_json::from_str(mcp.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&mcp)).unwrap();
+    let mcp = mcp_request(
+        &server.base,
+        ("authorization", &bearer),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}}),
+    )
+    .await;
     assert_eq!(mcp["result"]["structuredContent"]["greeting"], "hello", "{mcp}");
     {
         let seen = seen.lock().unwrap();
@@ -379,4 +388,167 @@ async fn a_federated_tool_forwards_the_callers_token_or_fetches_its_own() {
     );
     assert!(near.terminate());
     assert!(far.terminate());
+}
+
+#[tokio::test]
+async fn requirements_are_met_by_what_the_operator_grants_each_caller_and_unmet_tools_are_not_listed() {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let base = upstream(Arc::clone(&seen)).await;
+    let dir = Scratch::new();
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    let tool = |name: &str, requirements: &str, headers: &str| {
+        format!(
+            r#"      - name: {name}
+        description: Reads the caller's data upstream.
+        requirements: {requirements}
+        versions:
+          - version: 1.0.0
+            inputs: []
+            outputs: [{{ name: greeting, type: string, description: The greeting. }}]
+            backend:
+              kind: http
+              base_url: {base}
+              steps: [{{ name: me, path: /me, headers: {headers}, query: {{ user: "{{{{caller.sub}}}}" }} }}]
+              outputs: {{ greeting: me.body.greeting }}
+"#
+        )
+    };
+    dir.write(
+        "catalog/mine.yaml",
+        &format!(
+            "toolkits:\n  - name: Mine\n    tools:\n{}{}{}",
+            tool(
+                "repos",
+                "{ secrets: [GITHUB_TOKEN] }",
+                r#"{ Authorization: "Bearer {{secret.GITHUB_TOKEN}}" }"#
+            ),
+            tool("corp_only", "{ authorization: [{ id: corp }] }", "{}"),
+            tool("for_a_user", "{ user_id: true }", "{}"),
+        ),
+    );
+    let robot = toolhost_server::auth::hash_key("Robot-Key-9");
+    let config = dir.write(
+        "toolhost.toml",
+        &format!(
+            r#"[secrets]
+ALICE_GH = {{ env = "ALICE_GH" }}
+
+[auth]
+token_authorization = ["corp"]
+
+[[auth.jwt]]
+issuer = "https://issuer.example"
+audience = "toolhost"
+algorithms = ["HS256"]
+secret_env = "JWT_SECRET"
+
+[[auth.api_keys]]
+name = "robot"
+sha256 = "{robot}"
+
+[[auth.callers]]
+subject = "alice"
+secrets = {{ GITHUB_TOKEN = "ALICE_GH" }}
+"#
+        ),
+    );
+    let server = Server::start(
+        &[
+            "--catalog",
+            dir.0.join("catalog").to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[("JWT_SECRET", SECRET), ("ALICE_GH", "alices-github-token")],
+        None,
+    );
+    let http = reqwest::Client::new();
+    let as_alice = ("authorization", format!("Bearer {}", jwt("alice")));
+    let as_bob = ("authorization", format!("Bearer {}", jwt("bob")));
+    let as_robot = ("otc-api-key", "Robot-Key-9".to_owned());
+    let listed = |who: &(&'static str, String)| {
+        let request = http.get(format!("{}/nact/tools", server.base)).header(who.0, &who.1);
+        let woa = http
+            .get(format!("{}/.well-known/woa.json", server.base))
+            .header(who.0, &who.1);
+        async move {
+            let names = |v: &Value, list: &str, field: &str| {
+                let mut names: Vec<String> = v[list]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t[field].as_str().unwrap().to_owned())
+                    .collect();
+                names.sort();
+                names
+            };
+            let nact = names(&json_of(request).await, "items", "name");
+            assert_eq!(nact, names(&json_of(woa).await, "agents", "id"), "N-ACT and WoA agree");
+            nact
+        }
+    };
+    // Alice meets all three (her grant, her token for `corp`, her subject as the user); Bob
+    // has no grant; an API key is neither a user nor a token.
+    assert_eq!(listed(&as_alice).await, ["corp_only", "for_a_user", "repos"]);
+    assert_eq!(listed(&as_bob).await, ["corp_only", "for_a_user"]);
+    assert!(listed(&as_robot).await.is_empty());
+    // OTC lists them all: a call may bring its own `context`.
+    let otc = json_of(
+        http.get(format!("{}/otc/tools", server.base))
+            .header(as_robot.0, &as_robot.1),
+    )
+    .await;
+    assert_eq!(otc["tools"].as_array().map(Vec::len), Some(3), "{otc}");
+
+    // MCP lists as N-ACT does.
+    let mcp = mcp_request(
+        &server.base,
+        (as_bob.0, &as_bob.1),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}),
+    )
+    .await;
+    let mut names: Vec<&str> = mcp["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["corp_only", "for_a_user"], "{mcp}");
+
+    // Alice's call carries her granted secret.
+    let answer = json_of(
+        http.post(format!("{}/nact/tools/repos:invoke", server.base))
+            .header(as_alice.0, &as_alice.1)
+            .json(&json!({"input_parameters": []})),
+    )
+    .await;
+    assert_eq!(outputs_of(&answer)["greeting"], "hello", "{answer}");
+    assert_eq!(
+        seen.lock().unwrap().last().unwrap(),
+        "Bearer alices-github-token user=alice"
+    );
+    // Bob's call says what is missing and sends nothing.
+    let sent = seen.lock().unwrap().len();
+    let reply = http
+        .post(format!("{}/nact/tools/repos:invoke", server.base))
+        .header(as_bob.0, &as_bob.1)
+        .json(&json!({"input_parameters": []}))
+        .send()
+        .await
+        .unwrap();
+    let status = reply.status().as_u16();
+    let text = reply.text().await.unwrap();
+    assert!(
+        (400..500).contains(&status) && text.contains("GITHUB_TOKEN"),
+        "{status}: {text}"
+    );
+    assert!(!text.contains("alices-github-token"));
+    assert_eq!(seen.lock().unwrap().len(), sent);
+    let logs = server.logs_when(|_| true).join("\n");
+    assert!(
+        !logs.contains("alices-github-token"),
+        "the granted secret is never logged"
+    );
+    assert!(server.terminate());
 }

@@ -24,13 +24,13 @@ impl View for Tools {
     fn build(catalog: &Catalog) -> Self {
         let list: Vec<McpTool> = catalog.tools().iter().map(|t| tool(t, t.latest())).collect();
         let by_name = list.iter().enumerate().map(|(i, t)| (t.name.to_string(), i)).collect();
-        // Listed: not the tools whose calls need OTC's context (see `Tool::needs_call_context`);
-        // they stay known by name, so a call says which requirement is missing.
+        // Listed to a caller who brings nothing: the tools without requirements (see
+        // `Tool::listed_to`); the others stay known by name, so a call says what is missing.
         let listed = catalog
             .tools()
             .iter()
             .zip(&list)
-            .filter(|(t, _)| !t.needs_call_context())
+            .filter(|(t, _)| !t.has_requirements())
             .map(|(_, m)| m.clone())
             .collect();
         Self {

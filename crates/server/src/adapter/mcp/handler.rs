@@ -46,6 +46,14 @@ impl Handler {
             .map_or_else(|| Access::Scopes(Arc::default()), |caller| caller.access.clone())
     }
 
+    /// Who is calling, as every adapter says it; over stdio nobody, and everything is seen.
+    fn call_context(&self, context: &RequestContext<RoleServer>) -> CallContext {
+        CallContext {
+            access: self.access(context),
+            ..self.caller(context).map(Caller::context).unwrap_or_default()
+        }
+    }
+
     /// The caller the auth layer recorded for this request (none over stdio).
     fn caller<'c>(&self, context: &'c RequestContext<RoleServer>) -> Option<&'c Caller> {
         context
@@ -68,15 +76,17 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let built = self.state.mcp.get(&self.state.engine);
-        let tools = match self.access(&context) {
-            Access::All if !built.catalog.any_withdrawn() => built.view.listed.as_ref().clone(),
-            access => built
+        let caller = self.call_context(&context);
+        let tools = if matches!(caller.access, Access::All) && caller.meets_none() && !built.catalog.any_withdrawn() {
+            built.view.listed.as_ref().clone()
+        } else {
+            built
                 .catalog
                 .tools()
                 .iter()
-                .filter(|t| t.listed_for(&access) && !t.needs_call_context())
+                .filter(|t| t.listed_to(&caller))
                 .filter_map(|t| built.view.get(&t.name).cloned())
-                .collect(),
+                .collect()
         };
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -127,11 +137,7 @@ impl ServerHandler for Handler {
             tool: request.name.into_owned(),
             version,
             input: request.arguments.unwrap_or_default(),
-            // Who is calling, as every adapter says it; over stdio nobody, and everything is seen.
-            context: CallContext {
-                access: self.access(&context),
-                ..self.caller(&context).map(Caller::context).unwrap_or_default()
-            },
+            context: self.call_context(&context),
         };
         match crate::calls::invoke(&self.state, crate::calls::Protocol::Mcp, invocation).await {
             Ok(outcome) => Ok(convert::success(outcome.output).into()),

@@ -37,6 +37,7 @@ pub(super) async fn list(
     let params = Params::parse(query.as_deref(), &["pageLimit", "pageCursor", "tag", "q"])?;
     let after = params.cursor(Kind::Tools)?;
     let built = state.nact.get(&state.engine);
+    let context = caller.context();
     let page = built.catalog.list(&ListQuery {
         tags: &params.tags,
         text: params.q.as_deref(),
@@ -47,8 +48,9 @@ pub(super) async fn list(
     let items: Vec<&RawValue> = page
         .tools
         .iter()
-        // A tool whose calls need OTC's context is not listed (N-ACT has no place for it).
-        .filter(|t| !t.needs_call_context())
+        // A tool whose requirements this caller cannot meet is not listed (N-ACT has no place
+        // for OTC's context).
+        .filter(|t| t.unmet_requirement(&context).is_none())
         .filter_map(|t| built.view.get(&t.name, t.latest().number))
         .collect();
     let next = page

@@ -121,19 +121,16 @@ pub(super) fn tool_id(id: &str) -> Result<ToolId<'_>, String> {
 /// The call's context for the backend: secrets and tokens wrapped so they are never printed.
 /// The call's context: OTC's `context` (secrets, tokens, user id) and trace id over the
 /// caller's own (`caller`), whose user id it replaces when it gives one.
+/// What the operator grants the caller fills in what the call does not bring.
 pub(super) fn context(context: Option<Context>, trace_id: Option<String>, caller: CallContext) -> CallContext {
     let context = context.unwrap_or_default();
+    let mut secrets = caller.secrets.clone();
+    secrets.extend(context.secrets.into_iter().map(|s| (s.id, Secret::new(s.value))));
+    let mut authorization = caller.authorization.clone();
+    authorization.extend(context.authorization.into_iter().map(|a| (a.id, Secret::new(a.token))));
     CallContext {
-        secrets: context
-            .secrets
-            .into_iter()
-            .map(|s| (s.id, Secret::new(s.value)))
-            .collect(),
-        authorization: context
-            .authorization
-            .into_iter()
-            .map(|a| (a.id, Secret::new(a.token)))
-            .collect(),
+        secrets,
+        authorization,
         user_id: context.user_id.or(caller.user_id.clone()),
         request_id: trace_id,
         ..caller

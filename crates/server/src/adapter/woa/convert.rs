@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 use toolhost_core::validate::kind_of as kind;
-use toolhost_core::{Access, Catalog, Tool, VersionSelector};
+use toolhost_core::{CallContext, Catalog, Tool, VersionSelector};
 use toolhost_wire::woa::{self as wire, Agent, Envelope, Mcp, Rest, Transports};
 
 use super::Site;
@@ -12,14 +12,15 @@ pub(super) const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// The WoA document of a catalog as `access` sees it: one agent per tool, at its latest version
 /// (module docs).
-pub(super) fn document(catalog: &Catalog, site: &Site, access: &Access) -> wire::Document {
+pub(super) fn document(catalog: &Catalog, site: &Site, caller: &CallContext) -> wire::Document {
     wire::Document {
         woa_version: wire::VERSION.to_owned(),
         agents: catalog
             .tools()
             .iter()
-            // A tool whose calls need OTC's context is not an agent (WoA has no place for it).
-            .filter(|t| t.listed_for(access) && !t.needs_call_context())
+            // A tool whose requirements the caller cannot meet is not an agent of theirs (WoA
+            // has no place for OTC's context).
+            .filter(|t| t.listed_to(caller))
             .map(|tool| agent(tool))
             .collect(),
         transports: Transports {
@@ -150,7 +151,7 @@ mod tests {
     #[test]
     fn one_agent_per_tool_at_its_latest_version() {
         let catalog = catalog();
-        let document = document(&catalog, &site(), &Access::All);
+        let document = document(&catalog, &site(), &CallContext::default_all());
         assert_eq!(document.woa_version, "1");
         assert_eq!(document.agents.len(), catalog.tools().len());
         let convert = document.agents.iter().find(|a| a.id == "convert_length").unwrap();

@@ -23,17 +23,12 @@ const CACHE: &str = "max-age=300";
 /// `GET /.well-known/woa.json`: the pre-rendered document, or 304 when the client has it.
 pub(super) async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: HeaderMap) -> Response {
     let built = state.woa.get(&state.engine);
-    // Callers limited by scopes get a document of the agents they may call, rendered per request.
-    // So do all callers while an upstream tool is withdrawn.
-    let restricted = match caller.access {
-        Access::All if !built.catalog.any_withdrawn() => None,
-        ref access => Some(Document::render(
-            &built.catalog,
-            &built.view.site,
-            access,
-            built.view.built,
-        )),
-    };
+    // Callers limited by scopes, or who meet a tool's requirements, get a document of the
+    // agents they may call, rendered per request; so do all callers while an upstream tool is
+    // withdrawn.
+    let context = caller.context();
+    let shared = matches!(context.access, Access::All) && context.meets_none() && !built.catalog.any_withdrawn();
+    let restricted = (!shared).then(|| Document::render(&built.catalog, &built.view.site, &context, built.view.built));
     let document = restricted.as_ref().unwrap_or(&built.view);
     let mut response = if unchanged(&headers, document) {
         let mut r = Response::new(Body::empty());

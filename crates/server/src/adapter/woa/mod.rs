@@ -39,7 +39,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use axum::routing::{get, post};
-use toolhost_core::{Access, Catalog, Engine};
+use toolhost_core::{CallContext, Catalog, Engine};
 use toolhost_wire::woa as wire;
 
 use crate::view::Cached;
@@ -74,16 +74,16 @@ pub struct Document {
 
 impl Document {
     fn build(catalog: &Catalog, site: &Site) -> Self {
-        Self::render(catalog, site, &Access::All, SystemTime::now())
+        Self::render(catalog, site, &CallContext::default_all(), SystemTime::now())
     }
 
     /// The document as `access` sees it. `built` is the catalog's load time, so every caller's
     /// rendering of one catalog has the same `Last-Modified`.
-    fn render(catalog: &Catalog, site: &Site, access: &Access, built: SystemTime) -> Self {
+    fn render(catalog: &Catalog, site: &Site, caller: &CallContext, built: SystemTime) -> Self {
         // Whole seconds: Last-Modified has no finer resolution, and If-Modified-Since compares
         // against what we sent.
         let built = httpdate::HttpDate::from(built);
-        let body = serde_json::to_vec(&convert::document(catalog, site, access)).unwrap_or_default();
+        let body = serde_json::to_vec(&convert::document(catalog, site, caller)).unwrap_or_default();
         let etag = crate::http::cache::etag(&body);
         Self {
             etag: HeaderValue::from_str(&etag).unwrap_or_else(|_| HeaderValue::from_static("\"\"")),
