@@ -22,10 +22,19 @@ use crate::text;
 /// listing cannot keep a client busy forever.
 pub const MAX_PAGES: usize = 1000;
 
-/// `{root}/{path}`, with `root`'s own path kept.
+/// `{root}/{path}`, with `root`'s own path kept, and its query too (a server reached as
+/// `https://host/nact?tenant=a` wants `tenant=a` on every request); a query in `path` is added
+/// after it.
 pub(crate) fn join(root: &Url, path: &str) -> Result<Url, error::Error> {
-    let text = format!("{}/{path}", root.as_str().trim_end_matches('/'));
-    Url::parse(&text).map_err(|e| error::Error::Setup(format!("failed to build the URL {text}: {e}")))
+    let (path, query) = path.split_once('?').map_or((path, None), |(p, q)| (p, Some(q)));
+    let mut url = root.clone();
+    url.set_fragment(None);
+    url.set_path(&format!("{}/{path}", root.path().trim_end_matches('/')));
+    if let Some(query) = query {
+        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+        url.query_pairs_mut().extend_pairs(pairs);
+    }
+    Ok(url)
 }
 
 /// Whether a JSON body is an N-ACT listing page.
@@ -495,6 +504,19 @@ mod tests {
     fn joins_under_the_root_path() {
         let root = Url::parse("http://h/nact/").unwrap();
         assert_eq!(join(&root, "tools").unwrap().as_str(), "http://h/nact/tools");
+    }
+
+    #[test]
+    fn joining_keeps_the_roots_query() {
+        let root = Url::parse("http://h/nact?tenant=a%20b#frag").unwrap();
+        assert_eq!(
+            join(&root, "tools").unwrap().as_str(),
+            "http://h/nact/tools?tenant=a%20b"
+        );
+        assert_eq!(
+            join(&root, "tools/x%2Fy/versions?pageLimit=100").unwrap().as_str(),
+            "http://h/nact/tools/x%2Fy/versions?tenant=a%20b&pageLimit=100"
+        );
     }
 
     #[test]

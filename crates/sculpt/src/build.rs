@@ -161,6 +161,7 @@ pub(crate) fn recipe(
     let secret_names = reference::SecretNames {
         server: secrets.server,
         call: &signature.requirements.secrets,
+        authorization: &signature.requirements.authorization,
         check: secrets.check,
     };
     let mut b = Builder {

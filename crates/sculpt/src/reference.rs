@@ -33,6 +33,9 @@ pub(crate) enum SecretSlot {
     Server(Secret),
     /// The call's `context.secrets` (the tool lists it in `requirements.secrets`).
     Call(String),
+    /// The call's token of an authorization provider (`context.authorization`, or what the
+    /// server grants the caller; the tool lists it in `requirements.authorization`).
+    Authorization(String),
 }
 
 /// The part of a step's result a reference reads.
@@ -80,6 +83,8 @@ pub(crate) struct SecretNames<'a> {
     pub server: &'a HashMap<String, Secret>,
     /// The tool's `requirements.secrets`, which the call brings.
     pub call: &'a [String],
+    /// The tool's `requirements.authorization` provider ids, whose tokens the call brings.
+    pub authorization: &'a [toolhost_core::catalog::Authorization],
     /// Whether names are checked at all (not by `toolhost check`, which has no server config).
     pub check: bool,
 }
@@ -111,6 +116,7 @@ impl Reference {
         match root.as_str() {
             "input" => input(text, &rest, names.inputs),
             "secret" => secret(text, &rest, names.secrets),
+            "authorization" => authorization(text, &rest, names.secrets),
             "item" if names.item => Ok(Reference::Item(rest)),
             "caller" => match rest.as_slice() {
                 [Segment::Key(k)] if k == "sub" => Ok(Reference::Caller { token: false }),
@@ -161,6 +167,9 @@ impl Reference {
             Self::Secret(SecretSlot::Call(name)) => {
                 Cow::Owned(Value::String(scope.context.secrets.get(name)?.expose().to_owned()))
             }
+            Self::Secret(SecretSlot::Authorization(id)) => {
+                Cow::Owned(Value::String(scope.context.authorization.get(id)?.expose().to_owned()))
+            }
             Self::Item(path) => Cow::Borrowed(walk(scope.item?, path)?),
             Self::Caller { token: true } => {
                 Cow::Owned(Value::String(scope.context.caller_token.as_ref()?.expose().to_owned()))
@@ -210,6 +219,30 @@ fn input(text: &str, rest: &[Segment], inputs: &[Parameter]) -> Result<Reference
             }
         ))
     }
+}
+
+/// `authorization.PROVIDER`: the call's token of a provider the tool requires.
+fn authorization(text: &str, rest: &[Segment], names: Option<&SecretNames<'_>>) -> Result<Reference, String> {
+    let Some(names) = names else {
+        return Err(format!(
+            "`{text}`: tokens cannot be used here, since this text reaches the caller and the model"
+        ));
+    };
+    let [Segment::Key(id)] = rest else {
+        return Err(format!("`{text}` must be `authorization.PROVIDER`"));
+    };
+    if names.authorization.iter().any(|a| &a.id == id) {
+        return Ok(Reference::Secret(SecretSlot::Authorization(id.clone())));
+    }
+    let ids: Vec<&str> = names.authorization.iter().map(|a| a.id.as_str()).collect();
+    Err(format!(
+        "refers to the token of provider `{id}`, which is not in the tool's `requirements.authorization` ({})",
+        if ids.is_empty() {
+            "none".to_owned()
+        } else {
+            ids.join(", ")
+        }
+    ))
 }
 
 fn secret(text: &str, rest: &[Segment], names: Option<&SecretNames<'_>>) -> Result<Reference, String> {

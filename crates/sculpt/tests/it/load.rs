@@ -336,3 +336,25 @@ steps:
     one(&problems, &["step `versioned`, `tool`: `one` is not a version"]);
     one(&problems, &["step `request`, `input`: `input` goes with `tool`"]);
 }
+
+#[test]
+fn a_provider_token_is_read_only_for_a_required_provider() {
+    let backend = r#"
+kind: http
+base_url: http://127.0.0.1:9
+steps:
+  - { name: me, path: /me, headers: { Authorization: "Bearer {{authorization.github}}", X-Other: "{{authorization.gitlab}}" } }
+outputs: { temp: me.body.temp }
+"#;
+    let problems = problems(&tool_with(
+        "requirements: { authorization: [{ id: github }] }",
+        INPUTS,
+        OUTPUTS,
+        backend,
+    ));
+    one(
+        &problems,
+        &["refers to the token of provider `gitlab`, which is not in the tool's `requirements.authorization` (github)"],
+    );
+    assert_eq!(problems.len(), 1, "{problems:?}");
+}

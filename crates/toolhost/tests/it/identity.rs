@@ -422,7 +422,11 @@ async fn requirements_are_met_by_what_the_operator_grants_each_caller_and_unmet_
                 "{ secrets: [GITHUB_TOKEN] }",
                 r#"{ Authorization: "Bearer {{secret.GITHUB_TOKEN}}" }"#
             ),
-            tool("corp_only", "{ authorization: [{ id: corp }] }", "{}"),
+            tool(
+                "corp_only",
+                "{ authorization: [{ id: corp }] }",
+                r#"{ Authorization: "Bearer {{authorization.corp}}" }"#
+            ),
             tool("for_a_user", "{ user_id: true }", "{}"),
         ),
     );
@@ -528,7 +532,16 @@ secrets = {{ GITHUB_TOKEN = "ALICE_GH" }}
         seen.lock().unwrap().last().unwrap(),
         "Bearer alices-github-token user=alice"
     );
-    // Bob's call says what is missing and sends nothing.
+    // Bob's own token is his `corp` authorization.
+    let answer = json_of(
+        http.post(format!("{}/nact/tools/corp_only:invoke", server.base))
+            .header(as_bob.0, &as_bob.1)
+            .json(&json!({"input_parameters": []})),
+    )
+    .await;
+    assert_eq!(outputs_of(&answer)["greeting"], "hello", "{answer}");
+    assert_eq!(seen.lock().unwrap().last().unwrap(), &format!("{} user=bob", as_bob.1));
+    // Bob's call of a tool he has no grant for says what is missing and sends nothing.
     let sent = seen.lock().unwrap().len();
     let reply = http
         .post(format!("{}/nact/tools/repos:invoke", server.base))
