@@ -128,6 +128,18 @@ impl CallContext {
     }
 }
 
+/// Values replicas share because each costs a request to make (OAuth 2.0 tokens), kept in the
+/// store the replicas share (`--state`). Its failures are nobody's problem but its own: a value
+/// it cannot give is made again locally.
+pub trait SharedValues: Send + Sync + fmt::Debug {
+    /// The value of `key`, if a replica stored one that has not expired.
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<String>>;
+    /// Stores `value` under `key` for `ttl`.
+    fn put<'a>(&'a self, key: &'a str, value: &'a str, ttl: Duration) -> BoxFuture<'a, ()>;
+    /// Claims the making of `key`'s value for `lease`: false when another replica is making it.
+    fn claim<'a>(&'a self, key: &'a str, lease: Duration) -> BoxFuture<'a, bool>;
+}
+
 /// How deep tools may call one another (see [`CallContext::nesting`]).
 pub const MAX_NESTING: u8 = 4;
 

@@ -11,7 +11,9 @@ pub mod native;
 pub mod testing;
 pub mod validate;
 
-pub use backend::{Backend, BackendCall, BackendFactory, BoxFuture, CallContext, Secret, Signature, ToolFailure};
+pub use backend::{
+    Backend, BackendCall, BackendFactory, BoxFuture, CallContext, Secret, SharedValues, Signature, ToolFailure,
+};
 pub use catalog::{
     Access, Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, Output, OutputType,
     Page, Parameter, Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,

@@ -185,6 +185,54 @@ impl std::fmt::Debug for TokenKey {
 
 type Slot = Arc<tokio::sync::Mutex<Option<Token>>>;
 
+/// The store replicas share tokens through (`--state`), when there is one.
+static SHARED: std::sync::OnceLock<Arc<dyn toolhost_core::SharedValues>> = std::sync::OnceLock::new();
+
+/// How long a replica waits for the token another replica is fetching before fetching its own.
+const SHARED_FETCH_WAIT: Duration = Duration::from_secs(3);
+
+/// Shares this process's OAuth 2.0 tokens (client credentials and exchanged ones) with the
+/// other replicas through `shared`: N replicas fetch one token, not N. Once per process.
+pub fn share_tokens(shared: Arc<dyn toolhost_core::SharedValues>) {
+    let _ = SHARED.set(shared);
+}
+
+impl TokenKey {
+    /// The key in the shared store: a SHA-256 of everything the token depends on, so the
+    /// store never sees the client secret or the caller's token.
+    fn shared_key(&self) -> String {
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        for part in [&self.token_url, &self.client_id, &self.client_secret, &self.subject]
+            .into_iter()
+            .chain(&self.scopes)
+            .chain(self.params.iter().flat_map(|(k, v)| [k, v]))
+        {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+        let digest: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        format!("toolhost:token:{digest}")
+    }
+}
+
+/// A token another replica stored, while it is still fresh.
+async fn from_shared(shared: &dyn toolhost_core::SharedValues, key: &str) -> Option<Token> {
+    let stored = shared.get(key).await?;
+    let (until, value) = stored.split_once(':')?;
+    let left = until.parse::<u64>().ok()?.checked_sub(unix_ms())?;
+    (!value.is_empty() && left > 0).then(|| Token {
+        value: Secret::new(value),
+        refresh_at: Instant::now() + Duration::from_millis(left),
+    })
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// The process's OAuth 2.0 tokens, shared by every tool and kept across catalog and config
 /// reloads (issue #12.12): N tools with the same credentials fetch one token, not N.
 fn tokens() -> &'static Mutex<HashMap<TokenKey, Slot>> {
@@ -224,15 +272,18 @@ impl OAuth2 {
         self
     }
 
-    fn slot(&self, id: &str, secret: &str, subject: &str) -> Slot {
-        let key = TokenKey {
+    fn key(&self, id: &str, secret: &str, subject: &str) -> TokenKey {
+        TokenKey {
             token_url: self.token_url.to_string(),
             client_id: id.to_owned(),
             client_secret: secret.to_owned(),
             scopes: self.scopes.clone(),
             params: self.params.clone(),
             subject: subject.to_owned(),
-        };
+        }
+    }
+
+    fn slot(&self, key: TokenKey) -> Slot {
         let mut cache = tokens().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if cache.len() >= MAX_CACHED_TOKENS && !cache.contains_key(&key) {
             cache.clear();
@@ -243,13 +294,17 @@ impl OAuth2 {
     fn invalidate(&self, token: &Secret) {
         let slots: Vec<_> = {
             let cache = tokens().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            cache.values().cloned().collect()
+            cache.iter().map(|(k, v)| (k.shared_key(), Arc::clone(v))).collect()
         };
-        for slot in slots {
+        for (key, slot) in slots {
             if let Ok(mut held) = slot.try_lock()
                 && held.as_ref().is_some_and(|t| &t.value == token)
             {
                 *held = None;
+                // The other replicas must not hand it out again either.
+                if let Some(shared) = SHARED.get().cloned() {
+                    tokio::spawn(async move { shared.put(&key, "", Duration::from_millis(1)).await });
+                }
             }
         }
     }
@@ -299,12 +354,38 @@ impl OAuth2 {
         scrubber: &mut Scrubber,
         deadline: Instant,
     ) -> Result<Secret, ToolFailure> {
-        let slot = self.slot(id, secret, subject);
+        let key = self.key(id, secret, subject);
+        let shared = SHARED.get().map(|s| (Arc::clone(s), key.shared_key()));
+        let slot = self.slot(key);
         let mut held = slot.lock().await;
         if let Some(token) = held.as_ref().filter(|t| Instant::now() < t.refresh_at) {
             return Ok(token.value.clone());
         }
+        // Another replica may have one; if another is fetching it, wait for that one a little.
+        if let Some((shared, key)) = &shared {
+            if let Some(token) = from_shared(shared.as_ref(), key).await {
+                *held = Some(token.clone());
+                return Ok(token.value);
+            }
+            if !shared.claim(&format!("{key}:fetching"), SHARED_FETCH_WAIT).await {
+                let until = Instant::now() + SHARED_FETCH_WAIT;
+                while Instant::now() < until.min(deadline) {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    if let Some(token) = from_shared(shared.as_ref(), key).await {
+                        *held = Some(token.clone());
+                        return Ok(token.value);
+                    }
+                }
+            }
+        }
         let token = self.fetch(client, id, secret, subject, scrubber, deadline).await?;
+        if let Some((shared, key)) = &shared {
+            let left = token.refresh_at.saturating_duration_since(Instant::now());
+            let until = unix_ms() + left.as_millis() as u64;
+            shared
+                .put(key, &format!("{until}:{}", token.value.expose()), left)
+                .await;
+        }
         *held = Some(token.clone());
         Ok(token.value)
     }

@@ -29,7 +29,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use toolhost_core::{Backend, BackendFactory, Secret, Signature};
 
-pub use auth::{TokenSource, missing_caller_token};
+pub use auth::{TokenSource, missing_caller_token, share_tokens};
 pub use run::TRY;
 pub use secrets::SecretSource;
 

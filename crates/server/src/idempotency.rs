@@ -18,6 +18,11 @@ pub enum Refusal {
     Conflict,
     /// The call was refused before running (its response is passed through, not stored).
     Rejected(Response),
+    /// The shared store cannot be reached: the call was not run (retryable).
+    Unavailable,
+    /// The first call with the key started on a replica that did not finish it in its lease: its
+    /// outcome is unknown, and it is not run again.
+    Lost,
 }
 
 /// Where results of keyed calls are kept. The in-memory [`Memory`] serves one process; a shared
@@ -25,11 +30,11 @@ pub enum Refusal {
 pub trait Store: Send + Sync + fmt::Debug {
     /// Runs `run` once per `key`: the stored JSON result when the key is known with the same
     /// `fingerprint`, [`Refusal::Conflict`] when known with another; a `run` that fails with a
-    /// response stores nothing.
+    /// response stores nothing. Fingerprints are the same on every replica (a SHA-256).
     fn once<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: u64,
+        fingerprint: &'a str,
         run: BoxFuture<'a, Result<Arc<str>, Response>>,
     ) -> BoxFuture<'a, Result<Arc<str>, Refusal>>;
 }
@@ -51,7 +56,7 @@ struct Inner {
 
 #[derive(Debug)]
 struct Entry {
-    fingerprint: u64,
+    fingerprint: String,
     created: Instant,
     result: Arc<OnceCell<Arc<str>>>,
 }
@@ -67,7 +72,7 @@ impl Memory {
     }
 
     /// The cell for `key`, creating it; `None` when the key is taken by another fingerprint.
-    fn cell(&self, key: &str, fingerprint: u64) -> Option<Arc<OnceCell<Arc<str>>>> {
+    fn cell(&self, key: &str, fingerprint: &str) -> Option<Arc<OnceCell<Arc<str>>>> {
         let now = Instant::now();
         let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         inner.evict(now, self.ttl, self.max_entries);
@@ -78,7 +83,7 @@ impl Memory {
         inner.entries.insert(
             key.to_owned(),
             Entry {
-                fingerprint,
+                fingerprint: fingerprint.to_owned(),
                 created: now,
                 result: Arc::clone(&result),
             },
@@ -127,7 +132,7 @@ impl Store for Memory {
     fn once<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: u64,
+        fingerprint: &'a str,
         run: BoxFuture<'a, Result<Arc<str>, Response>>,
     ) -> BoxFuture<'a, Result<Arc<str>, Refusal>> {
         Box::pin(async move {
@@ -162,13 +167,13 @@ mod tests {
             runs.fetch_add(1, Ordering::SeqCst);
             ok("1")
         };
-        assert_eq!(&*store.once("a", 7, run()).await.unwrap(), "1");
+        assert_eq!(&*store.once("a", "7", run()).await.unwrap(), "1");
         assert_eq!(
-            &*store.once("a", 7, ok("2")).await.unwrap(),
+            &*store.once("a", "7", ok("2")).await.unwrap(),
             "1",
             "the first result is returned"
         );
-        assert!(matches!(store.once("a", 8, ok("3")).await, Err(Refusal::Conflict)));
+        assert!(matches!(store.once("a", "8", ok("3")).await, Err(Refusal::Conflict)));
         assert_eq!(runs.load(Ordering::SeqCst), 1);
     }
 
@@ -177,8 +182,11 @@ mod tests {
         let store = Memory::new(10, Duration::from_secs(60));
         let rejected: BoxFuture<'static, Result<Arc<str>, Response>> =
             Box::pin(async { Err(Response::new(axum::body::Body::empty())) });
-        assert!(matches!(store.once("a", 1, rejected).await, Err(Refusal::Rejected(_))));
-        assert_eq!(&*store.once("a", 1, ok("later")).await.unwrap(), "later");
+        assert!(matches!(
+            store.once("a", "1", rejected).await,
+            Err(Refusal::Rejected(_))
+        ));
+        assert_eq!(&*store.once("a", "1", ok("later")).await.unwrap(), "later");
     }
 
     #[tokio::test]
@@ -186,9 +194,12 @@ mod tests {
         let store = Memory::new(10, Duration::from_secs(60));
         let rejected: BoxFuture<'static, Result<Arc<str>, Response>> =
             Box::pin(async { Err(Response::new(axum::body::Body::empty())) });
-        assert!(matches!(store.once("a", 1, rejected).await, Err(Refusal::Rejected(_))));
-        assert_eq!(&*store.once("a", 2, ok("corrected")).await.unwrap(), "corrected");
-        assert!(matches!(store.once("a", 1, ok("late")).await, Err(Refusal::Conflict)));
+        assert!(matches!(
+            store.once("a", "1", rejected).await,
+            Err(Refusal::Rejected(_))
+        ));
+        assert_eq!(&*store.once("a", "2", ok("corrected")).await.unwrap(), "corrected");
+        assert!(matches!(store.once("a", "1", ok("late")).await, Err(Refusal::Conflict)));
         let inner = store.inner.lock().unwrap();
         assert_eq!((inner.entries.len(), inner.order.len()), (1, 1), "nothing left behind");
     }
@@ -197,17 +208,17 @@ mod tests {
     async fn bounded_by_count_and_age() {
         let store = Memory::new(2, Duration::from_secs(60));
         for key in ["a", "b", "c"] {
-            store.once(key, 1, ok(key)).await.unwrap();
+            store.once(key, "1", ok(key)).await.unwrap();
         }
         assert_eq!(
-            &*store.once("a", 2, ok("new a")).await.unwrap(),
+            &*store.once("a", "2", ok("new a")).await.unwrap(),
             "new a",
             "the oldest key was evicted"
         );
         let store = Memory::new(10, Duration::ZERO);
-        store.once("a", 1, ok("old")).await.unwrap();
+        store.once("a", "1", ok("old")).await.unwrap();
         assert_eq!(
-            &*store.once("a", 2, ok("fresh")).await.unwrap(),
+            &*store.once("a", "2", ok("fresh")).await.unwrap(),
             "fresh",
             "expired keys are forgotten"
         );

@@ -12,6 +12,7 @@ pub mod http;
 pub mod idempotency;
 pub mod limits;
 pub mod ops;
+pub mod shared;
 pub use http::accept::ConnectionLimits;
 pub mod tls;
 pub mod view;
@@ -54,6 +55,10 @@ pub struct State {
     auth: arc_swap::ArcSwap<auth::Authenticator>,
     /// The last dependency checks of `/readyz`.
     readiness: ops::Readiness,
+    /// The store shared with other replicas (`--state`), when there is one.
+    pub(crate) shared: Option<shared::Shared>,
+    /// Per-caller rate buckets in the shared store, when there is one.
+    shared_rates: Option<shared::Rates>,
 }
 
 impl State {
@@ -77,8 +82,29 @@ impl State {
         Self::with_store(engine, config, calls)
     }
 
-    /// State with a given `call_id` store (e.g. one shared between replicas).
+    /// State whose `call_id` results and rate buckets are in `shared`, with the other replicas
+    /// using it; a call's lease there is `lease` (longer than any call runs).
+    pub fn with_shared(
+        engine: Arc<Engine>,
+        config: Config,
+        shared: shared::Shared,
+        lease: std::time::Duration,
+    ) -> Arc<Self> {
+        let calls = Arc::new(shared::Calls::new(shared.clone(), config.idempotency_ttl, lease));
+        Self::build(engine, config, calls, Some(shared))
+    }
+
+    /// State with a given `call_id` store.
     pub fn with_store(engine: Arc<Engine>, config: Config, calls: Arc<dyn idempotency::Store>) -> Arc<Self> {
+        Self::build(engine, config, calls, None)
+    }
+
+    fn build(
+        engine: Arc<Engine>,
+        config: Config,
+        calls: Arc<dyn idempotency::Store>,
+        shared: Option<shared::Shared>,
+    ) -> Arc<Self> {
         let nact = view::Cached::new(&engine);
         let otc = view::Cached::new(&engine);
         let mcp = view::Cached::new(&engine);
@@ -105,6 +131,8 @@ impl State {
             auth_failures,
             auth,
             readiness: ops::Readiness::default(),
+            shared_rates: shared.clone().map(shared::Rates::new),
+            shared,
         });
         state.warn_of_unknown_caps();
         state

@@ -267,6 +267,13 @@ impl RateLimiter {
         self.rate.store(rate.to_bits(), Relaxed);
     }
 
+    /// The rate per second and the burst now.
+    pub fn current(&self) -> (f64, u32) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let burst = f64::from_bits(self.burst.load(Relaxed));
+        (f64::from_bits(self.rate.load(Relaxed)), burst as u32)
+    }
+
     /// Takes a token for `caller`; when none is left, how long until one is.
     pub fn check(&self, caller: RateKey<'_>) -> Result<(), Duration> {
         use std::sync::atomic::Ordering::Relaxed;
@@ -347,7 +354,21 @@ pub async fn rate(Extract(state): Extract<Arc<State>>, caller: Caller, request: 
         ("anonymous", Some(ip)) => RateKey::Address(ip),
         (id, _) => RateKey::Caller(id),
     };
-    match state.rate.check(key) {
+    // With a shared store the fleet shares each caller's bucket; without, this replica's own.
+    let verdict = match &state.shared_rates {
+        Some(shared) => match state.rate.current() {
+            (rate, _) if rate <= 0.0 || rate.is_nan() => Ok(()),
+            (rate, burst) => {
+                let name = match key {
+                    RateKey::Caller(id) => std::borrow::Cow::Borrowed(id),
+                    RateKey::Address(ip) => std::borrow::Cow::Owned(ip.to_string()),
+                };
+                shared.check(&name, rate, burst).await
+            }
+        },
+        None => state.rate.check(key),
+    };
+    match verdict {
         Ok(()) => next.run(request).await,
         Err(wait) => {
             metrics::counter!("toolhost_rate_limited_total").increment(1);

@@ -78,6 +78,8 @@ struct Status {
     loaded_at: SystemTime,
     last_error: Option<String>,
     failures: u64,
+    /// What the catalog served is, the same on every replica that serves the same one.
+    revision: Arc<str>,
 }
 
 impl Reloads {
@@ -88,6 +90,7 @@ impl Reloads {
                 loaded_at: SystemTime::now(),
                 last_error: None,
                 failures: 0,
+                revision: revision(catalog).into(),
             }),
         }
     }
@@ -95,6 +98,25 @@ impl Reloads {
     fn status(&self) -> Status {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
+}
+
+/// The catalog's revision: the first 16 hex digits of a SHA-256 over every served version's
+/// tool, semver and signature hash, in name order. Replicas serving the same catalog agree on
+/// it (unlike the generation, which counts reloads), so a rollout can be watched on `/readyz`.
+pub fn revision(catalog: &Catalog) -> String {
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    for tool in catalog.tools() {
+        for version in tool.served_versions() {
+            hasher.update(tool.name.as_bytes());
+            hasher.update([0]);
+            hasher.update(version.semver.to_string().as_bytes());
+            hasher.update([0]);
+            hasher.update(toolhost_core::catalog::lock::hash(tool, version).as_bytes());
+            hasher.update([0]);
+        }
+    }
+    hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 fn record_catalog(generation: u64, catalog: &Catalog) {
@@ -133,6 +155,7 @@ impl State {
                 record_catalog(generation, &self.engine.catalog());
                 status.loaded_at = SystemTime::now();
                 status.last_error = None;
+                status.revision = revision(&self.engine.catalog()).into();
                 tracing::info!(generation, tools, "catalog reloaded");
                 self.warn_of_unknown_caps();
                 true
@@ -318,7 +341,14 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
         "status": if ready { "ready" } else { "not ready" },
         "catalog": {
             "generation": state.engine.generation(),
+            "revision": &*status.revision,
             "loaded_at_unix": loaded_at,
+        },
+        // Where `call_id` results and rate buckets are: this replica's memory, or a store shared
+        // with the others, and whether it answers (reported; calls that need it fail retryably).
+        "state": match &state.shared {
+            None => json!({"kind": "memory", "ok": true}),
+            Some(shared) => json!({"kind": "redis", "ok": shared.ping().await}),
         },
         "dependencies": {"checked": dependencies.len(), "unreachable": unreachable, "critical_unreachable": critical_down},
         // Served versions of upstream tools withdrawn because their server changed or dropped
@@ -335,6 +365,9 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
     // changes with a hidden tool tells that it exists (issue #21.11).
     if !state.auth().enabled() {
         body["catalog"]["tools"] = json!(catalog.tools().len());
+        if let Some(shared) = &state.shared {
+            body["state"]["store"] = json!(shared.shown());
+        }
         body["upstreams"]["list"] = upstreams
             .iter()
             .map(|(name, up)| json!({"upstream": name, "ok": up}))

@@ -679,7 +679,28 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             settings.server.otc_prefix,
             settings.server.mcp.path
         );
-        let state = toolhost_server::State::new(engine, settings.server);
+        let state = match &settings.state {
+            None => toolhost_server::State::new(engine, settings.server),
+            Some((url, password)) => {
+                let shared = toolhost_server::shared::Shared::connect(url, password.as_ref())
+                    .await
+                    .map_err(anyhow::Error::msg)?;
+                // Longer than any call runs: the longest version timeout, twice, at least a minute.
+                let longest = engine
+                    .catalog()
+                    .tools()
+                    .iter()
+                    .flat_map(|t| t.versions.iter().map(|v| v.timeout))
+                    .max()
+                    .unwrap_or(settings.call_timeout);
+                let lease = settings
+                    .state_lease
+                    .unwrap_or_else(|| (longest * 2).max(std::time::Duration::from_secs(60)));
+                tracing::info!(store = %shared.shown(), lease_secs = lease.as_secs(), "call_id results, rate limits and OAuth tokens are shared through the store");
+                toolhost_sculpt::share_tokens(Arc::new(shared.clone()));
+                toolhost_server::State::with_shared(engine, settings.server, shared, lease)
+            }
+        };
         // The config file is watched whatever the catalog: a revoked API key must not stay
         // valid until a restart because the bundled catalog is served (issue #21.7).
         if settings.catalog.is_some() || settings.config_file.is_some() {

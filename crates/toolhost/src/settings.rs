@@ -78,6 +78,10 @@ pub struct ServeArgs {
     /// Internet [default: http:// and the listen address].
     #[arg(long, env = "TOOLHOST_PUBLIC_URL")]
     public_url: Option<String>,
+    /// A store shared with other replicas for OTC call_id results and rate limits:
+    /// redis://host:6379/0, rediss:// for TLS (Redis or Valkey) [default: this process's memory].
+    #[arg(long, env = "TOOLHOST_STATE")]
+    state: Option<String>,
     /// Where WoA invocation is mounted [default: /woa].
     #[arg(long, env = "TOOLHOST_WOA_PREFIX")]
     woa_prefix: Option<String>,
@@ -168,6 +172,12 @@ struct File {
     mcp_allowed_hosts: Option<Vec<String>>,
     mcp_allowed_origins: Option<Vec<String>>,
     public_url: Option<String>,
+    state: Option<String>,
+    /// The `[secrets]` entry holding the shared store's password (else the URL's own).
+    state_password_secret: Option<String>,
+    /// How long a replica may run a call_id's call before the others take its outcome as
+    /// unknown [default: twice the longest version timeout, at least 60 s].
+    state_lease_secs: Option<u64>,
     woa_prefix: Option<String>,
     reload_interval_ms: Option<u64>,
     shutdown_timeout_secs: Option<u64>,
@@ -196,6 +206,10 @@ struct File {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub catalog: Option<PathBuf>,
+    /// The shared store's URL (`--state`), and its password from `[secrets]`.
+    pub state: Option<(String, Option<toolhost_core::Secret>)>,
+    /// `state_lease_secs`, when set.
+    pub state_lease: Option<Duration>,
     pub otlp_endpoint: Option<String>,
     pub tls: Option<toolhost_server::tls::TlsFiles>,
     pub tag_scopes: std::collections::BTreeMap<String, Vec<String>>,
@@ -227,6 +241,10 @@ impl Settings {
                 (&self.log_level, self.log_format) != (&new.log_level, new.log_format),
             ),
             ("otlp_endpoint", self.otlp_endpoint != new.otlp_endpoint),
+            (
+                "state",
+                self.state.as_ref().map(|s| &s.0) != new.state.as_ref().map(|s| &s.0),
+            ),
             ("body_limit", old_server.body_limit != new_server.body_limit),
             ("nact_prefix", old_server.nact_prefix != new_server.nact_prefix),
             ("otc_prefix", old_server.otc_prefix != new_server.otc_prefix),
@@ -356,7 +374,21 @@ impl ServeArgs {
             (None, None) => None,
             _ => anyhow::bail!("tls_cert and tls_key go together: give both to serve https, or neither"),
         };
+        let state = match self.state.or(file.state) {
+            None => None,
+            Some(url) => {
+                let password = match &file.state_password_secret {
+                    None => None,
+                    Some(name) => Some(secrets.get(name).cloned().ok_or_else(|| {
+                        anyhow::anyhow!("state_password_secret: `{name}` is not one of the [secrets]")
+                    })?),
+                };
+                Some((url, password))
+            }
+        };
         Ok(Settings {
+            state,
+            state_lease: file.state_lease_secs.map(Duration::from_secs),
             otlp_endpoint: self.otlp_endpoint.or(file.otlp_endpoint),
             tls,
             tag_scopes: file.auth.tag_scopes.clone(),

@@ -29,7 +29,7 @@ fn jwt(sub: &str) -> String {
 }
 
 /// An upstream that records the `Authorization` header and the `user` query parameter.
-async fn upstream(seen: Arc<Mutex<Vec<String>>>) -> String {
+pub async fn upstream(seen: Arc<Mutex<Vec<String>>>) -> String {
     let app = axum::Router::new().route(
         "/me",
         axum::routing::get(
@@ -225,7 +225,7 @@ async fn a_tool_acts_as_the_caller_on_every_protocol() {
 
 /// A token endpoint for client `near` (secret `near-secret`, HTTP Basic) that issues a JWT for
 /// `near-service`; counts the tokens it issued.
-async fn token_endpoint(issued: Arc<std::sync::atomic::AtomicUsize>) -> String {
+pub async fn token_endpoint(issued: Arc<std::sync::atomic::AtomicUsize>) -> String {
     let app = axum::Router::new().route(
         "/token",
         axum::routing::post(move |headers: axum::http::HeaderMap, body: String| {

@@ -7,6 +7,7 @@ mod client_cli;
 mod client_peers;
 mod client_protocols;
 mod client_support;
+mod deploy;
 mod federation;
 mod federation_peers;
 mod identity;
@@ -15,6 +16,7 @@ mod import_peers;
 mod ops;
 #[cfg(feature = "otel")]
 mod otel;
+mod replicas;
 mod sculpt;
 mod serve;
 mod slow_clients;

@@ -1,8 +1,5 @@
 //! Pure translation between core types and OTC wire types.
 
-use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::OnceLock;
-
 use serde_json::{Map, Value};
 use toolhost_core::{CallContext, Secret, Tool, Version, VersionSelector};
 use toolhost_wire::otc::{
@@ -139,24 +136,33 @@ pub(super) fn context(context: Option<Context>, trace_id: Option<String>, caller
 
 /// What makes two calls "the same call" for `call_id`: the tool id as written, the input and the
 /// `context` (user, secrets, tokens), so that one caller's stored result is never handed to a
-/// call made for another user (issue #21.4). Keyed per process, so nobody can craft a collision.
-pub(super) fn fingerprint(tool_id: &str, input: &Map<String, Value>, context: Option<&Context>) -> u64 {
-    static KEYS: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
-    let mut hasher = KEYS.get_or_init(Default::default).build_hasher();
-    tool_id.hash(&mut hasher);
+/// call made for another user (issue #21.4). A SHA-256 (hex), so every replica computes the
+/// same one for a shared store, and nobody can craft a collision.
+pub(super) fn fingerprint(tool_id: &str, input: &Map<String, Value>, context: Option<&Context>) -> String {
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    // Each part length-prefixed, so no two different calls feed the same bytes.
+    let mut part = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    part(tool_id.as_bytes());
     // serde_json's Map is ordered by key, so equal inputs serialize equally.
-    serde_json::to_string(input).unwrap_or_default().hash(&mut hasher);
+    part(serde_json::to_string(input).unwrap_or_default().as_bytes());
     if let Some(context) = context {
-        context.user_id.hash(&mut hasher);
+        part(context.user_id.as_deref().unwrap_or("\u{0}none").as_bytes());
         // Order-independent, as the spec gives these lists no order.
         let mut secrets: Vec<_> = context.secrets.iter().map(|s| (&s.id, &s.value)).collect();
         secrets.sort();
-        secrets.hash(&mut hasher);
         let mut tokens: Vec<_> = context.authorization.iter().map(|a| (&a.id, &a.token)).collect();
         tokens.sort();
-        tokens.hash(&mut hasher);
+        for (id, value) in secrets.into_iter().chain(tokens) {
+            part(id.as_bytes());
+            part(value.as_bytes());
+        }
     }
-    hasher.finish()
+    let digest = hasher.finalize();
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The idempotency key of a call: its `call_id` within the caller's own namespace, so that

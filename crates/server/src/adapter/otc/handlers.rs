@@ -130,9 +130,50 @@ pub(super) async fn call(
         context: convert::context(request.context, request.trace_id, caller.context()),
     };
     let run = Box::pin(run(&state, invocation, &call_id, schema, &request.tool_id));
-    match state.calls.once(&key, fingerprint, run).await {
+    match state.calls.once(&key, &fingerprint, run).await {
         Ok(result) => json(format!(r#"{{"$schema":{},"result":{result}}}"#, quote(schema))),
         Err(Refusal::Rejected(response)) => response,
+        Err(Refusal::Unavailable) => {
+            let mut response = server_error(
+                schema,
+                format!(
+                    "call_id `{call_id}` cannot be recorded now (the shared call store is unreachable), so the call was not run; try again with the same call_id"
+                ),
+                None,
+            );
+            *response.status_mut() = axum::http::StatusCode::SERVICE_UNAVAILABLE;
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+            response
+        }
+        Err(Refusal::Lost) => {
+            let failure = toolhost_core::ToolFailure::outcome_unknown(format!(
+                "the first call with call_id `{call_id}` did not finish on the replica that ran it; it may have acted"
+            ));
+            let error = toolhost_core::Error::Failed {
+                tool: tool.name.clone(),
+                failure: Box::new(failure),
+            };
+            match error::classify(error, schema, &request.tool_id) {
+                Answer::Refused(response) => response,
+                Answer::Execution(error) => {
+                    let result = CallToolResult {
+                        call_id: call_id.clone(),
+                        duration: 0.0,
+                        success: false,
+                        value: None,
+                        error: Some(error),
+                    };
+                    json(format!(
+                        r#"{{"$schema":{},"result":{}}}"#,
+                        quote(schema),
+                        serde_json::to_string(&result).unwrap_or_default()
+                    ))
+                }
+            }
+        }
         Err(Refusal::Conflict) => server_error(
             schema,
             format!(

@@ -1,0 +1,368 @@
+//! State shared between replicas in Redis (or Valkey), selected with `--state redis://...`
+//! (issue #16): OTC `call_id` results ([`Calls`], an [`idempotency::Store`]) and per-caller rate
+//! buckets ([`Rates`]). Without it every replica keeps its own, in memory.
+//!
+//! Every command has a deadline ([`COMMAND_TIMEOUT`]), so a slow or unreachable store never
+//! holds a request past it; the connection manager reconnects by itself with backoff. When the
+//! store cannot be reached: a call with a `call_id` is refused before it runs (503, retryable:
+//! idempotency fails closed, since running it unrecorded could run it twice), and rate limits
+//! are not applied (they fail open, counted in `toolhost_shared_state_errors_total`), so the
+//! rest of the service keeps serving. `/readyz` reports the store.
+//!
+//! `call_id` keys: the first call sets `run:FINGERPRINT:DEADLINE` (SET NX); the same call on any
+//! replica waits for `done:FINGERPRINT:RESULT`, a different call with the key is refused. A
+//! replica that dies while running leaves `run:` past its deadline (the lease): the next same
+//! call then marks it `lost:` and every repeat of that `call_id` answers that the outcome is
+//! unknown, rather than running the tool a second time. Results expire after the TTL.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::response::Response;
+use redis::aio::ConnectionManager;
+use toolhost_core::{BoxFuture, Secret};
+
+use crate::idempotency::{Refusal, Store};
+
+/// How long one store command may take.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A connection to the shared store, and whether its last command succeeded.
+#[derive(Clone)]
+pub struct Shared {
+    connection: ConnectionManager,
+    /// Where the store is, its password masked, for logs and `/readyz`.
+    shown: Arc<str>,
+    up: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("store", &self.shown)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The failure of a store command, already logged and counted.
+#[derive(Debug)]
+pub struct Unavailable;
+
+impl Shared {
+    /// Connects to `url` (`redis://`, `rediss://` for TLS, `redis+unix://`), with `password`
+    /// when given (else the URL's own). Waits for the first connection at most 5 s; the store
+    /// being down at start is an error, so a misconfigured fleet does not start.
+    pub async fn connect(url: &str, password: Option<&Secret>) -> Result<Self, String> {
+        let mut info: redis::ConnectionInfo = url
+            .parse::<redis::ConnectionInfo>()
+            .map_err(|e| format!("--state: `{}` is not a Redis URL: {e}", shown(url)))?;
+        if let Some(password) = password {
+            let redis_settings = info.redis_settings().clone().set_password(password.expose());
+            info = info.set_redis_settings(redis_settings);
+        }
+        let client = redis::Client::open(info).map_err(|e| format!("--state {}: {e}", shown(url)))?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(2)))
+            .set_response_timeout(Some(COMMAND_TIMEOUT))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_secs(2));
+        let connection = tokio::time::timeout(
+            Duration::from_secs(5),
+            ConnectionManager::new_with_config(client, config),
+        )
+        .await
+        .map_err(|_| format!("--state {}: no connection within 5 s", shown(url)))?
+        .map_err(|e| format!("--state {}: {e}", shown(url)))?;
+        Ok(Self {
+            connection,
+            shown: shown(url).into(),
+            up: Arc::new(AtomicBool::new(true)),
+        })
+    }
+
+    /// The store, its password masked.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Whether the last command reached the store.
+    pub fn is_up(&self) -> bool {
+        self.up.load(Ordering::Relaxed)
+    }
+
+    /// Checks the store now (`PING`), for `/readyz`.
+    pub async fn ping(&self) -> bool {
+        self.run(redis::cmd("PING")).await.map(|_: String| ()).is_ok()
+    }
+
+    /// Runs one command within [`COMMAND_TIMEOUT`], recording whether the store answered.
+    async fn run<T: redis::FromRedisValue>(&self, command: redis::Cmd) -> Result<T, Unavailable> {
+        let mut connection = self.connection.clone();
+        let answer = tokio::time::timeout(COMMAND_TIMEOUT, command.query_async::<T>(&mut connection)).await;
+        self.settle(answer)
+    }
+
+    /// Runs a script within [`COMMAND_TIMEOUT`], recording whether the store answered.
+    async fn script<T: redis::FromRedisValue>(
+        &self,
+        invocation: redis::ScriptInvocation<'_>,
+    ) -> Result<T, Unavailable> {
+        let mut connection = self.connection.clone();
+        let answer = tokio::time::timeout(COMMAND_TIMEOUT, invocation.invoke_async::<T>(&mut connection)).await;
+        self.settle(answer)
+    }
+
+    fn settle<T>(&self, answer: Result<redis::RedisResult<T>, tokio::time::error::Elapsed>) -> Result<T, Unavailable> {
+        let failure = match answer {
+            Ok(Ok(value)) => {
+                if !self.up.swap(true, Ordering::Relaxed) {
+                    tracing::info!(store = %self.shown, "the shared state store answers again");
+                }
+                return Ok(value);
+            }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {} ms", COMMAND_TIMEOUT.as_millis()),
+        };
+        metrics::counter!("toolhost_shared_state_errors_total").increment(1);
+        if self.up.swap(false, Ordering::Relaxed) {
+            tracing::warn!(store = %self.shown, error = %failure, "the shared state store is unreachable: calls with a call_id are refused (retryable), rate limits are not applied, until it answers");
+        }
+        Err(Unavailable)
+    }
+}
+
+/// A Redis URL with its password masked (`redis://user:***@host:6379/0`).
+fn shown(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or("", |(user, _)| user);
+            format!("{scheme}://{user}:***@{host}{path}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// OTC `call_id` results in the shared store.
+#[derive(Debug)]
+pub struct Calls {
+    shared: Shared,
+    /// How long results are kept.
+    ttl: Duration,
+    /// How long a replica may run a call before others take it as lost.
+    lease: Duration,
+}
+
+/// Sets `done:` (or deletes, with an empty result) only while the key still holds our `run:`.
+const FINISH: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
+return 1";
+
+/// Replaces a `run:` whose lease ran out with `lost:`, if it is still that `run:`.
+const LOSE: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+return 1";
+
+impl Calls {
+    /// Results kept for `ttl`; a call's lease is `lease` (longer than any call may run).
+    pub fn new(shared: Shared, ttl: Duration, lease: Duration) -> Self {
+        Self { shared, ttl, lease }
+    }
+
+    async fn claim(&self, key: &str, value: &str) -> Result<bool, Unavailable> {
+        let mut command = redis::cmd("SET");
+        command
+            .arg(key)
+            .arg(value)
+            .arg("NX")
+            .arg("PX")
+            .arg(self.ttl.max(self.lease).as_millis() as u64);
+        let answer: Option<String> = self.shared.run(command).await?;
+        Ok(answer.is_some())
+    }
+
+    async fn finish(&self, key: &str, ours: &str, value: &str) -> Result<(), Unavailable> {
+        let script = redis::Script::new(FINISH);
+        let mut invocation = script.prepare_invoke();
+        invocation
+            .key(key)
+            .arg(ours)
+            .arg(value)
+            .arg(self.ttl.as_millis() as u64);
+        self.shared.script::<i64>(invocation).await.map(drop)
+    }
+
+    async fn once_inner(
+        &self,
+        key: &str,
+        fingerprint: &str,
+        run: BoxFuture<'_, Result<Arc<str>, Response>>,
+    ) -> Result<Arc<str>, Refusal> {
+        let key = format!("toolhost:call:{key}");
+        let deadline = now_ms() + self.lease.as_millis() as u64;
+        let ours = format!("run:{fingerprint}:{deadline}:{}", uuid::Uuid::new_v4());
+        let unavailable = |_| Refusal::Unavailable;
+        let mut wait = Duration::from_millis(10);
+        let mut run = Some(run);
+        loop {
+            if self.claim(&key, &ours).await.map_err(unavailable)? {
+                let Some(run) = run.take() else {
+                    return Err(Refusal::Unavailable);
+                };
+                return match run.await {
+                    Ok(result) => {
+                        // A store that fails now has the tool run and its result unrecorded: the
+                        // caller gets the result; a repeat finds `run:` and, past the lease, `lost:`.
+                        let _ = self.finish(&key, &ours, &format!("done:{fingerprint}:{result}")).await;
+                        Ok(result)
+                    }
+                    Err(response) => {
+                        let _ = self.finish(&key, &ours, "").await;
+                        Err(Refusal::Rejected(response))
+                    }
+                };
+            }
+            let found: Option<String> = self.shared.run(redis::Cmd::get(&key)).await.map_err(unavailable)?;
+            let Some(found) = found else {
+                continue;
+            };
+            let (state, rest) = found.split_once(':').unwrap_or((&found, ""));
+            let (theirs, rest) = rest.split_once(':').unwrap_or((rest, ""));
+            if theirs != fingerprint {
+                return Err(Refusal::Conflict);
+            }
+            match state {
+                "done" => return Ok(rest.into()),
+                "lost" => return Err(Refusal::Lost),
+                _ => {
+                    let their_deadline: u64 = rest.split(':').next().and_then(|d| d.parse().ok()).unwrap_or(0);
+                    if now_ms() > their_deadline {
+                        let script = redis::Script::new(LOSE);
+                        let mut invocation = script.prepare_invoke();
+                        invocation.key(&key).arg(&found).arg(format!("lost:{fingerprint}"));
+                        let _ = self.shared.script::<i64>(invocation).await;
+                        tracing::warn!(
+                            "a call_id's call outlived its lease (the replica running it stopped?): its outcome is unknown, and repeats are told so"
+                        );
+                        return Err(Refusal::Lost);
+                    }
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_millis(200));
+                }
+            }
+        }
+    }
+}
+
+impl Store for Calls {
+    fn once<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        run: BoxFuture<'a, Result<Arc<str>, Response>>,
+    ) -> BoxFuture<'a, Result<Arc<str>, Refusal>> {
+        Box::pin(self.once_inner(key, fingerprint, run))
+    }
+}
+
+/// Milliseconds since the Unix epoch (lease deadlines compare across replicas: keep clocks in
+/// sync, as a lease is minutes long and NTP keeps them within milliseconds).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Per-caller token buckets in the shared store, taken atomically by a script that reads the
+/// store's own clock, so the configured rate holds for the whole fleet.
+#[derive(Debug)]
+pub struct Rates {
+    shared: Shared,
+    script: redis::Script,
+}
+
+/// KEYS[1] the bucket; ARGV rate per second, burst. Answers {allowed, wait in ms}.
+const TAKE: &str = r"
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local bucket = redis.call('HMGET', KEYS[1], 't', 'at')
+local tokens = tonumber(bucket[1])
+local at = tonumber(bucket[2])
+if tokens == nil or at == nil then tokens = burst; at = now end
+tokens = math.min(burst, tokens + math.max(0, now - at) / 1000 * rate)
+local allowed = 0
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+else
+  wait = math.ceil((1 - tokens) / rate * 1000)
+end
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+return {allowed, wait}";
+
+impl Rates {
+    /// Buckets in `shared`.
+    pub fn new(shared: Shared) -> Self {
+        Self {
+            shared,
+            script: redis::Script::new(TAKE),
+        }
+    }
+
+    /// Takes a token of `caller`'s bucket at `rate` per second with bursts of `burst`; when none
+    /// is left, how long until one is. A store that does not answer lets the request through.
+    pub async fn check(&self, caller: &str, rate: f64, burst: u32) -> Result<(), Duration> {
+        let mut invocation = self.script.prepare_invoke();
+        invocation
+            .key(format!("toolhost:rate:{caller}"))
+            .arg(rate)
+            .arg(burst.max(1));
+        match self.shared.script::<(i64, i64)>(invocation).await {
+            Ok((1, _)) | Err(Unavailable) => Ok(()),
+            Ok((_, wait)) => Err(Duration::from_millis(wait.max(1) as u64)),
+        }
+    }
+}
+
+/// Values replicas share (OAuth tokens, see [`toolhost_core::SharedValues`]) in the store,
+/// under the keys their makers give.
+impl toolhost_core::SharedValues for Shared {
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move { self.run::<Option<String>>(redis::Cmd::get(key)).await.ok().flatten() })
+    }
+
+    fn put<'a>(&'a self, key: &'a str, value: &'a str, ttl: Duration) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let mut command = redis::cmd("SET");
+            command.arg(key).arg(value).arg("PX").arg(ttl.as_millis().max(1) as u64);
+            let _ = self.run::<()>(command).await;
+        })
+    }
+
+    fn claim<'a>(&'a self, key: &'a str, lease: Duration) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            let mut command = redis::cmd("SET");
+            command
+                .arg(key)
+                .arg("1")
+                .arg("NX")
+                .arg("PX")
+                .arg(lease.as_millis().max(1) as u64);
+            // A store that does not answer claims nothing, and the replica makes its own.
+            self.run::<Option<String>>(command)
+                .await
+                .map_or(true, |set| set.is_some())
+        })
+    }
+}

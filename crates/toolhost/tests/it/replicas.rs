@@ -1,0 +1,361 @@
+//! Issue #16: several `toolhost serve` replicas sharing one real `redis-server` (`--state`):
+//! a `call_id` runs once across the fleet, the rate limit holds for the fleet, a stopped store
+//! fails what needs it (and only that) without hanging, and a replica that dies mid-call leaves
+//! the `call_id`'s outcome unknown rather than running the tool twice.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::client_peers::{Peer, free_port};
+use crate::support::{Scratch, Server, json_of};
+
+/// `redis-server` on a free loopback port, nothing saved; `None` (with a note) when it is not
+/// installed, unless the peers are required.
+async fn redis(port: Option<u16>) -> Option<(Peer, u16)> {
+    let found = std::process::Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !found {
+        assert!(
+            !std::env::var("TOOLHOST_REQUIRE_PEERS").is_ok_and(|v| !v.is_empty() && v != "0"),
+            "TOOLHOST_REQUIRE_PEERS is set but redis-server is missing; run tests/peer/setup.sh"
+        );
+        eprintln!("SKIPPED: redis-server is not installed; run tests/peer/setup.sh");
+        return None;
+    }
+    let port = port.unwrap_or_else(free_port);
+    let mut command = std::process::Command::new("redis-server");
+    command.args([
+        "--port",
+        &port.to_string(),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ]);
+    Some((crate::client_peers::start(command, port).await, port))
+}
+
+/// An upstream that opens tickets, counting them, each after `delay` ms.
+async fn ticket_desk(opened: Arc<AtomicUsize>, delay: Arc<AtomicU64>) -> String {
+    let app = axum::Router::new().route(
+        "/tickets",
+        axum::routing::post(move || {
+            let (opened, delay) = (Arc::clone(&opened), Arc::clone(&delay));
+            async move {
+                let id = opened.fetch_add(1, Ordering::SeqCst) + 1;
+                tokio::time::sleep(Duration::from_millis(delay.load(Ordering::SeqCst))).await;
+                axum::Json(json!({"id": id}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+/// A catalog dir with `create_ticket` (not idempotent) calling `base`, and a config with a short
+/// lease; `n` replicas sharing `redis://127.0.0.1:PORT`.
+fn fleet(dir: &Scratch, base: &str, redis_port: u16, n: usize, extra: &[&str]) -> Vec<Server> {
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    dir.write(
+        "catalog/desk.yaml",
+        &format!(
+            r#"toolkits:
+  - name: Desk
+    tools:
+      - name: create_ticket
+        description: Opens a ticket.
+        versions:
+          - version: 1.0.0
+            inputs: [{{ name: title, description: The title. }}]
+            outputs: [{{ name: id, type: int, description: The ticket's id. }}]
+            backend:
+              kind: http
+              base_url: {base}
+              steps: [{{ name: create, method: POST, path: /tickets, body: {{ title: "{{{{input.title}}}}" }} }}]
+              outputs: {{ id: create.body.id }}
+"#
+        ),
+    );
+    let config = dir.write("toolhost.toml", "state_lease_secs = 2\n");
+    let state = format!("redis://127.0.0.1:{redis_port}/0");
+    let catalog = dir.0.join("catalog");
+    let mut args = vec![
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--state",
+        &state,
+    ];
+    args.extend_from_slice(extra);
+    (0..n).map(|_| Server::start(&args, &[], None)).collect()
+}
+
+/// Runs the requests at once, each on a task of its own; their JSON answers, in order.
+async fn all(requests: impl Iterator<Item = impl std::future::Future<Output = Value> + Send + 'static>) -> Vec<Value> {
+    let tasks: Vec<_> = requests.map(tokio::spawn).collect();
+    let mut answers = Vec::new();
+    for task in tasks {
+        answers.push(task.await.unwrap());
+    }
+    answers
+}
+
+fn otc_call(base: &str, call_id: &str, title: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(format!("{base}/otc/tools/call"))
+        .json(&json!({"request": {"tool_id": "Desk.create_ticket", "call_id": call_id, "input": {"title": title}}}))
+}
+
+#[tokio::test]
+async fn a_call_id_runs_once_across_the_fleet_and_the_rate_holds_for_it() {
+    let Some((_redis, port)) = redis(None).await else {
+        return;
+    };
+    let opened = Arc::new(AtomicUsize::new(0));
+    let delay = Arc::new(AtomicU64::new(300));
+    let base = ticket_desk(Arc::clone(&opened), Arc::clone(&delay)).await;
+    let dir = Scratch::new();
+    let replicas = fleet(&dir, &base, port, 3, &[]);
+
+    // The same call to all three at once: one ticket, one answer everywhere.
+    let answers = all(replicas
+        .iter()
+        .map(|r| json_of(otc_call(&r.base, "c-1", "printer on fire"))))
+    .await;
+    for answer in &answers {
+        assert_eq!(answer["result"]["success"], true, "{answer}");
+        assert_eq!(answer["result"]["value"], answers[0]["result"]["value"], "{answers:?}");
+    }
+    assert_eq!(opened.load(Ordering::SeqCst), 1, "the tool ran once for the fleet");
+    // Later, on any replica: the stored result; another call with the id: refused.
+    let again = json_of(otc_call(&replicas[2].base, "c-1", "printer on fire")).await;
+    assert_eq!(again["result"]["value"], answers[0]["result"]["value"]);
+    let reply = otc_call(&replicas[1].base, "c-1", "another title")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 400);
+    assert!(
+        reply
+            .text()
+            .await
+            .unwrap()
+            .contains("already used for a different call")
+    );
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
+    let ready = json_of(reqwest::Client::new().get(format!("{}/readyz", replicas[0].base))).await;
+    assert_eq!(ready["state"]["kind"], "redis", "{ready}");
+    assert_eq!(ready["state"]["ok"], true, "{ready}");
+    let revisions: Vec<Value> = all(replicas
+        .iter()
+        .map(|r| json_of(reqwest::Client::new().get(format!("{}/readyz", r.base)))))
+    .await
+    .into_iter()
+    .map(|r| r["catalog"]["revision"].clone())
+    .collect();
+    assert!(
+        revisions
+            .iter()
+            .all(|r| r == &revisions[0] && r.as_str().is_some_and(|s| s.len() == 16)),
+        "{revisions:?}"
+    );
+    for replica in replicas {
+        assert!(replica.terminate());
+    }
+
+    // A rate of 5 per second (bursts of 5) for the fleet, not for each replica.
+    let dir = Scratch::new();
+    let limited = fleet(
+        &dir,
+        &base,
+        port,
+        3,
+        &["--rate-limit-per-second", "5", "--rate-limit-burst", "5"],
+    );
+    let http = reqwest::Client::new();
+    let started = Instant::now();
+    let mut allowed = 0;
+    for i in 0..45 {
+        let reply = http
+            .get(format!("{}/nact/tools", limited[i % 3].base))
+            .send()
+            .await
+            .unwrap();
+        match reply.status().as_u16() {
+            200 => allowed += 1,
+            429 => assert!(reply.headers().contains_key("retry-after")),
+            other => panic!("{other}"),
+        }
+    }
+    let most = 5.0 + 5.0 * started.elapsed().as_secs_f64() + 1.0;
+    assert!(
+        (5..=most as usize).contains(&allowed),
+        "{allowed} of 45 requests in {:?} allowed; one replica's own limit would allow 3 × more",
+        started.elapsed()
+    );
+    for replica in limited {
+        assert!(replica.terminate());
+    }
+}
+
+#[tokio::test]
+async fn a_stopped_store_fails_only_what_needs_it_and_a_dead_replicas_call_is_not_run_twice() {
+    let Some((redis_server, port)) = redis(None).await else {
+        return;
+    };
+    let opened = Arc::new(AtomicUsize::new(0));
+    let delay = Arc::new(AtomicU64::new(0));
+    let base = ticket_desk(Arc::clone(&opened), Arc::clone(&delay)).await;
+    let dir = Scratch::new();
+    let mut replicas = fleet(&dir, &base, port, 2, &["--rate-limit-per-second", "100"]);
+
+    // The replica running a call dies: past the lease, a repeat learns the outcome is unknown,
+    // and the tool is not run again.
+    delay.store(4000, Ordering::SeqCst);
+    let doomed = replicas.remove(0);
+    let in_flight = tokio::spawn(otc_call(&doomed.base, "c-dead", "lost").send());
+    while opened.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    doomed.signal("-KILL");
+    let _ = in_flight.await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let survivor = &replicas[0];
+    let answer = json_of(otc_call(&survivor.base, "c-dead", "lost")).await;
+    assert_eq!(answer["result"]["success"], false, "{answer}");
+    assert!(answer.to_string().contains("may have acted"), "{answer}");
+    assert_eq!(answer["result"]["error"]["can_retry"], false, "{answer}");
+    assert_eq!(opened.load(Ordering::SeqCst), 1, "not run a second time");
+    delay.store(0, Ordering::SeqCst);
+
+    // The store stops: a call with a call_id is refused at once (not run), the rest serves.
+    drop(redis_server);
+    let started = Instant::now();
+    let reply = otc_call(&survivor.base, "c-down", "x").send().await.unwrap();
+    assert_eq!(reply.status(), 503);
+    assert!(reply.headers().contains_key("retry-after"));
+    assert!(reply.text().await.unwrap().contains("was not run"));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "no hang: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
+    let nact = json_of(
+        reqwest::Client::new()
+            .post(format!("{}/nact/tools/create_ticket:invoke", survivor.base))
+            .json(&json!({"input_parameters": [{"name": "title", "value": "no call_id"}]})),
+    )
+    .await;
+    assert!(
+        nact["output_parameters"].is_array(),
+        "calls without a call_id (and rate limits) go on: {nact}"
+    );
+    let ready = json_of(reqwest::Client::new().get(format!("{}/readyz", survivor.base))).await;
+    assert_eq!(
+        (ready["status"].as_str(), ready["state"]["ok"].as_bool()),
+        (Some("ready"), Some(false)),
+        "{ready}"
+    );
+
+    // It comes back on the same port: the replica reconnects by itself.
+    let (_redis, _) = redis(Some(port)).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let answer: Value = json_of(otc_call(&survivor.base, "c-back", "y")).await;
+        if answer["result"]["success"] == true {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the store did not come back: {answer}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let logs = survivor.logs_when(|_| true).join("\n");
+    assert!(
+        logs.contains("the shared state store is unreachable") && logs.contains("answers again"),
+        "{logs}"
+    );
+    for replica in replicas {
+        assert!(replica.terminate());
+    }
+}
+
+#[tokio::test]
+async fn replicas_share_one_oauth_token() {
+    let Some((_redis, port)) = redis(None).await else {
+        return;
+    };
+    let issued = Arc::new(AtomicUsize::new(0));
+    let token_url = crate::identity::token_endpoint(Arc::clone(&issued)).await;
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let upstream = crate::identity::upstream(Arc::clone(&seen)).await;
+    let dir = Scratch::new();
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    dir.write(
+        "catalog/svc.yaml",
+        &format!(
+            r#"toolkits:
+  - name: Svc
+    tools:
+      - name: whoami
+        description: Asks the upstream who the server is.
+        versions:
+          - version: 1.0.0
+            inputs: []
+            outputs: [{{ name: greeting, type: string, description: The greeting. }}]
+            backend:
+              kind: http
+              base_url: {upstream}
+              auth: {{ oauth2: {{ token_url: "{token_url}", client_id: near, client_secret: "{{{{secret.CLIENT_SECRET}}}}" }} }}
+              steps: [{{ name: me, path: /me }}]
+              outputs: {{ greeting: me.body.greeting }}
+"#
+        ),
+    );
+    let config = dir.write(
+        "toolhost.toml",
+        "[secrets]\nCLIENT_SECRET = { env = \"CLIENT_SECRET\" }\n",
+    );
+    let state = format!("redis://127.0.0.1:{port}/0");
+    let catalog = dir.0.join("catalog");
+    let args = [
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--state",
+        &state,
+    ];
+    let replicas: Vec<Server> = (0..3)
+        .map(|_| Server::start(&args, &[("CLIENT_SECRET", "near-secret")], None))
+        .collect();
+    for replica in &replicas {
+        let answer = json_of(
+            reqwest::Client::new()
+                .post(format!("{}/nact/tools/whoami:invoke", replica.base))
+                .json(&json!({"input_parameters": []})),
+        )
+        .await;
+        assert!(answer["output_parameters"].is_array(), "{answer}");
+    }
+    assert_eq!(issued.load(Ordering::SeqCst), 1, "one token for the fleet");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    assert!(
+        seen.iter()
+            .all(|line| line == &seen[0] && line.starts_with("Bearer ey")),
+        "{seen:?}"
+    );
+    for replica in replicas {
+        assert!(replica.terminate());
+    }
+}
