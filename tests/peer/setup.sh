@@ -6,7 +6,7 @@ set -euo pipefail
 peer="$1"
 mkdir -p "$peer"
 
-python_want="schemathesis==4.32.5 mcp==2.3.0 openapi-spec-validator==0.7.2 kubernetes-validate==1.37.0"
+python_want="schemathesis==4.32.5 mcp==2.3.0 openapi-spec-validator==0.7.2 kubernetes-validate==1.37.0 selenium==4.51.0"
 if [ "$(cat "$peer/.python-installed" 2>/dev/null)" != "$python_want" ]; then
   echo "installing Python test peers into $peer: $python_want"
   python3 -m venv "$peer/venv"
@@ -58,6 +58,14 @@ if [ "$(cat "$peer/.json-server-installed" 2>/dev/null)" != "$json_server_want" 
   echo '{"name": "toolhost-peer-json-server", "private": true}' > "$peer/json-server/package.json"
   (cd "$peer/json-server" && npm install --no-save --no-audit --no-fund --loglevel=error "$json_server_want")
   echo "$json_server_want" > "$peer/.json-server-installed"
+fi
+
+# Chromium and its WebDriver for the catalog page's browser tests (crates/toolhost/tests/it/ui.rs,
+# driven by Selenium from the venv above): Debian's packages.
+if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; then
+  echo "installing chromium and chromium-driver (Debian packages)"
+  apt-get install -y --no-install-recommends chromium chromium-driver > /dev/null 2>&1 \
+    || { apt-get update > /dev/null && apt-get install -y --no-install-recommends chromium chromium-driver > /dev/null; }
 fi
 
 # Redis for the replica tests (crates/toolhost/tests/it/replicas.rs): Debian's package; each

@@ -196,6 +196,13 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// The tool an N-ACT signature describes, as discovery at the platform root `root` would
+    /// have found it (a server rendering its own signatures for export or pinning, say);
+    /// `Err` says why it is not one.
+    pub fn from_nact_signature(root: &url::Url, signature: Value) -> Result<Self, String> {
+        crate::nact::tool(root, &Source::Url(root.clone()), signature)
+    }
+
     /// Whether the server says a call can be repeated with no further effect: MCP's
     /// `annotations.idempotentHint` or `readOnlyHint` (honoured in any protocol's definition, as
     /// an extension). N-ACT, OTC and WoA have no such mark of their own, so their tools are

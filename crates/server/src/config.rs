@@ -8,6 +8,8 @@ use std::time::Duration;
 pub struct Config {
     /// The address to listen on.
     pub listen: SocketAddr,
+    /// Whether the catalog page is served at `/ui` (issue #17).
+    pub ui: bool,
     /// The largest request body accepted, in bytes; larger ones get 413.
     pub body_limit: usize,
     /// Where N-ACT is mounted (its `{platform-root}`), e.g. `/nact`.
@@ -101,6 +103,7 @@ impl Default for Config {
             woa_prefix: "/woa".to_owned(),
             ready_requires_dependencies: false,
             ready_critical: Vec::new(),
+            ui: false,
         }
     }
 }

@@ -200,6 +200,11 @@ pub fn app(state: Arc<State>) -> Router {
         .merge(adapter::otc::routes(&state.config.otc_prefix))
         .merge(adapter::woa::routes(&state.config.woa_prefix))
         .merge(adapter::openapi::routes())
+        .merge(if state.config.ui {
+            adapter::ui::routes()
+        } else {
+            Router::new()
+        })
         .nest_service(&state.config.mcp.path, adapter::mcp::service(&state))
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)

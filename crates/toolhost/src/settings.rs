@@ -78,6 +78,9 @@ pub struct ServeArgs {
     /// Internet [default: http:// and the listen address].
     #[arg(long, env = "TOOLHOST_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Serve the catalog page at /ui: true or false [default: true when listening on loopback].
+    #[arg(long, env = "TOOLHOST_UI")]
+    ui: Option<bool>,
     /// A store shared with other replicas for OTC call_id results and rate limits:
     /// redis://host:6379/0, rediss:// for TLS (Redis or Valkey) [default: this process's memory].
     #[arg(long, env = "TOOLHOST_STATE")]
@@ -172,6 +175,7 @@ struct File {
     mcp_allowed_hosts: Option<Vec<String>>,
     mcp_allowed_origins: Option<Vec<String>>,
     public_url: Option<String>,
+    ui: Option<bool>,
     state: Option<String>,
     /// The `[secrets]` entry holding the shared store's password (else the URL's own).
     state_password_secret: Option<String>,
@@ -251,6 +255,7 @@ impl Settings {
             ("woa_prefix", old_server.woa_prefix != new_server.woa_prefix),
             ("mcp_*", old_server.mcp != new_server.mcp),
             ("public_url", old_server.public_url != new_server.public_url),
+            ("ui", old_server.ui != new_server.ui),
             ("server_name", old_server.server_name != new_server.server_name),
             (
                 "idempotency_*",
@@ -402,6 +407,13 @@ impl ServeArgs {
             log_level: self.log.or(file.log).unwrap_or_else(|| "info".to_owned()),
             server: Config {
                 listen: self.listen.or(file.listen).unwrap_or(defaults.listen),
+                ui: self.ui.or(file.ui).unwrap_or_else(|| {
+                    self.listen
+                        .or(file.listen)
+                        .unwrap_or(defaults.listen)
+                        .ip()
+                        .is_loopback()
+                }),
                 body_limit: self.body_limit.or(file.body_limit).unwrap_or(defaults.body_limit),
                 nact_prefix,
                 otc_prefix,

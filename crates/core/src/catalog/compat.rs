@@ -147,3 +147,59 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
     }
     problems
 }
+
+/// What `new` changes from `old` that callers of `old` can live with: inputs and outputs added,
+/// inputs made optional, constraints loosened (a limit raised or removed, a pattern removed, enum
+/// values added), descriptions reworded. With [`check`]'s list, everything a designer needs to
+/// see between two versions.
+pub(super) fn changes(old: &Version, new: &Version) -> Vec<String> {
+    let mut out = Vec::new();
+    if old.description != new.description {
+        out.push("rewords the description".to_owned());
+    }
+    for after in &new.inputs {
+        let Some(before) = old.inputs.iter().find(|p| p.name == after.name) else {
+            out.push(format!(
+                "adds {} input `{}`",
+                if after.required { "required" } else { "optional" },
+                after.name
+            ));
+            continue;
+        };
+        let name = &after.name;
+        if before.required && !after.required {
+            out.push(format!("makes input `{name}` optional"));
+        }
+        if before.description != after.description {
+            out.push(format!("rewords input `{name}`"));
+        }
+        if before.kind != after.kind {
+            let loosened = match (&before.kind, &after.kind) {
+                (InputType::Enum { values: v0 }, InputType::Enum { values: v1 }) => {
+                    let added: Vec<&str> = v1
+                        .iter()
+                        .filter(|v| !v0.iter().any(|x| x.name == v.name))
+                        .map(|v| v.name.as_str())
+                        .collect();
+                    if added.is_empty() {
+                        "rewords the values of".to_owned()
+                    } else {
+                        format!("adds values {} to", added.join(", "))
+                    }
+                }
+                _ => "changes the constraints of".to_owned(),
+            };
+            out.push(format!("{loosened} input `{name}`"));
+        }
+    }
+    for after in &new.outputs {
+        match old.outputs.iter().find(|o| o.name == after.name) {
+            None => out.push(format!("adds output `{}`", after.name)),
+            Some(before) if before.description != after.description => {
+                out.push(format!("rewords output `{}`", after.name));
+            }
+            Some(_) => {}
+        }
+    }
+    out
+}

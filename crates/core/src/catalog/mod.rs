@@ -29,6 +29,12 @@ pub use load::{Loader, Source};
 pub fn breaking_changes(old: &Version, new: &Version) -> Vec<String> {
     compat::check(old, new)
 }
+
+/// What `new` changes from `old` that does not break callers (added inputs and outputs,
+/// loosened constraints, reworded descriptions); with [`breaking_changes`], the whole diff.
+pub fn changes(old: &Version, new: &Version) -> Vec<String> {
+    compat::changes(old, new)
+}
 pub use problem::{Place, Problem, Severity};
 /// The JSON Schemas (2020-12) built from typed parameters, for executors that check calls locally.
 pub use schema::{input_property, input_schema, output_schema};

@@ -5,6 +5,7 @@ pub mod mcp;
 pub mod nact;
 pub mod openapi;
 pub mod otc;
+pub mod ui;
 pub mod woa;
 
 /// Generators for the adapters' property tests (issue #12).

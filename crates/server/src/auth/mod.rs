@@ -285,6 +285,7 @@ impl Authenticator {
 /// authentication), and the protected-resource metadata that tells clients how to authenticate.
 fn exempt(state: &State, path: &str) -> bool {
     path == "/healthz"
+        || (state.config.ui && crate::adapter::ui::PUBLIC_PATHS.contains(&path))
         || path == "/readyz"
         || path.starts_with("/.well-known/oauth-protected-resource")
         || path

@@ -215,31 +215,7 @@ fn same_signature(
 
 /// What a compatible change changed, in words.
 fn differences(old: &toolhost_core::catalog::Version, new: &toolhost_core::catalog::Version) -> String {
-    let mut parts = Vec::new();
-    let added = |before: Vec<&str>, after: Vec<&str>| -> Vec<String> {
-        after
-            .into_iter()
-            .filter(|n| !before.contains(n))
-            .map(str::to_owned)
-            .collect()
-    };
-    let inputs = added(
-        old.inputs.iter().map(|p| p.name.as_str()).collect(),
-        new.inputs.iter().map(|p| p.name.as_str()).collect(),
-    );
-    if !inputs.is_empty() {
-        parts.push(format!("adds inputs {}", inputs.join(", ")));
-    }
-    let outputs = added(
-        old.outputs.iter().map(|o| o.name.as_str()).collect(),
-        new.outputs.iter().map(|o| o.name.as_str()).collect(),
-    );
-    if !outputs.is_empty() {
-        parts.push(format!("adds outputs {}", outputs.join(", ")));
-    }
-    if old.description != new.description {
-        parts.push("rewords the description".to_owned());
-    }
+    let parts = toolhost_core::catalog::changes(old, new);
     if parts.is_empty() {
         "loosens constraints or rewords parameters".to_owned()
     } else {

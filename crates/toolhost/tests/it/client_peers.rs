@@ -35,16 +35,18 @@ pub fn installed(relative: &str) -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
+    skip_unless_required(&path.display().to_string());
+    None
+}
+
+/// Says a test skips because `what` is not installed, or fails it when TOOLHOST_REQUIRE_PEERS
+/// (set by scripts/test) says the peers must be there.
+pub fn skip_unless_required(what: &str) {
     assert!(
         !std::env::var("TOOLHOST_REQUIRE_PEERS").is_ok_and(|v| !v.is_empty() && v != "0"),
-        "TOOLHOST_REQUIRE_PEERS is set but {} is missing; run tests/peer/setup.sh",
-        path.display()
+        "TOOLHOST_REQUIRE_PEERS is set but {what} is missing; run tests/peer/setup.sh"
     );
-    eprintln!(
-        "SKIPPED: {} is not installed; run tests/peer/setup.sh (scripts/test does)",
-        path.display()
-    );
-    None
+    eprintln!("SKIPPED: {what} is not installed; run tests/peer/setup.sh (scripts/test does)");
 }
 
 /// A child process killed on drop.

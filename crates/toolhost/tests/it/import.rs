@@ -342,7 +342,9 @@ fn a_re_import_keeps_every_version_and_adds_changes_by_the_compatibility_rules()
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success(), "{stderr}");
     assert!(
-        stderr.contains("`find_pets_by_status`: a compatible change (adds inputs offset), published as version 1.1.0"),
+        stderr.contains(
+            "`find_pets_by_status`: a compatible change (adds optional input `offset`), published as version 1.1.0"
+        ),
         "{stderr}"
     );
     assert!(

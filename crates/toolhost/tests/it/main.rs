@@ -22,5 +22,6 @@ mod serve;
 mod slow_clients;
 mod support;
 mod tls;
+mod ui;
 mod unknown_outcome;
 mod woa;

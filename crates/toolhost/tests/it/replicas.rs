@@ -20,11 +20,7 @@ async fn redis(port: Option<u16>) -> Option<(Peer, u16)> {
         .output()
         .is_ok();
     if !found {
-        assert!(
-            !std::env::var("TOOLHOST_REQUIRE_PEERS").is_ok_and(|v| !v.is_empty() && v != "0"),
-            "TOOLHOST_REQUIRE_PEERS is set but redis-server is missing; run tests/peer/setup.sh"
-        );
-        eprintln!("SKIPPED: redis-server is not installed; run tests/peer/setup.sh");
+        crate::client_peers::skip_unless_required("redis-server");
         return None;
     }
     let port = port.unwrap_or_else(free_port);

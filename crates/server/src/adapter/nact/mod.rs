@@ -75,7 +75,8 @@ impl View for Signatures {
 }
 
 impl Signatures {
-    fn get(&self, tool: &str, number: u32) -> Option<&RawValue> {
+    /// The signature of `tool` at version `number`, as N-ACT serves it.
+    pub(crate) fn get(&self, tool: &str, number: u32) -> Option<&RawValue> {
         self.by_tool.get(tool)?.get(number.checked_sub(1)? as usize)?.as_deref()
     }
 }

@@ -107,6 +107,14 @@ impl View for Definitions {
 }
 
 impl Definitions {
+    /// `tool`'s `ToolDefinition`s as `GET /tools` serves them, oldest version first.
+    pub(crate) fn of(&self, tool: &str) -> &[String] {
+        self.by_tool
+            .iter()
+            .find(|(t, _)| t.name == tool)
+            .map_or(&[], |(_, d)| d.as_slice())
+    }
+
     /// The `tools` array as `access` sees it.
     fn json_for(&self, catalog: &Catalog, access: &Access) -> std::borrow::Cow<'_, str> {
         match access {

@@ -29,6 +29,11 @@
 //! [`Engine::invoke`]: toolhost_core::Engine::invoke
 
 mod convert;
+
+/// The WoA agent of a tool, as the document lists it.
+pub(crate) fn agent(tool: &toolhost_core::Tool) -> toolhost_wire::woa::Agent {
+    convert::agent(tool)
+}
 mod error;
 mod handlers;
 

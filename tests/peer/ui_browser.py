@@ -1,0 +1,143 @@
+"""The catalog page (/ui) in a real headless Chromium, driven by Selenium (issue #17).
+
+Usage: ui_browser.py BASE SCREENSHOT_DIR                 (a server with the bundled catalog)
+       ui_browser.py --auth BASE PLAIN_KEY LOOKUP_KEY     (a server whose `lookup` tools need a
+                                                          scope only LOOKUP_KEY has)
+Prints one line per check and a closing "N passed, M failed" line; exits 1 on any failure.
+"""
+
+import sys
+import time
+
+from checks import check, finish
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,1000"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def wait(driver, condition, timeout=10):
+    return WebDriverWait(driver, timeout).until(lambda d: condition(d))
+
+
+def rows(driver):
+    try:
+        return [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#rows td a")]
+    except StaleElementReferenceException:  # re-rendered while read: read again
+        return []
+
+
+def catalog(base, shots):
+    driver = browser()
+    try:
+        driver.get(f"{base}/ui/")
+        count = wait(driver, lambda d: d.find_element(By.ID, "count").text)
+        check("the page loads with the tool count", "6 tools in 4 toolkits" in count, count)
+        wait(driver, lambda d: len(rows(d)) == 6)
+
+        search = driver.find_element(By.ID, "search")
+        search.send_keys("length")
+        driver.find_element(By.CSS_SELECTOR, "form.filters button[type=submit]").click()
+        wait(driver, lambda d: rows(d) == ["convert_length"])
+        check("search by description", rows(driver) == ["convert_length"], rows(driver))
+
+        search.clear()
+        Select(driver.find_element(By.ID, "tag")).select_by_value("math")
+        wait(driver, lambda d: "add_numbers" in rows(d) and "convert_length" in rows(d) and "lookup_country_by_code" not in rows(d))
+        check("filter by tag", "add_numbers" in rows(driver) and "count_words_in_text" not in rows(driver), rows(driver))
+        Select(driver.find_element(By.ID, "toolkit")).select_by_value("Text")
+        wait(driver, lambda d: sorted(rows(d)) == ["convert_text_case", "count_words_in_text"])
+        check("filter by toolkit", sorted(rows(driver)) == ["convert_text_case", "count_words_in_text"], rows(driver))
+        Select(driver.find_element(By.ID, "toolkit")).select_by_value("")
+        wait(driver, lambda d: len(rows(d)) == 6)
+        driver.save_screenshot(f"{shots}/ui-catalog.png")
+
+        # Export a selection as OpenAI tools, and as a lockfile.
+        driver.find_element(By.ID, "select-add_numbers").click()
+        driver.find_element(By.ID, "export-openai").click()
+        exported = wait(driver, lambda d: d.find_element(By.ID, "export-output").text)
+        check("export the selection as OpenAI tools", '"type": "function"' in exported and "add_numbers" in exported, exported[:200])
+        driver.find_element(By.ID, "export-lock").click()
+        wait(driver, lambda d: "lockfile" in d.find_element(By.ID, "export-output").text)
+        check("and as a lockfile", '"signature": "sha256:' in driver.find_element(By.ID, "export-output").text)
+
+        # A tool: its page, a diff of two versions, the try-it form.
+        driver.find_element(By.LINK_TEXT, "convert_length").click()
+        wait(driver, lambda d: "convert_length" in d.find_element(By.TAG_NAME, "h2").text)
+        page = driver.find_element(By.ID, "view").text
+        check("the tool page shows inputs, enum values and outputs", "MILLIMETRE" in page and "Outputs" in page and "unit" in page, page[:300])
+        Select(driver.find_element(By.ID, "diff-from")).select_by_value("1")
+        Select(driver.find_element(By.ID, "diff-to")).select_by_value("3")
+        driver.find_element(By.ID, "compare").click()
+        diff = wait(driver, lambda d: d.find_element(By.ID, "diff").text)
+        check("a diff of 1.0.0 and 1.2.0 by check's rules", "compatible" in diff and "adds output `unit`" in diff and "YARD" in diff, diff)
+        connect = driver.find_element(By.XPATH, "//h3[text()='Connect']/..").text
+        check("how each protocol reaches it", all(p in connect for p in ("N-ACT", "OTC", "WoA", "MCP")), connect)
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(f"{shots}/ui-tool.png")
+
+        value = driver.find_element(By.ID, "input-value")
+        value.send_keys("far")
+        Select(driver.find_element(By.ID, "input-from")).select_by_value("METRE")
+        Select(driver.find_element(By.ID, "input-to")).select_by_value("KILOMETRE")
+        driver.find_element(By.ID, "try-submit").click()
+        error = wait(driver, lambda d: d.find_element(By.ID, "input-value-error").text)
+        check("a bad value shows the server's error at its field", "value" in error, error)
+        value.clear()
+        value.send_keys("1500")
+        driver.find_element(By.ID, "try-submit").click()
+        result = wait(driver, lambda d: d.find_element(By.ID, "try-result").text if "Result" in d.find_element(By.ID, "try-result").text else None)
+        check("a good one shows the result and the duration", "1.5" in result and " ms" in result, result)
+        driver.execute_script("document.getElementById('try-result').scrollIntoView({block: 'end'})")
+        driver.save_screenshot(f"{shots}/ui-try.png")
+
+        origins = driver.execute_script("return performance.getEntriesByType('resource').map(e => new URL(e.name).origin)")
+        check("no request leaves this server", all(o == base for o in origins), origins)
+        driver.set_window_size(400, 900)
+        time.sleep(0.3)
+        wide = driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+        check("readable on a narrow window (no sideways scrolling)", wide)
+        labels = driver.execute_script(
+            "return [...document.querySelectorAll('input:not([type=checkbox]), select')].every(i => i.labels && i.labels.length > 0)"
+        )
+        check("every field has a label", labels)
+    finally:
+        driver.quit()
+
+
+def authenticated(base, plain, lookup):
+    driver = browser()
+    try:
+        driver.get(f"{base}/ui/")
+        message = wait(driver, lambda d: d.find_element(By.ID, "view").text)
+        check("without credentials the page says what to do", "Credentials" in message, message)
+        for key, sees in ((plain, False), (lookup, True)):
+            driver.find_element(By.TAG_NAME, "summary").click()
+            driver.find_element(By.ID, "credential").send_keys(key)
+            driver.find_element(By.CSS_SELECTOR, "#credentials-form button[type=submit]").click()
+            try:
+                wait(driver, lambda d: len(rows(d)) >= 5 and ("lookup_country_by_code" in rows(d)) == sees)
+            except TimeoutException:
+                pass
+            listed = rows(driver)
+            check(f"a caller {'with' if sees else 'without'} the scope {'sees' if sees else 'does not see'} the hidden tool", ("lookup_country_by_code" in listed) == sees, listed)
+            driver.find_element(By.TAG_NAME, "summary").click()
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--auth":
+        authenticated(*sys.argv[2:5])
+    else:
+        catalog(sys.argv[1], sys.argv[2])
+    finish()
