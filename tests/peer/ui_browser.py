@@ -80,6 +80,9 @@ def catalog(base, shots):
         driver.find_element(By.ID, "compare").click()
         diff = wait(driver, lambda d: d.find_element(By.ID, "diff").text)
         check("a diff of 1.0.0 and 1.2.0 by check's rules", "compatible" in diff and "adds output `unit`" in diff and "YARD" in diff, diff)
+        Select(driver.find_element(By.ID, "pin-version")).select_by_value("1")
+        driver.find_element(By.ID, "pin").click()
+        check("a chosen version goes into the selection", "convert_length@1.0.0" in driver.find_element(By.ID, "pinned").text)
         connect = driver.find_element(By.XPATH, "//h3[text()='Connect']/..").text
         check("how each protocol reaches it", all(p in connect for p in ("N-ACT", "OTC", "WoA", "MCP")), connect)
         driver.execute_script("window.scrollTo(0, 0)")
@@ -100,6 +103,11 @@ def catalog(base, shots):
         driver.execute_script("document.getElementById('try-result').scrollIntoView({block: 'end'})")
         driver.save_screenshot(f"{shots}/ui-try.png")
 
+        driver.find_element(By.LINK_TEXT, "← All tools").click()
+        wait(driver, lambda d: len(rows(d)) == 6)
+        driver.find_element(By.ID, "export-lock").click()
+        lock = wait(driver, lambda d: d.find_element(By.ID, "export-output").text if "convert_length" in d.find_element(By.ID, "export-output").text else None)
+        check("the lockfile pins the chosen version", '"version": "1.0.0"' in lock and '"version_number": 1' in lock, lock[:400])
         origins = driver.execute_script("return performance.getEntriesByType('resource').map(e => new URL(e.name).origin)")
         check("no request leaves this server", all(o == base for o in origins), origins)
         driver.set_window_size(400, 900)

@@ -208,8 +208,17 @@ function versionsSection(name, history) {
     const items = [].concat(d.breaking.map((t) => el("li", { class: "breaking" }, `breaking: ${t}`)), d.changes.map((t) => el("li", {}, t)));
     out.replaceChildren(el("p", {}, `${d.from} → ${d.to}: ${d.breaking.length ? "would break callers of the older version" : "compatible"}`), el("ul", { class: "diff" }, items.length ? items : el("li", {}, "No difference in the signature.")));
   };
+  const pin = el("select", { id: "pin-version" }, options(history.length ? history[0].version : undefined));
+  const pinned = el("span", { id: "pinned", "aria-live": "polite" });
+  const choose = () => {
+    const chosen = history.find((v) => String(v.version) === pin.value);
+    if (!chosen) return;
+    state.selected.set(name, chosen.semver || String(chosen.version));
+    pinned.textContent = `${name}@${chosen.semver || chosen.version} is in the selection to export or pin.`;
+  };
   return el("section", {}, el("h3", {}, "Versions"),
     el("ul", {}, history.map((v) => el("li", {}, `${v.semver || v.version} (#${v.version})`))),
+    el("div", { class: "row" }, el("div", {}, el("label", { for: "pin-version" }, "Version to select"), pin), el("button", { type: "button", id: "pin", on: { click: choose } }, "Add to the selection"), pinned),
     el("div", { class: "row" }, el("div", {}, el("label", { for: "diff-from" }, "From"), from), el("div", {}, el("label", { for: "diff-to" }, "To"), to), el("button", { type: "button", id: "compare", on: { click: compare } }, "Compare")),
     out);
 }
