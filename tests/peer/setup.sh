@@ -6,6 +6,15 @@ set -euo pipefail
 peer="$1"
 mkdir -p "$peer"
 
+# Debian packages (as root, or through sudo), refreshing the package lists once if needed.
+apt_install() {
+  local as=()
+  if [ "$(id -u)" != 0 ]; then as=(sudo -n); fi
+  echo "installing Debian packages: $*"
+  DEBIAN_FRONTEND=noninteractive "${as[@]}" apt-get install -y --no-install-recommends "$@" > /dev/null 2>&1 \
+    || { "${as[@]}" apt-get update > /dev/null && DEBIAN_FRONTEND=noninteractive "${as[@]}" apt-get install -y --no-install-recommends "$@" > /dev/null; }
+}
+
 python_want="schemathesis==4.32.5 mcp==2.3.0 openapi-spec-validator==0.7.2 kubernetes-validate==1.37.0 selenium==4.51.0"
 if [ "$(cat "$peer/.python-installed" 2>/dev/null)" != "$python_want" ]; then
   echo "installing Python test peers into $peer: $python_want"
@@ -63,17 +72,13 @@ fi
 # Chromium and its WebDriver for the catalog page's browser tests (crates/toolhost/tests/it/ui.rs,
 # driven by Selenium from the venv above): Debian's packages.
 if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; then
-  echo "installing chromium and chromium-driver (Debian packages)"
-  apt-get install -y --no-install-recommends chromium chromium-driver > /dev/null 2>&1 \
-    || { apt-get update > /dev/null && apt-get install -y --no-install-recommends chromium chromium-driver > /dev/null; }
+  apt_install chromium chromium-driver
 fi
 
 # Redis for the replica tests (crates/toolhost/tests/it/replicas.rs): Debian's package; each
 # test starts its own redis-server on a free loopback port.
 if ! command -v redis-server > /dev/null; then
-  echo "installing redis-server (Debian package)"
-  apt-get install -y --no-install-recommends redis-server > /dev/null 2>&1 \
-    || { apt-get update > /dev/null && apt-get install -y --no-install-recommends redis-server > /dev/null; }
+  apt_install redis-server
 fi
 
 # The reference MCP servers (MIT, modelcontextprotocol/servers), run over stdio as federated

@@ -64,13 +64,18 @@ pub struct State {
 impl State {
     /// Renders every protocol's view of the engine's catalog now, after a reload: the first
     /// request does not pay for it, and the previous catalog is let go at once (with it, the
-    /// upstreams only it used, stdio servers included).
+    /// upstreams only it used, stdio servers included). The OpenAPI document, built only when
+    /// asked for, is dropped instead (its next request builds it).
     fn render_views(&self) {
+        self.openapi.clear();
+        self.render_protocol_views();
+    }
+
+    fn render_protocol_views(&self) {
         self.nact.get(&self.engine);
         self.otc.get(&self.engine);
         self.mcp.get(&self.engine);
         self.woa.get(&self.engine);
-        self.openapi.get(&self.engine);
     }
 
     /// State serving `engine` with `config`.
@@ -109,7 +114,7 @@ impl State {
         let otc = view::Cached::new(&engine);
         let mcp = view::Cached::new(&engine);
         let woa = adapter::woa::view(&engine, &config);
-        let openapi = adapter::openapi::view(&engine, &config);
+        let openapi = adapter::openapi::view(&config);
         ops::metrics();
         let reloads = ops::Reloads::new(&engine.catalog());
         let tool_slots = limits::ToolSlots::new(limits::ToolCaps::of_limits(&config.limits));

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
+use arc_swap::ArcSwapOption;
 use toolhost_core::{Catalog, Engine};
 
 /// Something an adapter derives from a whole catalog (pre-serialized signatures, say).
@@ -21,9 +21,10 @@ pub struct Built<V> {
     pub view: V,
 }
 
-/// Holds the view of the engine's current catalog, rebuilding it lazily after a reload.
+/// Holds the view of the engine's current catalog, rebuilding it lazily after a reload (and,
+/// for a view made with [`Cached::lazy`], building it only when first asked for).
 pub struct Cached<V> {
-    current: ArcSwap<Built<V>>,
+    current: ArcSwapOption<Built<V>>,
     build: Box<dyn Fn(&Catalog) -> V + Send + Sync>,
 }
 
@@ -48,7 +49,7 @@ impl<V> Cached<V> {
     pub fn with_builder(engine: &Engine, build: impl Fn(&Catalog) -> V + Send + Sync + 'static) -> Self {
         let catalog = engine.catalog();
         Self {
-            current: ArcSwap::from_pointee(Built {
+            current: ArcSwapOption::from_pointee(Built {
                 view: build(&catalog),
                 catalog,
             }),
@@ -56,18 +57,33 @@ impl<V> Cached<V> {
         }
     }
 
+    /// Like [`Cached::with_builder`], building the view only when it is first asked for: for a
+    /// view few requests need that costs much on a large catalog (the OpenAPI document).
+    pub fn lazy(build: impl Fn(&Catalog) -> V + Send + Sync + 'static) -> Self {
+        Self {
+            current: ArcSwapOption::empty(),
+            build: Box::new(build),
+        }
+    }
+
+    /// Drops the view, so the catalog it holds is let go; the next `get` builds it again.
+    pub fn clear(&self) {
+        self.current.store(None);
+    }
+
     /// The view of the engine's current catalog.
     pub fn get(&self, engine: &Engine) -> Arc<Built<V>> {
-        let built = self.current.load_full();
         let catalog = engine.catalog();
-        if Arc::ptr_eq(&built.catalog, &catalog) {
+        if let Some(built) = self.current.load_full()
+            && Arc::ptr_eq(&built.catalog, &catalog)
+        {
             return built;
         }
         let fresh = Arc::new(Built {
             view: (self.build)(&catalog),
             catalog,
         });
-        self.current.store(Arc::clone(&fresh));
+        self.current.store(Some(Arc::clone(&fresh)));
         fresh
     }
 }

@@ -27,7 +27,7 @@ use axum::extract::State as Extract;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use axum::routing::get;
-use toolhost_core::{Access, Catalog, Engine};
+use toolhost_core::{Access, Catalog};
 
 use crate::auth::Caller;
 use crate::http::cache;
@@ -64,10 +64,12 @@ impl Document {
     }
 }
 
-/// The document of the engine's catalog for `config`, rebuilt lazily after a reload.
-pub fn view(engine: &Engine, config: &Config) -> Cached<Document> {
+/// The document of the engine's catalog for `config`, built when first asked for (it costs
+/// seconds and hundreds of MB on a 10,000-tool catalog, and few clients fetch it), and again
+/// after a reload.
+pub fn view(config: &Config) -> Cached<Document> {
     let site = Arc::new(convert::Site::new(config));
-    Cached::with_builder(engine, move |catalog| Document::render(catalog, &site, &Access::All))
+    Cached::lazy(move |catalog| Document::render(catalog, &site, &Access::All))
 }
 
 /// `GET /openapi.json`: the pre-rendered document, or 304 when the client has it.
