@@ -31,10 +31,36 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(1);
 /// A connection to the shared store, and whether its last command succeeded.
 #[derive(Clone)]
 pub struct Shared {
-    connection: ConnectionManager,
+    connection: Arc<arc_swap::ArcSwap<ConnectionManager>>,
     /// Where the store is, its password masked, for logs and `/readyz`.
     shown: Arc<str>,
     up: Arc<AtomicBool>,
+    /// With `redis+sentinel://`: the sentinels, asked for the master again when it stops
+    /// answering (a failover), at most once a second.
+    sentinel: Option<Arc<Sentinel>>,
+}
+
+/// The sentinels of a `redis+sentinel://` store.
+struct Sentinel {
+    client: tokio::sync::Mutex<redis::sentinel::SentinelClient>,
+    /// When the master was last looked up.
+    asked: std::sync::Mutex<std::time::Instant>,
+}
+
+/// `redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]`: the sentinels' addresses,
+/// the monitored master's name, its database and password.
+fn sentinel_parts(url: &str) -> Option<(Vec<String>, String, i64, Option<String>)> {
+    let rest = url.strip_prefix("redis+sentinel://")?;
+    let (authority, path) = rest.split_once('/')?;
+    let (password, hosts) = match authority.rsplit_once('@') {
+        Some((userinfo, hosts)) => (userinfo.split_once(':').map(|(_, p)| p.to_owned()), hosts),
+        None => (None, authority),
+    };
+    let mut path = path.split('/');
+    let service = path.next().filter(|s| !s.is_empty())?.to_owned();
+    let db = path.next().map_or(Some(0), |d| d.parse().ok())?;
+    let sentinels = hosts.split(',').map(|h| format!("redis://{h}")).collect();
+    Some((sentinels, service, db, password))
 }
 
 impl std::fmt::Debug for Shared {
@@ -54,6 +80,9 @@ impl Shared {
     /// when given (else the URL's own). Waits for the first connection at most 5 s; the store
     /// being down at start is an error, so a misconfigured fleet does not start.
     pub async fn connect(url: &str, password: Option<&Secret>) -> Result<Self, String> {
+        if url.starts_with("redis+sentinel://") {
+            return Self::via_sentinels(url, password).await;
+        }
         let mut info: redis::ConnectionInfo = url
             .parse::<redis::ConnectionInfo>()
             .map_err(|e| format!("--state: `{}` is not a Redis URL: {e}", shown(url)))?;
@@ -62,23 +91,80 @@ impl Shared {
             info = info.set_redis_settings(redis_settings);
         }
         let client = redis::Client::open(info).map_err(|e| format!("--state {}: {e}", shown(url)))?;
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(COMMAND_TIMEOUT))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_secs(2));
-        let connection = tokio::time::timeout(
-            Duration::from_secs(5),
-            ConnectionManager::new_with_config(client, config),
-        )
-        .await
-        .map_err(|_| format!("--state {}: no connection within 5 s", shown(url)))?
-        .map_err(|e| format!("--state {}: {e}", shown(url)))?;
+        let connection = manage(client, url).await?;
         Ok(Self {
-            connection,
+            connection: Arc::new(arc_swap::ArcSwap::from_pointee(connection)),
             shown: shown(url).into(),
             up: Arc::new(AtomicBool::new(true)),
+            sentinel: None,
         })
+    }
+
+    /// Connects to the master the sentinels name (`redis+sentinel://`).
+    async fn via_sentinels(url: &str, password: Option<&Secret>) -> Result<Self, String> {
+        let (sentinels, service, db, url_password) = sentinel_parts(url).ok_or_else(|| {
+            format!(
+                "--state: `{}` is not redis+sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[/DB]",
+                shown(url)
+            )
+        })?;
+        let mut settings = redis::RedisConnectionInfo::default().set_db(db);
+        if let Some(password) = password.map(|p| p.expose().to_owned()).or(url_password) {
+            settings = settings.set_password(password);
+        }
+        let node = redis::sentinel::SentinelNodeConnectionInfo::default().set_redis_connection_info(settings);
+        let mut client = redis::sentinel::SentinelClient::build(
+            sentinels,
+            service,
+            Some(node),
+            redis::sentinel::SentinelServerType::Master,
+        )
+        .map_err(|e| format!("--state {}: {e}", shown(url)))?;
+        let master = tokio::time::timeout(Duration::from_secs(5), client.async_get_client())
+            .await
+            .map_err(|_| format!("--state {}: no sentinel named the master within 5 s", shown(url)))?
+            .map_err(|e| format!("--state {}: {e}", shown(url)))?;
+        let connection = manage(master, url).await?;
+        Ok(Self {
+            connection: Arc::new(arc_swap::ArcSwap::from_pointee(connection)),
+            shown: shown(url).into(),
+            up: Arc::new(AtomicBool::new(true)),
+            sentinel: Some(Arc::new(Sentinel {
+                client: tokio::sync::Mutex::new(client),
+                asked: std::sync::Mutex::new(std::time::Instant::now()),
+            })),
+        })
+    }
+
+    /// After a failure through sentinels: asks them for the master again (a failover moves it),
+    /// at most once a second, in the background.
+    fn rediscover(&self) {
+        let Some(sentinel) = &self.sentinel else { return };
+        {
+            let Ok(mut asked) = sentinel.asked.lock() else { return };
+            if asked.elapsed() < Duration::from_secs(1) {
+                return;
+            }
+            *asked = std::time::Instant::now();
+        }
+        let (sentinel, connection, shown) = (
+            Arc::clone(sentinel),
+            Arc::clone(&self.connection),
+            Arc::clone(&self.shown),
+        );
+        tokio::spawn(async move {
+            let Ok(Ok(master)) = tokio::time::timeout(COMMAND_TIMEOUT * 2, async {
+                sentinel.client.lock().await.async_get_client().await
+            })
+            .await
+            else {
+                return;
+            };
+            if let Ok(manager) = manage(master, &shown).await {
+                connection.store(Arc::new(manager));
+                tracing::info!(store = %shown, "connected to the master the sentinels name now");
+            }
+        });
     }
 
     /// The store, its password masked.
@@ -98,7 +184,7 @@ impl Shared {
 
     /// Runs one command within [`COMMAND_TIMEOUT`], recording whether the store answered.
     async fn run<T: redis::FromRedisValue>(&self, command: redis::Cmd) -> Result<T, Unavailable> {
-        let mut connection = self.connection.clone();
+        let mut connection = ConnectionManager::clone(&self.connection.load());
         let answer = tokio::time::timeout(COMMAND_TIMEOUT, command.query_async::<T>(&mut connection)).await;
         self.settle(answer)
     }
@@ -108,7 +194,7 @@ impl Shared {
         &self,
         invocation: redis::ScriptInvocation<'_>,
     ) -> Result<T, Unavailable> {
-        let mut connection = self.connection.clone();
+        let mut connection = ConnectionManager::clone(&self.connection.load());
         let answer = tokio::time::timeout(COMMAND_TIMEOUT, invocation.invoke_async::<T>(&mut connection)).await;
         self.settle(answer)
     }
@@ -125,11 +211,29 @@ impl Shared {
             Err(_) => format!("no answer within {} ms", COMMAND_TIMEOUT.as_millis()),
         };
         metrics::counter!("toolhost_shared_state_errors_total").increment(1);
+        self.rediscover();
         if self.up.swap(false, Ordering::Relaxed) {
             tracing::warn!(store = %self.shown, error = %failure, "the shared state store is unreachable: calls with a call_id are refused (retryable), rate limits are not applied, until it answers");
         }
         Err(Unavailable)
     }
+}
+
+/// A connection manager for `client`: it reconnects by itself, with backoff; the first
+/// connection must come within 5 s.
+async fn manage(client: redis::Client, url: &str) -> Result<ConnectionManager, String> {
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_response_timeout(Some(COMMAND_TIMEOUT))
+        .set_number_of_retries(2)
+        .set_max_delay(Duration::from_secs(2));
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        ConnectionManager::new_with_config(client, config),
+    )
+    .await
+    .map_err(|_| format!("--state {}: no connection within 5 s", shown(url)))?
+    .map_err(|e| format!("--state {}: {e}", shown(url)))
 }
 
 /// A Redis URL with its password masked (`redis://user:***@host:6379/0`).

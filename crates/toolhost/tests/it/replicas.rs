@@ -14,7 +14,7 @@ use crate::support::{Scratch, Server, json_of};
 
 /// `redis-server` on a free loopback port, nothing saved; `None` (with a note) when it is not
 /// installed, unless the peers are required.
-async fn redis(port: Option<u16>) -> Option<(Peer, u16)> {
+async fn redis(port: Option<u16>, extra: &[&str]) -> Option<(Peer, u16)> {
     let found = std::process::Command::new("redis-server")
         .arg("--version")
         .output()
@@ -34,7 +34,11 @@ async fn redis(port: Option<u16>) -> Option<(Peer, u16)> {
         "",
         "--appendonly",
         "no",
+        // A replica (the sentinel test's) syncs at once, not after the default 5 s.
+        "--repl-diskless-sync-delay",
+        "0",
     ]);
+    command.args(extra);
     Some((crate::client_peers::start(command, port).await, port))
 }
 
@@ -114,7 +118,7 @@ fn otc_call(base: &str, call_id: &str, title: &str) -> reqwest::RequestBuilder {
 
 #[tokio::test]
 async fn a_call_id_runs_once_across_the_fleet_and_the_rate_holds_for_it() {
-    let Some((_redis, port)) = redis(None).await else {
+    let Some((_redis, port)) = redis(None, &[]).await else {
         return;
     };
     let opened = Arc::new(AtomicUsize::new(0));
@@ -206,7 +210,7 @@ async fn a_call_id_runs_once_across_the_fleet_and_the_rate_holds_for_it() {
 
 #[tokio::test]
 async fn a_stopped_store_fails_only_what_needs_it_and_a_dead_replicas_call_is_not_run_twice() {
-    let Some((redis_server, port)) = redis(None).await else {
+    let Some((redis_server, port)) = redis(None, &[]).await else {
         return;
     };
     let opened = Arc::new(AtomicUsize::new(0));
@@ -265,7 +269,7 @@ async fn a_stopped_store_fails_only_what_needs_it_and_a_dead_replicas_call_is_no
     );
 
     // It comes back on the same port: the replica reconnects by itself.
-    let (_redis, _) = redis(Some(port)).await.unwrap();
+    let (_redis, _) = redis(Some(port), &[]).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let answer: Value = json_of(otc_call(&survivor.base, "c-back", "y")).await;
@@ -287,7 +291,7 @@ async fn a_stopped_store_fails_only_what_needs_it_and_a_dead_replicas_call_is_no
 
 #[tokio::test]
 async fn replicas_share_one_oauth_token() {
-    let Some((_redis, port)) = redis(None).await else {
+    let Some((_redis, port)) = redis(None, &[]).await else {
         return;
     };
     let issued = Arc::new(AtomicUsize::new(0));
@@ -354,4 +358,71 @@ async fn replicas_share_one_oauth_token() {
     for replica in replicas {
         assert!(replica.terminate());
     }
+}
+
+#[tokio::test]
+async fn through_sentinels_a_replica_follows_a_failover() {
+    let Some((master, master_port)) = redis(None, &[]).await else {
+        return;
+    };
+    let start = |args: Vec<String>, port: u16| async move {
+        let mut command = std::process::Command::new("redis-server");
+        command.args(&args);
+        crate::client_peers::start(command, port).await
+    };
+    let (_replica, _) = redis(None, &["--replicaof", "127.0.0.1", &master_port.to_string()])
+        .await
+        .unwrap();
+    let dir = Scratch::new();
+    let sentinel_port = free_port();
+    let conf = dir.write(
+        "sentinel.conf",
+        &format!(
+            "port {sentinel_port}\nbind 127.0.0.1\nsentinel monitor mymaster 127.0.0.1 {master_port} 1\nsentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 3000\n"
+        ),
+    );
+    let _sentinel = start(
+        vec![conf.to_str().unwrap().to_owned(), "--sentinel".to_owned()],
+        sentinel_port,
+    )
+    .await;
+
+    let opened = Arc::new(AtomicUsize::new(0));
+    let base = ticket_desk(Arc::clone(&opened), Arc::new(AtomicU64::new(0))).await;
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    let replicas = fleet(&dir, &base, 0, 0, &[]);
+    assert!(replicas.is_empty());
+    let catalog = dir.0.join("catalog");
+    let state = format!("redis+sentinel://127.0.0.1:{sentinel_port}/mymaster");
+    let server = Server::start(&["--catalog", catalog.to_str().unwrap(), "--state", &state], &[], None);
+    let first = json_of(otc_call(&server.base, "s-1", "before")).await;
+    assert_eq!(first["result"]["success"], true, "{first}");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+
+    // The master goes; the sentinel promotes the replica; the replica of toolhost follows.
+    drop(master);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut n = 0;
+    loop {
+        n += 1;
+        let answer = json_of(otc_call(&server.base, &format!("s-after-{n}"), "after")).await;
+        if answer["result"]["success"] == true {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no failover followed: {answer}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let again = json_of(otc_call(&server.base, "s-1", "before")).await;
+    assert_eq!(
+        again["result"]["value"], first["result"]["value"],
+        "the result kept across the failover"
+    );
+    let logs = server
+        .logs_when(|l| l.iter().any(|x| x.contains("the sentinels name now")))
+        .join("\n");
+    assert!(
+        logs.contains("connected to the master the sentinels name now"),
+        "{logs}"
+    );
+    assert!(server.terminate());
 }
