@@ -8,6 +8,7 @@ FAULT, what `tools/call` gets:
 - garbage: 200 with a body that is not JSON
 - malformed: 200 with JSON that is not a JSON-RPC response (a `result` that is a string)
 - close: the connection closed without an answer
+- echo: a JSON-RPC error repeating the X-Api-Key header it got (as careless servers do)
 """
 
 import json
@@ -80,6 +81,11 @@ class Handler(BaseHTTPRequestHandler):
                 return
             if FAULT == "malformed":
                 self.answer(200, json.dumps({"jsonrpc": "2.0", "id": ident, "result": "oops"}))
+                return
+            if FAULT == "echo":
+                key = self.headers.get("X-Api-Key", "")
+                error = {"code": -32000, "message": f"the key {key} is not allowed to send"}
+                self.answer(200, json.dumps({"jsonrpc": "2.0", "id": ident, "error": error}))
                 return
             if FAULT == "close":
                 self.close_connection = True

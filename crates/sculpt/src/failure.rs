@@ -187,7 +187,7 @@ pub(crate) fn excerpt(text: &str, max: usize) -> String {
 /// The server's secrets are encoded once, when the factory is made ([`Scrubber::shared`]);
 /// each call adds only what it brings (its `context.secrets`, tokens it fetched).
 #[derive(Default, Clone)]
-pub(crate) struct Scrubber {
+pub struct Scrubber {
     shared: std::sync::Arc<Vec<String>>,
     needles: Vec<String>,
 }

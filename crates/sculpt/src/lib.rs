@@ -30,6 +30,7 @@ use serde_json::{Map, Value};
 use toolhost_core::{Backend, BackendFactory, Secret, Signature};
 
 pub use auth::{TokenSource, missing_caller_token, share_tokens};
+pub use failure::Scrubber;
 pub use run::TRY;
 pub use secrets::SecretSource;
 

@@ -32,7 +32,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use toolhost_client::{Client, Error, Options, Policy, Protocol, Server, Source, Tool, lock};
 use toolhost_core::{Backend, BackendCall, BackendFactory, BoxFuture, Secret, Signature, ToolFailure};
-use toolhost_sculpt::TokenSource;
+use toolhost_sculpt::{Scrubber, TokenSource};
 
 /// The kind name catalogs use.
 pub const KIND: &str = "upstream";
@@ -244,8 +244,15 @@ impl BackendFactory for Factory {
                 Some(found) => found,
                 None => {
                     let made = Arc::new(
-                        Upstream::new(source, def.protocol, filled, listing_auth, self.http.clone())
-                            .map_err(|e| vec![e])?,
+                        Upstream::new(
+                            source,
+                            def.protocol,
+                            filled,
+                            listing_auth,
+                            self.http.clone(),
+                            Scrubber::shared(self.secrets.values().map(Secret::expose)),
+                        )
+                        .map_err(|e| vec![e])?,
                     );
                     upstreams.insert(key.clone(), Arc::downgrade(&made));
                     made
@@ -312,6 +319,9 @@ struct Upstream {
     watching: std::sync::atomic::AtomicBool,
     /// The client credentials the upstream is listed with, if any.
     listing_auth: Option<Arc<TokenSource>>,
+    /// Removes the server's secrets (and their encodings) from what an upstream's failure
+    /// says, before it is logged or answered: an upstream may echo the headers it got.
+    scrubber: Scrubber,
     /// What token endpoints are asked with.
     http: reqwest::Client,
 }
@@ -354,6 +364,7 @@ impl Upstream {
         headers: Vec<(String, String)>,
         listing_auth: Option<Arc<TokenSource>>,
         http: reqwest::Client,
+        scrubber: Scrubber,
     ) -> Result<Self, String> {
         // The operator named this upstream in the catalog: its own address is trusted (a
         // redirect elsewhere is still guarded), and a `stdio:` command is theirs to start.
@@ -378,6 +389,7 @@ impl Upstream {
             watching: std::sync::atomic::AtomicBool::new(false),
             listing_auth,
             http,
+            scrubber,
         })
     }
 
@@ -634,7 +646,7 @@ impl Upstreamed {
             Ok(listing) => listing,
             Err(e) => {
                 failed("unreachable");
-                return Err(unreachable(&self.upstream.shown, &e));
+                return Err(self.upstream.scrubber.failure(unreachable(&self.upstream.shown, &e)));
             }
         };
         // Judged again: this version may have been loaded after the listing was read.
@@ -705,7 +717,7 @@ impl Upstreamed {
                 if !matches!(error, Error::Tool(_) | Error::InvalidArguments { .. }) {
                     self.upstream.forget().await;
                 }
-                Err(self.failure(&error))
+                Err(self.failure(&error, bearer.as_ref()))
             }
         }
     }
@@ -720,13 +732,23 @@ impl Upstreamed {
         }
     }
 
-    fn failure(&self, error: &Error) -> ToolFailure {
-        let detail = format!("{}: {error}", self.upstream.shown);
+    /// The failure of a call the upstream did not answer well, with every secret the call could
+    /// have sent (the server's, the call's token) removed from its texts and from the log.
+    fn failure(&self, error: &Error, bearer: Option<&Secret>) -> ToolFailure {
+        let mut scrubber = self.upstream.scrubber.clone();
+        if let Some(bearer) = bearer {
+            scrubber.add(bearer.expose());
+        }
+        let detail = scrubber.scrub(&format!("{}: {error}", self.upstream.shown));
         // The upstream's own refusal is the tool's answer; anything else is the operator's to
         // see (a hung, closed or garbled answer), since callers get only the kind of failure.
         if !matches!(error, Error::Tool(_) | Error::InvalidArguments { .. }) {
             tracing::warn!(tool = %self.watched.catalog_tool, error = %detail, "the upstream call failed");
         }
+        scrubber.failure(self.classify(error, detail))
+    }
+
+    fn classify(&self, error: &Error, detail: String) -> ToolFailure {
         match error {
             Error::Tool(failure) => {
                 let mut out = if failure.retryable {

@@ -901,3 +901,68 @@ async fn a_stdio_upstream_that_fails_to_start_is_retried_with_backoff_not_per_ca
     assert!(metrics.contains("toolhost_upstream_up{upstream="), "{metrics}");
     assert!(server.terminate());
 }
+
+#[tokio::test]
+async fn an_upstream_echoing_the_servers_secret_does_not_get_it_into_answers_or_logs() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let mut peers = Vec::new();
+    let mut ports = Vec::new();
+    for fault in ["none", "echo"] {
+        let port = crate::client_peers::free_port();
+        let mut command = std::process::Command::new(&python);
+        command
+            .arg(repo().join("tests/peer/mcp_faulty_server.py"))
+            .args([&port.to_string(), fault]);
+        peers.push(crate::client_peers::start(command, port).await);
+        ports.push(port);
+    }
+    let dir = Scratch::new();
+    let out = dir.0.join("catalog");
+    let good = format!("http://127.0.0.1:{}/mcp", ports[0]);
+    let said = tokio::task::spawn_blocking({
+        let (good, out) = (good.clone(), out.clone());
+        move || import(&good, &out, &["--toolkit", "Echo", "--include", "send"], &[])
+    })
+    .await
+    .unwrap();
+    assert!(said.contains("wrote 1 tools"), "{said}");
+    let file = out.join("echo.yaml");
+    let yaml = std::fs::read_to_string(&file).unwrap().replace(
+        &format!("\"source\":\"{good}\""),
+        &format!(
+            "\"source\":\"http://127.0.0.1:{}/mcp\",\"headers\":{{\"X-Api-Key\":\"{{{{secret.PEER_KEY}}}}\"}}",
+            ports[1]
+        ),
+    );
+    assert!(yaml.contains("secret.PEER_KEY"), "{yaml}");
+    std::fs::write(&file, yaml).unwrap();
+    let config = dir.write("toolhost.toml", "[secrets]\nPEER_KEY = { env = \"PEER_KEY\" }\n");
+    let server = Server::start(
+        &["--catalog", out.to_str().unwrap(), "--config", config.to_str().unwrap()],
+        &[("PEER_KEY", "Peer-Secret-Key-42")],
+        None,
+    );
+    let answer = json_of(
+        reqwest::Client::new()
+            .post(format!("{}/otc/tools/call", server.base))
+            .json(&json!({"request": {"tool_id": "Echo.send", "input": {"text": "hi"}}})),
+    )
+    .await;
+    let text = answer.to_string();
+    assert_eq!(answer["result"]["success"], false, "{text}");
+    assert!(
+        text.contains("<redacted>") && !text.contains("Peer-Secret-Key-42"),
+        "{text}"
+    );
+    let logs = server
+        .logs_when(|l| l.iter().any(|x| x.contains("the upstream call failed")))
+        .join("\n");
+    assert!(
+        logs.contains("the upstream call failed") && !logs.contains("Peer-Secret-Key-42"),
+        "{logs}"
+    );
+    assert!(server.terminate());
+    drop(peers);
+}
