@@ -42,16 +42,10 @@ pub trait Backend: Send + Sync + fmt::Debug {
         Vec::new()
     }
 
-    /// Whether this backend's availability can change while it is loaded (an upstream tool
-    /// server that may change or drop the tool), so that [`Backend::withdrawn`] must be asked.
-    /// No by default.
-    fn may_withdraw(&self) -> bool {
-        false
-    }
-
     /// The tool server this backend serves from, as operators name it (a masked URL, a
     /// command), and whether it answered when last asked: what `/readyz` reports per upstream.
-    /// `None` for backends that are not another tool server (the default).
+    /// `None` for backends that are not another tool server (the default). Only a backend with
+    /// an upstream can be [`Backend::withdrawn`]: its server may change or drop the tool.
     fn upstream(&self) -> Option<(String, bool)> {
         None
     }

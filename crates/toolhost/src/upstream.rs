@@ -813,10 +813,6 @@ impl Backend for Upstreamed {
         !self.idempotent
     }
 
-    fn may_withdraw(&self) -> bool {
-        true
-    }
-
     fn upstream(&self) -> Option<(String, bool)> {
         Some((self.upstream.shown.clone(), self.watched.state() != State::Unreachable))
     }

@@ -416,7 +416,7 @@ impl Loader {
                 idempotent: def.annotations.idempotent,
                 open_world: def.annotations.open_world,
             },
-            watched: versions.iter().any(|v| v.backend.may_withdraw()),
+            watched: versions.iter().any(|v| v.backend.upstream().is_some()),
             versions,
             source: file.to_owned(),
             latest,

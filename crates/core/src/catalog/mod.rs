@@ -95,7 +95,7 @@ pub struct Tool {
     pub source: String,
     latest: usize,
     search_text: String,
-    /// Whether a version's backend may be withdrawn while loaded ([`Backend::may_withdraw`]).
+    /// Whether a version's backend has an upstream, which may withdraw it ([`Backend::upstream`]).
     watched: bool,
 }
 
