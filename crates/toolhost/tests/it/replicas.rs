@@ -61,9 +61,24 @@ async fn ticket_desk(opened: Arc<AtomicUsize>, delay: Arc<AtomicU64>) -> String 
     base
 }
 
+/// `n` replicas sharing `state` (a store URL), serving [`desk`]'s catalog and config.
+fn fleet(dir: &Scratch, base: &str, state: &str, n: usize, extra: &[&str]) -> Vec<Server> {
+    let (catalog, config) = desk(dir, base);
+    let mut args = vec![
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--state",
+        state,
+    ];
+    args.extend_from_slice(extra);
+    (0..n).map(|_| Server::start(&args, &[], None)).collect()
+}
+
 /// A catalog dir with `create_ticket` (not idempotent) calling `base`, and a config with a short
-/// lease; `n` replicas sharing `redis://127.0.0.1:PORT`.
-fn fleet(dir: &Scratch, base: &str, redis_port: u16, n: usize, extra: &[&str]) -> Vec<Server> {
+/// lease; their paths.
+fn desk(dir: &Scratch, base: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
     dir.write(
         "catalog/desk.yaml",
@@ -86,18 +101,12 @@ fn fleet(dir: &Scratch, base: &str, redis_port: u16, n: usize, extra: &[&str]) -
         ),
     );
     let config = dir.write("toolhost.toml", "state_lease_secs = 2\n");
-    let state = format!("redis://127.0.0.1:{redis_port}/0");
-    let catalog = dir.0.join("catalog");
-    let mut args = vec![
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "--config",
-        config.to_str().unwrap(),
-        "--state",
-        &state,
-    ];
-    args.extend_from_slice(extra);
-    (0..n).map(|_| Server::start(&args, &[], None)).collect()
+    (dir.0.join("catalog"), config)
+}
+
+/// The URL of a local Redis on `port`.
+fn local(port: u16) -> String {
+    format!("redis://127.0.0.1:{port}/0")
 }
 
 /// Runs the requests at once, each on a task of its own; their JSON answers, in order.
@@ -125,7 +134,7 @@ async fn a_call_id_runs_once_across_the_fleet_and_the_rate_holds_for_it() {
     let delay = Arc::new(AtomicU64::new(300));
     let base = ticket_desk(Arc::clone(&opened), Arc::clone(&delay)).await;
     let dir = Scratch::new();
-    let replicas = fleet(&dir, &base, port, 3, &[]);
+    let replicas = fleet(&dir, &base, &local(port), 3, &[]);
 
     // The same call to all three at once: one ticket, one answer everywhere.
     let answers = all(replicas
@@ -178,7 +187,7 @@ async fn a_call_id_runs_once_across_the_fleet_and_the_rate_holds_for_it() {
     let limited = fleet(
         &dir,
         &base,
-        port,
+        &local(port),
         3,
         &["--rate-limit-per-second", "5", "--rate-limit-burst", "5"],
     );
@@ -217,7 +226,7 @@ async fn a_stopped_store_fails_only_what_needs_it_and_a_dead_replicas_call_is_no
     let delay = Arc::new(AtomicU64::new(0));
     let base = ticket_desk(Arc::clone(&opened), Arc::clone(&delay)).await;
     let dir = Scratch::new();
-    let mut replicas = fleet(&dir, &base, port, 2, &["--rate-limit-per-second", "100"]);
+    let mut replicas = fleet(&dir, &base, &local(port), 2, &["--rate-limit-per-second", "100"]);
 
     // The replica running a call dies: past the lease, a repeat learns the outcome is unknown,
     // and the tool is not run again.
@@ -325,7 +334,7 @@ async fn replicas_share_one_oauth_token() {
         "toolhost.toml",
         "[secrets]\nCLIENT_SECRET = { env = \"CLIENT_SECRET\" }\n",
     );
-    let state = format!("redis://127.0.0.1:{port}/0");
+    let state = local(port);
     let catalog = dir.0.join("catalog");
     let args = [
         "--catalog",
@@ -389,12 +398,8 @@ async fn through_sentinels_a_replica_follows_a_failover() {
 
     let opened = Arc::new(AtomicUsize::new(0));
     let base = ticket_desk(Arc::clone(&opened), Arc::new(AtomicU64::new(0))).await;
-    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
-    let replicas = fleet(&dir, &base, 0, 0, &[]);
-    assert!(replicas.is_empty());
-    let catalog = dir.0.join("catalog");
     let state = format!("redis+sentinel://127.0.0.1:{sentinel_port}/mymaster");
-    let server = Server::start(&["--catalog", catalog.to_str().unwrap(), "--state", &state], &[], None);
+    let server = fleet(&dir, &base, &state, 1, &[]).remove(0);
     let first = json_of(otc_call(&server.base, "s-1", "before")).await;
     assert_eq!(first["result"]["success"], true, "{first}");
     tokio::time::sleep(Duration::from_millis(1000)).await;
