@@ -8,6 +8,7 @@
 
 mod auth;
 mod limits;
+mod mcp_fast_path;
 mod mcp_malformed;
 mod mcp_sessions;
 mod nact_bad_input;

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams, CompleteResult,
-    Implementation, ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod, CompleteRequestParams,
+    CompleteResult, Implementation, ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod,
     ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
 };
@@ -36,22 +36,15 @@ impl Handler {
         Self { state, local: true }
     }
 
-    /// What the caller of this request may see: over HTTP, what the auth layer recorded in the
-    /// request's parts (rmcp passes them along); over stdio, everything.
-    fn access(&self, context: &RequestContext<RoleServer>) -> Access {
-        if self.local {
-            return Access::All;
-        }
-        self.caller(context)
-            .map_or_else(|| Access::Scopes(Arc::default()), |caller| caller.access.clone())
-    }
-
     /// Who is calling, as every adapter says it; over stdio nobody, and everything is seen.
     fn call_context(&self, context: &RequestContext<RoleServer>) -> CallContext {
-        CallContext {
-            access: self.access(context),
-            ..self.caller(context).map(Caller::context).unwrap_or_default()
+        if self.local {
+            return CallContext {
+                access: Access::All,
+                ..CallContext::default()
+            };
         }
+        call_context(self.caller(context))
     }
 
     /// The caller the auth layer recorded for this request (none over stdio).
@@ -60,6 +53,52 @@ impl Handler {
             .extensions
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Caller>())
+    }
+}
+
+/// What a call over MCP's HTTP transport runs with: the caller the auth layer recorded (none:
+/// a caller who brings nothing and sees only public tools).
+pub(super) fn call_context(caller: Option<&Caller>) -> CallContext {
+    CallContext {
+        access: caller.map_or_else(|| Access::Scopes(Arc::default()), |c| c.access.clone()),
+        ..caller.map(Caller::context).unwrap_or_default()
+    }
+}
+
+/// A `tools/call`: of `name` with `arguments`, at the version `pinned` names (the value of
+/// `_meta."toolhost/version"`, if any), answered as a result or a JSON-RPC error. The handler
+/// and the stateless fast path ([`super::fast`]) both answer through it.
+pub(super) async fn call(
+    state: &State,
+    context: CallContext,
+    name: String,
+    arguments: Option<rmcp::model::JsonObject>,
+    pinned: Option<&serde_json::Value>,
+) -> Result<CallToolResult, ErrorData> {
+    let version = match pinned {
+        None => VersionSelector::Latest,
+        // The same forms as OTC's `@x` / `@x.y.z`; a bare number too, as JSON allows it.
+        Some(v) => {
+            let text = match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Number(n) if n.is_u64() => n.to_string(),
+                other => other.to_string(),
+            };
+            match VersionSelector::pin(&text) {
+                Ok(selector) => selector,
+                Err(why) => return Ok(convert::failure(format!("`_meta.{VERSION_META}`: {why}"))),
+            }
+        }
+    };
+    let invocation = Invocation {
+        tool: name,
+        version,
+        input: arguments.unwrap_or_default(),
+        context,
+    };
+    match crate::calls::invoke(state, crate::calls::Protocol::Mcp, invocation).await {
+        Ok(outcome) => Ok(convert::success(outcome.output)),
+        Err(e) => error::answer(e),
     }
 }
 
@@ -115,34 +154,16 @@ impl ServerHandler for Handler {
             .as_ref()
             .and_then(|m| m.0.get(VERSION_META))
             .or_else(|| context.meta.0.get(VERSION_META));
-        let version = match pinned {
-            None => VersionSelector::Latest,
-            // The same forms as OTC's `@x` / `@x.y.z`; a bare number too, as JSON allows it.
-            Some(v) => {
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Number(n) if n.is_u64() => n.to_string(),
-                    other => other.to_string(),
-                };
-                match VersionSelector::pin(&text) {
-                    Ok(selector) => selector,
-                    Err(why) => {
-                        let text = format!("`_meta.{VERSION_META}`: {why}");
-                        return Ok(convert::failure(text).into());
-                    }
-                }
-            }
-        };
-        let invocation = Invocation {
-            tool: request.name.into_owned(),
-            version,
-            input: request.arguments.unwrap_or_default(),
-            context: self.call_context(&context),
-        };
-        match crate::calls::invoke(&self.state, crate::calls::Protocol::Mcp, invocation).await {
-            Ok(outcome) => Ok(convert::success(outcome.output).into()),
-            Err(e) => error::answer(e).map(Into::into),
-        }
+        let name = request.name.into_owned();
+        call(
+            &self.state,
+            self.call_context(&context),
+            name,
+            request.arguments,
+            pinned,
+        )
+        .await
+        .map(Into::into)
     }
 
     // Only tools are declared, so nothing else answers as if it existed (DEPENDENCIES.md §3

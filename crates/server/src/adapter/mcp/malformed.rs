@@ -7,6 +7,11 @@
 //! with 400. This layer keeps the body (a cheap, shared buffer) and, only when the transport
 //! refused a JSON body as unsupported, answers so instead. Nothing is parsed twice on the
 //! success path.
+//!
+//! The same layer sets the caller's access for the handler and, in stateless mode, answers a
+//! plain `tools/call` without rmcp ([`super::fast`]).
+
+use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -14,21 +19,39 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use crate::State;
+use crate::auth::Caller;
+
 /// JSON-RPC 2.0's parse error.
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC 2.0's invalid request.
 const INVALID_REQUEST: i64 = -32600;
 
-/// The layer's function: see the module documentation. `limit` is the server's body limit.
-pub(super) async fn answer(limit: usize, request: Request, next: Next) -> Response {
+/// What the front of the MCP route needs: the state (for the fast path, `None` with sessions
+/// on) and the body limit.
+#[derive(Debug, Clone)]
+pub(super) struct Front {
+    pub fast: Option<Arc<State>>,
+    pub limit: usize,
+}
+
+/// The one layer in front of rmcp: runs the request with its caller's access in
+/// [`super::CALLER_ACCESS`], answers a plain stateless `tools/call` itself ([`super::fast`]),
+/// and a body the transport refused as described in the module documentation.
+pub(super) async fn front(front: Arc<Front>, request: Request, next: Next) -> Response {
+    let caller = request.extensions().get::<Caller>().cloned();
+    let access = caller
+        .as_ref()
+        .map_or_else(|| toolhost_core::Access::Scopes(Arc::default()), |c| c.access.clone());
     let json = request
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"));
     if request.method() != Method::POST || !json {
-        return next.run(request).await;
+        return super::CALLER_ACCESS.scope(access, next.run(request)).await;
     }
+    let limit = front.limit;
     let (parts, body) = request.into_parts();
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,
@@ -40,7 +63,13 @@ pub(super) async fn answer(limit: usize, request: Request, next: Next) -> Respon
             );
         }
     };
-    let response = next.run(Request::from_parts(parts, Body::from(bytes.clone()))).await;
+    if let Some(state) = &front.fast
+        && let Some(call) = super::fast::parse(&parts.headers, &bytes)
+    {
+        return super::fast::answer(state, caller.as_ref(), call).await;
+    }
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
+    let response = super::CALLER_ACCESS.scope(access, next.run(request)).await;
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return response;
     }
