@@ -197,6 +197,14 @@ pub fn app(state: Arc<State>) -> Router {
     });
     let rate_limit =
         (limits.rate_per_second > 0.0).then(|| axum::middleware::from_fn_with_state(Arc::clone(&state), limits::rate));
+    // OTC answers the limits' refusals in its own shape; with no limit on there is none to
+    // convert, and the layer is left out like the limits themselves.
+    let otc_limits = (rate_limit.is_some() || global_limits.is_some()).then(|| {
+        let prefix: Arc<str> = state.config.otc_prefix.trim_end_matches('/').into();
+        axum::middleware::from_fn(move |request, next| {
+            adapter::otc::limits_as_server_errors(Arc::clone(&prefix), request, next)
+        })
+    });
     // The protocols, behind the limits: shed load beyond `max_in_flight` (503 at once, no
     // queue), cut requests at the deadline (504), rate per caller (inside auth, which names the
     // caller).
@@ -220,10 +228,7 @@ pub fn app(state: Arc<State>) -> Router {
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower::util::option_layer(rate_limit))
         .layer(tower::util::option_layer(global_limits))
-        .layer(axum::middleware::from_fn({
-            let prefix: Arc<str> = state.config.otc_prefix.trim_end_matches('/').into();
-            move |request, next| adapter::otc::limits_as_server_errors(Arc::clone(&prefix), request, next)
-        }));
+        .layer(tower::util::option_layer(otc_limits));
     // Probes, metrics and the auth metadata are outside the limits: a liveness probe shed under
     // load would get a busy server restarted.
     Router::new()
