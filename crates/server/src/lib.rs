@@ -208,7 +208,7 @@ pub fn app(state: Arc<State>) -> Router {
     // The protocols, behind the limits: shed load beyond `max_in_flight` (503 at once, no
     // queue), cut requests at the deadline (504), rate per caller (inside auth, which names the
     // caller).
-    let protocols = Router::new()
+    let mut protocols = Router::new()
         .merge(adapter::nact::routes(&state.config.nact_prefix))
         .merge(adapter::otc::routes(&state.config.otc_prefix))
         .merge(adapter::woa::routes(&state.config.woa_prefix))
@@ -221,17 +221,19 @@ pub fn app(state: Arc<State>) -> Router {
         .nest_service(&state.config.mcp.path, adapter::mcp::service(&state))
         .fallback(http::problem::not_found)
         .method_not_allowed_fallback(http::problem::method_not_allowed)
-        .layer(axum::middleware::from_fn({
-            let allowed = http::hosts::AllowedHosts::of(&state.config);
-            move |request, next| http::hosts::check(allowed.clone(), request, next)
-        }))
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(tower::util::option_layer(rate_limit))
-        .layer(tower::util::option_layer(global_limits))
-        .layer(tower::util::option_layer(otc_limits));
+        .layer(http::hosts::Check(http::hosts::AllowedHosts::of(&state.config)));
+    if let Some(rate) = rate_limit {
+        protocols = protocols.layer(rate);
+    }
+    if let Some(limits) = global_limits {
+        protocols = protocols.layer(limits);
+    }
+    if let Some(otc) = otc_limits {
+        protocols = protocols.layer(otc);
+    }
     // Probes, metrics and the auth metadata are outside the limits: a liveness probe shed under
     // load would get a busy server restarted.
-    Router::new()
+    let routes = Router::new()
         .merge(ops::routes())
         .merge(adapter::otc::probe_routes(&state.config.otc_prefix))
         .route(
@@ -243,10 +245,18 @@ pub fn app(state: Arc<State>) -> Router {
             axum::routing::get(auth::protected_resource),
         )
         .merge(protocols)
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), auth::layer))
-        .layer(axum::middleware::from_fn_with_state(mounts, http::log::request))
+        .with_state(Arc::clone(&state));
+    // What every request passes through wraps the router once. `Router::layer` would wrap each
+    // route's stack in its own box, and a `from_fn` layer clones the whole stack beneath it
+    // per request, so layers there cost more the more of them there are (issue #18); around
+    // the router, a clone is an `Arc`'s.
+    let shared = tower::ServiceBuilder::new()
         .layer(CatchPanicLayer::custom(http::problem::panicked))
-        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(mounts, http::log::request))
+        .layer(axum::middleware::from_fn_with_state(state, auth::layer))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .service(routes);
+    Router::new().fallback_service(shared)
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then finishes in-flight requests.

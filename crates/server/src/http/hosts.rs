@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::http::StatusCode;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::config::Config;
@@ -100,24 +99,61 @@ fn split(authority: &str) -> Option<(&str, Option<u16>)> {
 }
 
 /// The middleware: 403 for a `Host` this server does not answer to (as MCP's SDK answers).
-pub async fn check(allowed: AllowedHosts, request: Request, next: Next) -> Response {
-    let header = request.headers().get(http::header::HOST).and_then(|v| v.to_str().ok());
-    // HTTP/2 carries the host in `:authority`.
-    let named = header.or_else(|| request.uri().authority().map(http::uri::Authority::as_str));
-    let ok = match named.and_then(split) {
-        Some((host, port)) => allowed.allows(host, port),
-        None => allowed.0.is_none(),
-    };
-    if ok {
-        return next.run(request).await;
+/// A plain tower layer: the check is synchronous, so the inner service is called in place
+/// (no clone of the route's stack, no boxed future), on every protocol request.
+#[derive(Debug, Clone)]
+pub struct Check(pub AllowedHosts);
+
+impl<S> tower::Layer<S> for Check {
+    type Service = Checked<S>;
+
+    fn layer(&self, inner: S) -> Checked<S> {
+        Checked {
+            allowed: self.0.clone(),
+            inner,
+        }
     }
-    tracing::warn!(host = ?named, "refused a request for a host this server does not answer to (possible DNS rebinding)");
-    ProblemResponse::new(
-        StatusCode::FORBIDDEN,
-        "host-not-allowed",
-        "this server does not answer to the host this request names; an operator can add it with --mcp-allowed-hosts (or set --public-url)",
-    )
-    .into_response()
+}
+
+/// A service behind the [`Check`].
+#[derive(Debug, Clone)]
+pub struct Checked<S> {
+    allowed: AllowedHosts,
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for Checked<S>
+where
+    S: tower::Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = futures_util::future::Either<S::Future, std::future::Ready<Result<Response, S::Error>>>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let header = request.headers().get(http::header::HOST).and_then(|v| v.to_str().ok());
+        // HTTP/2 carries the host in `:authority`.
+        let named = header.or_else(|| request.uri().authority().map(http::uri::Authority::as_str));
+        let ok = match named.and_then(split) {
+            Some((host, port)) => self.allowed.allows(host, port),
+            None => self.allowed.0.is_none(),
+        };
+        if ok {
+            return futures_util::future::Either::Left(self.inner.call(request));
+        }
+        tracing::warn!(host = ?named, "refused a request for a host this server does not answer to (possible DNS rebinding)");
+        let refusal = ProblemResponse::new(
+            StatusCode::FORBIDDEN,
+            "host-not-allowed",
+            "this server does not answer to the host this request names; an operator can add it with --mcp-allowed-hosts (or set --public-url)",
+        )
+        .into_response();
+        futures_util::future::Either::Right(std::future::ready(Ok(refusal)))
+    }
 }
 
 #[cfg(test)]
