@@ -223,8 +223,7 @@ impl Engine {
             Ok(Err(failure)) => Some(failure.code.clone().unwrap_or_else(|| "error".to_owned())),
             Ok(Ok(_)) => None,
         };
-        metrics::histogram!("toolhost_backend_duration_seconds", "tool" => tool.name.clone())
-            .record(elapsed.as_secs_f64());
+        tool.backend_duration().record(elapsed.as_secs_f64());
         if let Some(kind) = kind {
             metrics::counter!("toolhost_backend_errors_total", "tool" => tool.name.clone(), "kind" => kind)
                 .increment(1);

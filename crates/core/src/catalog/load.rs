@@ -421,6 +421,7 @@ impl Loader {
             source: file.to_owned(),
             latest,
             search_text,
+            backend_duration: std::sync::OnceLock::new(),
         })
     }
 

@@ -97,9 +97,18 @@ pub struct Tool {
     search_text: String,
     /// Whether a version's backend has an upstream, which may withdraw it ([`Backend::upstream`]).
     watched: bool,
+    /// The tool's `toolhost_backend_duration_seconds` handle, made on its first call: the
+    /// macro builds a key and looks it up in the registry on every use (issue #18).
+    backend_duration: std::sync::OnceLock<metrics::Histogram>,
 }
 
 impl Tool {
+    /// The handle the engine records this tool's backend durations with.
+    pub(crate) fn backend_duration(&self) -> &metrics::Histogram {
+        self.backend_duration
+            .get_or_init(|| metrics::histogram!("toolhost_backend_duration_seconds", "tool" => self.name.clone()))
+    }
+
     /// The newest version that is not retired.
     pub fn latest(&self) -> &Version {
         &self.versions[self.latest]
