@@ -44,6 +44,8 @@ pub(crate) struct Step {
     /// Scheme, authority and path prefix, without a trailing `/`.
     pub base: String,
     pub path: Template,
+    /// `base` and `path` parsed once, when the path has no holes: the same URL on every call.
+    pub url: Option<Url>,
     pub query: Vec<(String, ValueTemplate)>,
     pub headers: Vec<(HeaderName, Template)>,
     pub body: Option<BodyTemplate>,
@@ -625,6 +627,13 @@ impl<'a> Builder<'a> {
                 }
             },
         };
+        let url = path
+            .references()
+            .next()
+            .is_none()
+            .then(|| path.shape())
+            .filter(|p| !p.split(['/', '?']).any(|s| s == "." || s == ".."))
+            .and_then(|p| Url::parse(&format!("{base}{p}")).ok());
         Some(Step {
             name: def.name.clone(),
             tool,
@@ -632,6 +641,7 @@ impl<'a> Builder<'a> {
             method,
             base,
             path,
+            url,
             query,
             headers,
             body,

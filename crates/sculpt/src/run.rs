@@ -702,16 +702,13 @@ impl Sculpted {
     }
 
     /// Renders the step's request for this call.
-    fn request(&self, step: &Step, scope: &Scope<'_>) -> Result<Request, ToolFailure> {
-        let unexpected = |what: &str, written: Option<&str>| {
-            ToolFailure::permanent("the upstream service answered in an unexpected shape, so the call cannot go on")
-                .with_code(failure::UNEXPECTED)
-                .with_developer_message(format!(
-                    "step `{}`, `{what}`: `{}` has no value in this call",
-                    step.name,
-                    written.unwrap_or("?")
-                ))
-        };
+    /// The URL of a step whose path has holes: filled, checked, parsed.
+    fn url(
+        &self,
+        step: &Step,
+        scope: &Scope<'_>,
+        unexpected: impl Fn(&str, Option<&str>) -> ToolFailure,
+    ) -> Result<Url, ToolFailure> {
         let path = step
             .path
             .text(scope, |value, out| out.extend(utf8_percent_encode(value, SEGMENT)))
@@ -727,11 +724,27 @@ impl Sculpted {
             )
             .with_code(failure::INVALID_INPUT));
         }
-        let mut url = Url::parse(&format!("{}{path}", step.base)).map_err(|e| {
+        Url::parse(&format!("{}{path}", step.base)).map_err(|e| {
             ToolFailure::permanent("the input cannot be made into an upstream URL")
                 .with_code(failure::INVALID_INPUT)
                 .with_developer_message(format!("step `{}`: {e}", step.name))
-        })?;
+        })
+    }
+
+    fn request(&self, step: &Step, scope: &Scope<'_>) -> Result<Request, ToolFailure> {
+        let unexpected = |what: &str, written: Option<&str>| {
+            ToolFailure::permanent("the upstream service answered in an unexpected shape, so the call cannot go on")
+                .with_code(failure::UNEXPECTED)
+                .with_developer_message(format!(
+                    "step `{}`, `{what}`: `{}` has no value in this call",
+                    step.name,
+                    written.unwrap_or("?")
+                ))
+        };
+        let mut url = match &step.url {
+            Some(url) => url.clone(),
+            None => self.url(step, scope, unexpected)?,
+        };
         if !step.query.is_empty() {
             let mut pairs = url.query_pairs_mut();
             for (key, template) in &step.query {
