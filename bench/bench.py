@@ -90,6 +90,14 @@ MICRO = {
     "sculpt/engine_invoke_one_step_jq": ("the same with a jq output", None),
 }
 
+# Connection scaling: (group, [(side, server name)], what); measured at 1 and 64 connections as
+# GROUP@N, and at the table's own count as GROUP.
+SCALING = [
+    ("nact", [("toolhost", "toolhost"), ("bare", "bare axum handler")], "N-ACT native call"),
+    ("mcp", [("toolhost", "toolhost"), ("rmcp", "minimal rmcp server")], "MCP `tools/call`"),
+    ("sculpt", [("toolhost", "toolhost"), ("direct", "the upstream directly")], "sculpted one-step tool, instant upstream"),
+]
+
 RSS_TARGET_KB = 50 * 1024
 
 
@@ -184,6 +192,34 @@ def load_table(runs, skipped):
         rows.append(f"| {what} | — | — | — | — | the upstream called directly | — | — | — | — | — | < 150 µs | skipped: {reason} |")
         outcomes.append((what, "", None))
     return rows, outcomes
+
+
+def scaling_table(runs, connections):
+    """How latency and CPU per call grow with connections: one row per server, a cell per count."""
+    counts = sorted({1, 64, int(connections) if str(connections).isdigit() else 16})
+    rows = [
+        "| what | server | " + " | ".join(f"{n} conn.: req/s · p50 · p99 · CPU/req" for n in counts) + " | p99 at "
+        + f"{counts[-1]} / at 1 |",
+        "|---|---|" + "--:|" * len(counts) + "--:|",
+    ]
+    for group, sides, what in SCALING:
+        for side, name in sides:
+            cells, p99 = [], {}
+            for n in counts:
+                key = group if str(n) == str(connections) else f"{group}@{n}"
+                if key == "sculpt@1":
+                    key = "sculpt1"  # measured once, for the added-latency row
+                samples = runs.get((key, side))
+                if not samples:
+                    cells.append("—")
+                    continue
+                x = summarize(samples)
+                p99[n] = x["p99"]
+                failed = f" ({x['failed']} failed)" if x["failed"] else ""
+                cells.append(f"{fmt_rps(x['rps'])} · {fmt_us(x['p50'])} · {fmt_us(x['p99'])} · {fmt_cpu(x['cpu'])}{failed}")
+            growth = f"{p99[counts[-1]] / p99[1]:.1f}×" if p99.get(1) and p99.get(counts[-1]) else "—"
+            rows.append(f"| {what} | {name} | " + " | ".join(cells) + f" | {growth} |")
+    return rows
 
 
 def rss_table(rss):
@@ -283,6 +319,14 @@ def table(runs_path, rss_path, criterion_dir, since, skipped_path):
         "## Load",
         "",
         *load_rows,
+        "",
+        "## Connection scaling",
+        "",
+        "The same comparisons at 1, 16 and 64 connections. With everything on two shared cores, req/s "
+        "stops growing once the cores are busy and p99 then grows with the queue; CPU/req is the "
+        "figure that carries over to a bigger machine.",
+        "",
+        *scaling_table(runs, machine["connections"]),
         "",
         "## Memory",
         "",

@@ -13,7 +13,7 @@
 #    the peak RSS of each server from /proc; stops everything it started.
 #
 # Settings (environment): BENCH_DURATION seconds per measured run (5), BENCH_WARMUP (1),
-# BENCH_CONNECTIONS (16), BENCH_THREADS load-generator threads (1), BENCH_ROUNDS (2),
+# BENCH_CONNECTIONS (16; the scaling rows add 1 and 64), BENCH_THREADS load-generator threads (1), BENCH_ROUNDS (2),
 # BENCH_LOAD=wrk|oha, BENCH_SKIP_MICRO=1, TOOLHOST_BENCH_CACHE (default ~/.cache/toolhost).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -232,6 +232,21 @@ sides=(
   "federated|direct|rmcp|POST|/mcp|$mcp_body|\"structuredContent\"|$json|$mcp_accept|$mcp_version"
 )
 
+# Connection scaling (issue #18): the N-ACT, MCP and sculpted comparisons again at 1 and 64
+# connections (16 is the table above), as groups named GROUP@CONNECTIONS.
+scaled=(nact mcp sculpt)
+for conns in 1 64; do
+  for spec in "${sides[@]}"; do
+    group="${spec%%|*}"
+    [ "$group/$conns" != sculpt/1 ] || continue # the sculpt1 group is this one
+    rest="${spec#*|}"
+    side="${rest%%|*}"
+    [[ " ${scaled[*]} " == *" $group "* ]] || continue
+    [ "$group/$side" != mcp/bare ] && [ "$group/$side" != mcp/fastmcp ] || continue
+    sides+=("$group@$conns|$rest")
+  done
+done
+
 clock_ticks="$(getconf CLK_TCK)"
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system time of a process, in ticks
 
@@ -247,6 +262,7 @@ measure() { # ROUND SPEC
   local target_url conns="$connections" out
   target_url="$(url "$server" "$path")"
   [ "$group" = sculpt1 ] && conns=1
+  case "$group" in *@*) conns="${group##*@}" ;; esac
   if [ "$round" = 1 ]; then
     python3 bench/bench.py probe "$method" "$target_url" "$body" "$expect" "${fields[@]:7}"
   fi
@@ -272,7 +288,7 @@ measure() { # ROUND SPEC
   say "round $round $group/$side: $out"
 }
 
-groups=(nact otc woa mcp sculpt sculpt_slow sculpt1 federated)
+groups=(nact otc woa mcp sculpt sculpt_slow sculpt1 federated nact@1 nact@64 mcp@1 mcp@64 sculpt@64)
 for round in $(seq "$rounds"); do
   for group in "${groups[@]}"; do
     group_sides=()
