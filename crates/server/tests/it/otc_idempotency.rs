@@ -37,7 +37,7 @@ const COUNTING: &str = r#"toolkits:
 "#;
 
 /// One run counter per test, so tests running in parallel do not count each other's runs.
-static RUNS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
+static RUNS: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
 
 fn counting<const SLOT: usize>(input: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
     let run = RUNS[SLOT].fetch_add(1, Ordering::SeqCst) + 1;
@@ -146,6 +146,32 @@ async fn a_missing_call_id_is_generated() {
     }
     assert_ne!(ids[0], ids[1], "each call gets its own id");
     assert_eq!(runs::<3>(), 2, "and each runs");
+}
+
+/// Issue #18: a call without a `call_id` is not recorded (its generated id is known to nobody
+/// before the answer), so calls that did not ask for idempotency never push out the record of
+/// one that did, however many there are.
+#[tokio::test]
+async fn calls_without_a_call_id_do_not_crowd_out_keyed_ones() {
+    let server = Spawn::new(vec![yaml("counting.yaml", COUNTING)])
+        .with_function("counting.run", counting::<7>)
+        .with_config(|config| config.idempotency_max_entries = 2)
+        .start()
+        .await;
+    let keyed = server.call(request("Counting.Run", "kept", "a")).await.expect_success();
+    for _ in 0..5 {
+        server
+            .call(json!({ "tool_id": "Counting.Run", "input": { "text": "x" } }))
+            .await
+            .expect_success();
+    }
+    assert_eq!(runs::<7>(), 6);
+    let repeat = server.call(request("Counting.Run", "kept", "a")).await.expect_success();
+    assert_eq!(
+        repeat, keyed,
+        "the keyed call's record is still there: the stored result"
+    );
+    assert_eq!(runs::<7>(), 6, "and the repeat did not run");
 }
 
 #[tokio::test]

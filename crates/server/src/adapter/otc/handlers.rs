@@ -116,21 +116,30 @@ pub(super) async fn call(
         };
         return refused(error::classify(e, schema, &request.tool_id));
     }
+    let input = request.input.unwrap_or_default();
+    // Only a call_id the caller chose is a key: an id made here is known to nobody until the
+    // answer, so no repeat can bring it, and recording it would only crowd the store (and,
+    // with `--state`, cost a round trip to it) for every call that did not ask.
+    let keyed = request.call_id.as_ref().map(|call_id| {
+        let fingerprint = convert::fingerprint(&request.tool_id, &input, request.context.as_ref());
+        (convert::call_key(&caller.id, call_id), fingerprint)
+    });
     let call_id = request
         .call_id
         .clone()
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let input = request.input.unwrap_or_default();
-    let fingerprint = convert::fingerprint(&request.tool_id, &input, request.context.as_ref());
-    let key = convert::call_key(&caller.id, &call_id);
     let invocation = Invocation {
         tool: tool.name.clone(),
         version: id.version,
         input,
         context: convert::context(request.context, request.trace_id, caller.context()),
     };
-    let run = Box::pin(run(&state, invocation, &call_id, schema, &request.tool_id));
-    match state.calls.once(&key, &fingerprint, run).await {
+    let run = run(&state, invocation, &call_id, schema, &request.tool_id);
+    let result = match &keyed {
+        Some((key, fingerprint)) => state.calls.once(key, fingerprint, Box::pin(run)).await,
+        None => run.await.map_err(Refusal::Rejected),
+    };
+    match result {
         Ok(result) => json(format!(r#"{{"$schema":{},"result":{result}}}"#, quote(schema))),
         Err(Refusal::Rejected(response)) => response,
         Err(Refusal::Unavailable) => {
