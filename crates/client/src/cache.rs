@@ -37,7 +37,7 @@ impl Cache {
 
     fn path(&self, url: &str) -> PathBuf {
         let digest = Sha256::digest(url.as_bytes());
-        let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let name = toolhost_core::hex(&digest);
         self.dir.join(format!("{name}.json"))
     }
 

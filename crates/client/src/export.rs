@@ -234,7 +234,7 @@ fn fit(name: &str) -> String {
         return name.to_owned();
     }
     let digest = Sha256::digest(name.as_bytes());
-    let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    let hex = toolhost_core::hex(&digest[..4]);
     format!("{}_{hex}", &name[..MAX_NAME - 9])
 }
 

@@ -109,7 +109,7 @@ pub fn signature_hash(protocol: Protocol, definition: &Value) -> String {
     let mut text = String::new();
     canonical(&value, &mut text);
     let digest = Sha256::digest(text.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = toolhost_core::hex(&digest);
     format!("sha256:{hex}")
 }
 

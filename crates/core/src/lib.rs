@@ -20,3 +20,24 @@ pub use catalog::{
 };
 pub use engine::{Engine, Error, Invocation, Outcome, Requirement, resolve};
 pub use validate::ParameterError;
+
+/// Lower-case hex of `bytes` (digests in ids, keys and file names), written without a
+/// formatter call per byte.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod hex_tests {
+    #[test]
+    fn hex_is_lower_case_two_digits_a_byte() {
+        assert_eq!(super::hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
+        assert_eq!(super::hex(&[]), "");
+    }
+}

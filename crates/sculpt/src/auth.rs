@@ -211,7 +211,7 @@ impl TokenKey {
             hasher.update((part.len() as u64).to_le_bytes());
             hasher.update(part.as_bytes());
         }
-        let digest: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let digest = toolhost_core::hex(&hasher.finalize());
         format!("toolhost:token:{digest}")
     }
 }

@@ -116,7 +116,7 @@ pub fn revision(catalog: &Catalog) -> String {
             hasher.update([0]);
         }
     }
-    hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+    toolhost_core::hex(&hasher.finalize()[..8])
 }
 
 fn record_catalog(generation: u64, catalog: &Catalog) {

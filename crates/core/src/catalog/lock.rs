@@ -62,7 +62,7 @@ pub fn signature(tool: &Tool, version: &Version) -> Value {
 pub fn hash(tool: &Tool, version: &Version) -> String {
     let text = signature(tool, version).to_string();
     let digest = Sha256::digest(text.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::hex(&digest);
     format!("sha256:{hex}")
 }
 

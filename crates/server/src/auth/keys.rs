@@ -48,10 +48,7 @@ impl ApiKey {
 
 /// The hex SHA-256 of a key, as config stores it.
 pub fn hash(key: &str) -> String {
-    Sha256::digest(key.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    toolhost_core::hex(&Sha256::digest(key.as_bytes()))
 }
 
 /// The configured key whose hash matches `presented`. Every key is compared, each in constant

@@ -162,7 +162,7 @@ pub(super) fn fingerprint(tool_id: &str, input: &Map<String, Value>, context: Op
         }
     }
     let digest = hasher.finalize();
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    toolhost_core::hex(&digest)
 }
 
 /// The idempotency key of a call: its `call_id` within the caller's own namespace, so that
