@@ -1,6 +1,6 @@
 //! The OpenAPI 3.1 document of a catalog as one caller sees it (module docs of the parent).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toolhost_core::{Access, Catalog, Tool, Version};
 
 use crate::Config;
@@ -28,43 +28,91 @@ impl Site {
     }
 }
 
-/// The whole document.
-pub(super) fn document(catalog: &Catalog, site: &Site, access: &Access) -> Value {
+/// What one entry of `paths` holds, built when it is written.
+enum Path<'a> {
+    Woa(&'a Tool),
+    Nact(&'a Tool, &'a Version),
+    Otc,
+    Fixed(Value),
+}
+
+/// The whole document, written into `out` one path at a time: each operation is built as a
+/// `Value`, written and dropped (OTC's branches too), so a 10,000-tool document never exists as
+/// one tree of values (that tree took ~1.3 GB; issue #18). Object keys come in the order a
+/// `serde_json::Map` sorts them.
+pub(super) fn write(out: &mut Vec<u8>, catalog: &Catalog, site: &Site, access: &Access) {
     let tools: Vec<&Tool> = catalog
         .tools()
         .iter()
         .map(AsRef::as_ref)
         .filter(|t| access.allows(t))
         .collect();
-    let mut paths = Map::new();
+    let mut paths: Vec<(String, Path<'_>)> = Vec::new();
     // WoA and N-ACT carry no call context: a tool that needs it is OTC's only.
     for tool in tools.iter().filter(|t| !t.needs_call_context()) {
-        paths.insert(
-            format!("{}/agents/{}/invoke", site.woa, tool.name),
-            json!({"post": woa_invoke(tool)}),
-        );
+        paths.push((format!("{}/agents/{}/invoke", site.woa, tool.name), Path::Woa(tool)));
         for version in tool.served_versions().filter(|v| v.scalar_inputs_only()) {
-            paths.insert(
-                format!("{}/tools/{}/versions/{}:invoke", site.nact, tool.name, version.number),
-                json!({"post": nact_invoke(tool, version)}),
-            );
+            let key = format!("{}/tools/{}/versions/{}:invoke", site.nact, tool.name, version.number);
+            paths.push((key, Path::Nact(tool, version)));
         }
     }
-    paths.insert(format!("{}/tools/call", site.otc), json!({"post": otc_call(&tools)}));
-    listings(&mut paths, site);
+    paths.push((format!("{}/tools/call", site.otc), Path::Otc));
+    paths.extend(listings(site).into_iter().map(|(key, value)| (key, Path::Fixed(value))));
+    // Sorted as a map's keys; where two routes share a path (prefixes configured alike), the
+    // one added last stands, as a map insert would leave it.
+    paths.reverse();
+    paths.sort_by(|a, b| a.0.cmp(&b.0));
+    paths.dedup_by(|a, b| a.0 == b.0);
     let toolkits: std::collections::BTreeSet<&str> = tools.iter().map(|t| t.toolkit.as_str()).collect();
-    json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": site.title,
-            "version": env!("CARGO_PKG_VERSION"),
-            "description": "The tools of this server over its REST protocols: each tool's Web of Agents invocation (named after the tool, its body the tool's input), each served version's N-ACT invocation, and OTC's call with a branch per version.",
-        },
-        "servers": [{"url": site.base}],
-        "tags": toolkits.iter().map(|t| json!({"name": t})).collect::<Vec<_>>(),
-        "paths": paths,
-        "components": {"schemas": {"Problem": problem()}},
-    })
+    let info = json!({
+        "title": site.title,
+        "version": env!("CARGO_PKG_VERSION"),
+        "description": "The tools of this server over its REST protocols: each tool's Web of Agents invocation (named after the tool, its body the tool's input), each served version's N-ACT invocation, and OTC's call with a branch per version.",
+    });
+    out.push(b'{');
+    entry(out, "components", &json!({"schemas": {"Problem": problem()}}));
+    out.push(b',');
+    entry(out, "info", &info);
+    out.push(b',');
+    entry(out, "openapi", &json!("3.1.0"));
+    out.extend_from_slice(b",\"paths\":{");
+    for (i, (key, path)) in paths.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        match path {
+            Path::Woa(tool) => entry(out, key, &json!({"post": woa_invoke(tool)})),
+            Path::Nact(tool, version) => entry(out, key, &json!({"post": nact_invoke(tool, version)})),
+            Path::Otc => {
+                write_json(out, &Value::String(key.clone()));
+                out.push(b':');
+                otc_call(out, &tools);
+            }
+            Path::Fixed(value) => entry(out, key, value),
+        }
+    }
+    out.extend_from_slice(b"},");
+    entry(out, "servers", &json!([{"url": site.base}]));
+    out.push(b',');
+    let tags: Vec<Value> = toolkits.iter().map(|t| json!({"name": t})).collect();
+    entry(out, "tags", &Value::Array(tags));
+    out.push(b'}');
+}
+
+/// `"key":value`.
+fn entry(out: &mut Vec<u8>, key: &str, value: &Value) {
+    write_json(out, &Value::String(key.to_owned()));
+    out.push(b':');
+    write_json(out, value);
+}
+
+fn write_json(out: &mut Vec<u8>, value: &Value) {
+    // Writing a `Value` into a `Vec` cannot fail: its keys are strings and memory is the only
+    // resource (and running out of that aborts).
+    if let Err(e) = serde_json::to_writer(&mut *out, value) {
+        tracing::error!(error = %e, "a part of the OpenAPI document did not serialize");
+        out.extend_from_slice(b"null");
+    }
 }
 
 /// The answers every invocation may give beside 200.
@@ -201,40 +249,25 @@ fn nact_invoke(tool: &Tool, version: &Version) -> Value {
     })
 }
 
-fn otc_call(tools: &[&Tool]) -> Value {
-    let branches: Vec<Value> = tools
+/// `{"post": ...}` of OTC's call: a branch per served version, each written as it is built.
+/// The operation around them is a `Value` with a marker where the branches go.
+fn otc_call(out: &mut Vec<u8>, tools: &[&Tool]) {
+    const BRANCHES: &str = "\u{0}branches\u{0}";
+    let mut branches = tools
         .iter()
         .flat_map(|tool| tool.served_versions().map(move |v| (tool, v)))
-        .map(|(tool, version)| {
-            let mut request = json!({
-                "type": "object",
-                "required": ["tool_id"],
-                "properties": {
-                    "tool_id": {"const": format!("{}.{}@{}", tool.toolkit, tool.name, version.semver)},
-                    "input": *version.input_schema,
-                    "call_id": {"type": "string"},
-                    "trace_id": {"type": "string"},
-                    "context": {"type": "object"},
-                },
-                "additionalProperties": false,
-            });
-            if version.inputs.iter().any(|p| p.required) {
-                request["required"] = json!(["tool_id", "input"]);
-            }
-            request
-        })
-        .collect();
-    let request = if branches.is_empty() {
+        .peekable();
+    let request = if branches.peek().is_none() {
         json!({"type": "object"})
     } else {
-        json!({"oneOf": branches})
+        json!({"oneOf": BRANCHES})
     };
     let mut responses = failures();
     responses["200"] = json!({
         "description": "OTC's result: `success` with the `value`, or `success: false` with the tool's error and retry hints.",
         "content": {"application/json": {"schema": {"type": "object", "required": ["result"], "properties": {"result": {"type": "object"}}}}},
     });
-    json!({
+    let operation = json!({"post": {
         "operationId": "otc_call",
         "summary": "Call a tool version (OTC 1.0)",
         "requestBody": {"required": true, "content": {"application/json": {"schema": {
@@ -243,18 +276,52 @@ fn otc_call(tools: &[&Tool]) -> Value {
             "properties": {"$schema": {"type": "string"}, "request": request},
         }}}},
         "responses": responses,
-    })
+    }});
+    let mut text = Vec::new();
+    write_json(&mut text, &operation);
+    let mut marker = Vec::new();
+    write_json(&mut marker, &json!(BRANCHES));
+    let Some(at) = text.windows(marker.len()).position(|w| w == marker.as_slice()) else {
+        out.extend_from_slice(&text);
+        return;
+    };
+    out.extend_from_slice(&text[..at]);
+    out.push(b'[');
+    for (i, (tool, version)) in branches.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let mut request = json!({
+            "type": "object",
+            "required": ["tool_id"],
+            "properties": {
+                "tool_id": {"const": format!("{}.{}@{}", tool.toolkit, tool.name, version.semver)},
+                "input": *version.input_schema,
+                "call_id": {"type": "string"},
+                "trace_id": {"type": "string"},
+                "context": {"type": "object"},
+            },
+            "additionalProperties": false,
+        });
+        if version.inputs.iter().any(|p| p.required) {
+            request["required"] = json!(["tool_id", "input"]);
+        }
+        write_json(out, &request);
+    }
+    out.push(b']');
+    out.extend_from_slice(&text[at + marker.len()..]);
 }
 
 /// The listing routes, described without their tools (they list them).
-fn listings(paths: &mut Map<String, Value>, site: &Site) {
+fn listings(site: &Site) -> Vec<(String, Value)> {
+    let mut paths = Vec::new();
     let listing = |id: &str, what: &str, content_type: &str, params: Value| {
         let mut responses = failures();
         responses["200"] = json!({"description": what, "content": {content_type: {"schema": {"type": "object"}}}});
         json!({"get": {"operationId": id, "summary": what, "parameters": params, "responses": responses}})
     };
     let tool = json!({"name": "tool", "in": "path", "required": true, "schema": {"type": "string"}});
-    paths.insert(
+    paths.push((
         format!("{}/tools", site.nact),
         listing(
             "nact_list",
@@ -267,8 +334,8 @@ fn listings(paths: &mut Map<String, Value>, site: &Site) {
                 {"name": "q", "in": "query", "schema": {"type": "string"}},
             ]),
         ),
-    );
-    paths.insert(
+    ));
+    paths.push((
         format!("{}/tools/{{tool}}", site.nact),
         listing(
             "nact_signature",
@@ -276,8 +343,8 @@ fn listings(paths: &mut Map<String, Value>, site: &Site) {
             "application/json",
             json!([tool]),
         ),
-    );
-    paths.insert(
+    ));
+    paths.push((
         format!("{}/tools/{{tool}}/versions", site.nact),
         listing(
             "nact_versions",
@@ -285,12 +352,12 @@ fn listings(paths: &mut Map<String, Value>, site: &Site) {
             "application/json",
             json!([tool]),
         ),
-    );
-    paths.insert(
+    ));
+    paths.push((
         format!("{}/tools", site.otc),
         listing("otc_list", "OTC: the tool definitions", "application/json", json!([])),
-    );
-    paths.insert(
+    ));
+    paths.push((
         "/.well-known/woa.json".to_owned(),
         listing(
             "woa_document",
@@ -298,5 +365,6 @@ fn listings(paths: &mut Map<String, Value>, site: &Site) {
             "application/woa+json",
             json!([]),
         ),
-    );
+    ));
+    paths
 }

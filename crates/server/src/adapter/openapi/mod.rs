@@ -54,7 +54,8 @@ pub struct Document {
 
 impl Document {
     fn render(catalog: &Catalog, site: &Arc<convert::Site>, access: &Access) -> Self {
-        let body = serde_json::to_vec(&convert::document(catalog, site, access)).unwrap_or_default();
+        let mut body = Vec::new();
+        convert::write(&mut body, catalog, site, access);
         let etag = cache::etag(&body);
         Self {
             etag: HeaderValue::from_str(&etag).unwrap_or_else(|_| HeaderValue::from_static("\"\"")),
