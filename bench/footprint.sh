@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The release binary's footprint (issue #18): its size, the time from start to answering
 # /readyz, and peak RSS, with the bundled catalog and with a generated 10,000-tool catalog (50
-# toolkits of 200 tools, each with a few inputs, served by a native function). Loopback only;
+# toolkits of 200 tools, each with a few inputs, served by a native function), and what the first
+# /openapi.json (built on demand) costs in time and peak RSS. Loopback only;
 # bounded; stops by itself. Prints one Markdown table row per catalog.
 # Usage: bench/footprint.sh        (CARGO_TARGET_DIR defaults to ~/.cache/toolhost/target-release)
 set -euo pipefail
@@ -36,8 +37,8 @@ for k in range(50):
     open(f"{out}/kit{k:02}.yaml", "w").write("\n".join(lines) + "\n")
 EOF
 size=$(stat -c %s "$bin")
-echo "| catalog | binary | start to ready | peak RSS |"
-echo "|---|--:|--:|--:|"
+echo "| catalog | binary | start to ready | peak RSS | first /openapi.json: time, size | peak RSS after it |"
+echo "|---|--:|--:|--:|--:|--:|"
 for catalog in bundled big; do
   args=(serve --listen 127.0.0.1:0 --ui false)
   [ "$catalog" = big ] && args+=(--catalog "$work/big")
@@ -62,10 +63,18 @@ while address and time.monotonic() - started < 60:
         time.sleep(0.005)
 for path in ["/nact/tools?pageLimit=50", "/otc/tools", "/.well-known/woa.json"] * 3:
     urllib.request.urlopen(f"http://{address}{path}", timeout=10).read()
-peak = int(re.search(r"VmHWM:\s+(\d+) kB", open(f"/proc/{process.pid}/status").read()).group(1))
+def peak_kb():
+    return int(re.search(r"VmHWM:\s+(\d+) kB", open(f"/proc/{process.pid}/status").read()).group(1))
+peak = peak_kb()
+# The OpenAPI document is built on its first request: its time and what it adds to the peak.
+asked = time.monotonic()
+document = urllib.request.urlopen(f"http://{address}/openapi.json", timeout=120).read()
+openapi_ms = (time.monotonic() - asked) * 1000
+openapi_peak = peak_kb()
 process.terminate()
 process.wait(timeout=10)
 label = "bundled (6 tools)" if name == "bundled" else "generated, 10,000 tools"
-print(f"| {label} | {size / 1e6:.1f} MB | {ready * 1000:.0f} ms | {peak / 1024:.1f} MB |")
+print(f"| {label} | {size / 1e6:.1f} MB | {ready * 1000:.0f} ms | {peak / 1024:.1f} MB | "
+      f"{openapi_ms:,.0f} ms, {len(document) / 1e6:.1f} MB | {openapi_peak / 1024:.1f} MB |")
 EOF
 done
