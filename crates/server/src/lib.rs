@@ -252,11 +252,26 @@ pub fn app(state: Arc<State>) -> Router {
     // the router, a clone is an `Arc`'s.
     let shared = tower::ServiceBuilder::new()
         .layer(CatchPanicLayer::custom(http::problem::panicked))
-        .layer(axum::middleware::from_fn_with_state(mounts, http::log::request))
-        .layer(axum::middleware::from_fn_with_state(state, auth::layer))
+        .layer(axum::middleware::from_fn_with_state((mounts, state), front))
         .layer(DefaultBodyLimit::max(body_limit))
         .service(routes);
     Router::new().fallback_service(shared)
+}
+
+/// What every request passes first, in one layer: its ids, span and log line
+/// ([`http::log::request`]) around authentication ([`auth::admit`]).
+async fn front(
+    axum::extract::State((mounts, state)): axum::extract::State<(Arc<http::log::Mounts>, Arc<State>)>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    http::log::request(&mounts, request, |mut request| async move {
+        match auth::admit(&state, &mut request).await {
+            Ok(()) => next.run(request).await,
+            Err(refusal) => refusal,
+        }
+    })
+    .await
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then finishes in-flight requests.

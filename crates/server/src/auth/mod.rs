@@ -18,7 +18,6 @@ use std::sync::Arc;
 
 use axum::extract::{Request, State as Extract};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use toolhost_core::Access;
 
@@ -293,10 +292,12 @@ fn exempt(state: &State, path: &str) -> bool {
             .is_some_and(|rest| rest == "/health")
 }
 
-/// The authentication middleware: every request leaves it with a [`Caller`] or as a 401.
-pub async fn layer(Extract(state): Extract<Arc<State>>, mut request: Request, next: Next) -> Response {
-    let path = request.uri().path().to_owned();
-    let exempt = exempt(&state, &path);
+/// Authentication, on every request: it goes on with a [`Caller`] in its extensions, or is
+/// answered here (401, or 429 for an address past its failed-authentication limit).
+pub async fn admit(state: &State, request: &mut Request) -> Result<(), Response> {
+    let path = request.uri().path();
+    let exempt = exempt(state, path);
+    let auth = state.auth();
     // A client address that keeps sending wrong credentials must wait before its next try is
     // even looked at: keys cannot be guessed at line rate. A caller elsewhere, or one whose
     // credentials are right, is never held up by it (issue #21.12).
@@ -305,29 +306,30 @@ pub async fn layer(Extract(state): Extract<Arc<State>>, mut request: Request, ne
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0.ip());
     if !exempt
-        && state.auth().enabled()
+        && auth.enabled()
         && let Some(ip) = address
         && let Err(wait) = state.auth_failures.peek(crate::limits::RateKey::Address(ip))
     {
         metrics::counter!("toolhost_auth_failures_limited_total").increment(1);
-        return too_many_failures(&state, &path, wait);
+        return Err(too_many_failures(state, path, wait));
     }
     let caller = if exempt {
         Ok(Caller::anonymous())
     } else {
-        state.auth().authenticate(request.headers()).await
+        auth.authenticate(request.headers()).await
     };
     match caller {
         Ok(caller) => {
             request.extensions_mut().insert(caller);
-            next.run(request).await
+            Ok(())
         }
         Err(refusal) => {
             if let (Refusal::Invalid(_), Some(ip)) = (&refusal, address) {
                 let _ = state.auth_failures.check(crate::limits::RateKey::Address(ip));
             }
+            let path = request.uri().path();
             tracing::info!(%path, reason = ?refusal, "authentication refused");
-            unauthorized(&state, &path, &refusal)
+            Err(unauthorized(state, path, &refusal))
         }
     }
 }

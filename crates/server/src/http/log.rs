@@ -5,9 +5,8 @@ use std::time::Instant;
 
 use crate::http::meter::Handles;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue};
-use axum::middleware::Next;
 use axum::response::Response;
 
 tokio::task_local! {
@@ -86,9 +85,14 @@ impl Mounts {
     }
 }
 
-/// Logs each request once it is answered, with its id, and counts it. The query string is left
-/// out, since callers sometimes put credentials there.
-pub async fn request(State(mounts): State<std::sync::Arc<Mounts>>, request: Request, next: Next) -> Response {
+/// Runs `inner` on the request with its ids in scope and a span around it, then logs the
+/// request once it is answered, with its id, and counts it. The query string is left out,
+/// since callers sometimes put credentials there.
+pub async fn request<F, Fut>(mounts: &Mounts, request: Request, inner: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
     let started = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
@@ -96,7 +100,7 @@ pub async fn request(State(mounts): State<std::sync::Arc<Mounts>>, request: Requ
     let request_id = ids.request_id.clone();
     // One span per request: what OTLP export (the `otel` feature) sends as a trace.
     let span = tracing::info_span!("request", %method, %path, request_id = %request_id);
-    let mut response = tracing::Instrument::instrument(IDS.scope(ids, next.run(request)), span).await;
+    let mut response = tracing::Instrument::instrument(IDS.scope(ids, inner(request)), span).await;
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert("x-request-id", value);
     }
