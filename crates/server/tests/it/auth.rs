@@ -348,6 +348,13 @@ async fn a_forbidden_tool_is_absent_everywhere_and_unknown_when_called() {
         );
         assert!(listing.iter().any(|n| n.contains("public_echo")), "{plain:?}");
     }
+    // Asked again, each from the per-scope-set documents now kept: still each caller's own.
+    assert_eq!(listings(&f, "key-with-admin").await, admin, "the admin's, again");
+    assert_eq!(
+        listings(&f, "key-without-scopes").await,
+        plain,
+        "the plain key's, again"
+    );
 
     // Calling it answers exactly as for a tool that does not exist.
     let key = "key-without-scopes";
