@@ -87,3 +87,84 @@ impl<V> Cached<V> {
         fresh
     }
 }
+
+/// A few renderings of a view for callers who see only part of the catalog, by what they see
+/// (`K`: their scope set, the tools listed to them). Without it every such request rendered
+/// the whole document again: on 10,000 tools, a large part of a second of CPU per request, for
+/// anyone holding a key (issue #18). Bounded: at most [`Restricted::MAX`] renderings, and no
+/// more bytes in all than the `budget` given (the full rendering's, at least 1 MB); the oldest
+/// go first. Kept inside the full rendering, so they go with its catalog.
+#[derive(Debug)]
+pub struct Restricted<K, V> {
+    entries: std::sync::Mutex<Vec<(K, Arc<V>)>>,
+}
+
+impl<K, V> Default for Restricted<K, V> {
+    fn default() -> Self {
+        Self {
+            entries: std::sync::Mutex::default(),
+        }
+    }
+}
+
+impl<K: PartialEq, V> Restricted<K, V> {
+    /// How many renderings are kept.
+    pub const MAX: usize = 8;
+
+    /// The rendering for `key`, kept or made by `render` (outside the lock: a render takes long
+    /// on a large catalog, and other callers need not wait for it). `size` is a rendering's
+    /// size in bytes.
+    pub fn get(&self, key: K, budget: usize, size: impl Fn(&V) -> usize, render: impl FnOnce() -> V) -> Arc<V> {
+        let lock = || self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, kept)) = lock().iter().find(|(k, _)| *k == key) {
+            return Arc::clone(kept);
+        }
+        let fresh = Arc::new(render());
+        let mut entries = lock();
+        entries.retain(|(k, _)| *k != key);
+        entries.push((key, Arc::clone(&fresh)));
+        let budget = budget.max(1 << 20);
+        while entries.len() > Self::MAX
+            || (entries.len() > 1 && entries.iter().map(|(_, v)| size(v)).sum::<usize>() > budget)
+        {
+            entries.remove(0);
+        }
+        fresh
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::Restricted;
+
+    #[test]
+    fn a_key_is_rendered_once_and_the_renderings_stay_bounded() {
+        let cache: Restricted<String, Vec<u8>> = Restricted::default();
+        let renders = AtomicUsize::new(0);
+        let get = |key: &str, bytes: usize| {
+            cache.get(key.to_owned(), 10 << 20, Vec::len, || {
+                renders.fetch_add(1, Ordering::SeqCst);
+                vec![0; bytes]
+            })
+        };
+        get("a", 10);
+        get("a", 10);
+        assert_eq!(renders.load(Ordering::SeqCst), 1, "an equal key is a hit");
+        for i in 0..Restricted::<String, Vec<u8>>::MAX {
+            get(&format!("s{i}"), 10);
+        }
+        assert_eq!(cache.entries.lock().unwrap().len(), Restricted::<String, Vec<u8>>::MAX);
+        let before = renders.load(Ordering::SeqCst);
+        get("a", 10);
+        assert_eq!(renders.load(Ordering::SeqCst), before + 1, "the oldest went first");
+        // Two renderings of 6 MB do not both fit a 10 MB budget: the older goes.
+        get("big1", 6 << 20);
+        get("big2", 6 << 20);
+        let kept = cache.entries.lock().unwrap();
+        let total: usize = kept.iter().map(|(_, v)| v.len()).sum();
+        assert!(total <= 10 << 20, "{total} bytes kept");
+        assert_eq!(kept.last().map(|(k, _)| k.as_str()), Some("big2"));
+    }
+}

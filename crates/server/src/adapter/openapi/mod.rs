@@ -31,7 +31,7 @@ use toolhost_core::{Access, Catalog};
 
 use crate::auth::Caller;
 use crate::http::cache;
-use crate::view::Cached;
+use crate::view::{Cached, Restricted};
 use crate::{Config, State};
 
 /// Where the document is served.
@@ -50,9 +50,9 @@ pub struct Document {
     body: Bytes,
     etag: HeaderValue,
     site: Arc<convert::Site>,
-    /// The documents of callers whose scopes hide tools, rendered on first request (the full
-    /// document holds them, so they go with its catalog).
-    restricted: Restricted,
+    /// The documents of callers whose scopes hide tools, by scope set, rendered on first
+    /// request.
+    restricted: Restricted<Scopes, Document>,
 }
 
 impl Document {
@@ -69,41 +69,8 @@ impl Document {
     }
 }
 
-/// A few documents by scope set, most recent last. Without it, every request of a scoped caller
-/// rendered the whole document again: on 10,000 tools, most of a second of CPU per request, for
-/// anyone holding a key (issue #18). Bounded: at most [`Restricted::MAX`] sets, and no more
-/// bytes in all than the full document's (or 1 MB); the oldest go first.
-#[derive(Debug, Default)]
-struct Restricted {
-    documents: std::sync::Mutex<Vec<(Scopes, Arc<Document>)>>,
-}
-
 /// A caller's scope set, as `Access::Scopes` holds it.
 type Scopes = Arc<std::collections::BTreeSet<String>>;
-
-impl Restricted {
-    const MAX: usize = 8;
-
-    /// The document for `scopes`, from the cache or made by `render` (outside the lock: a
-    /// render takes long on a large catalog, and other scope sets need not wait for it).
-    fn get(&self, scopes: &Scopes, budget: usize, render: impl FnOnce() -> Document) -> Arc<Document> {
-        let lock = || self.documents.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, document)) = lock().iter().find(|(s, _)| s == scopes) {
-            return Arc::clone(document);
-        }
-        let document = Arc::new(render());
-        let mut documents = lock();
-        documents.retain(|(s, _)| s != scopes);
-        documents.push((Arc::clone(scopes), Arc::clone(&document)));
-        let budget = budget.max(1 << 20);
-        while documents.len() > Self::MAX
-            || (documents.len() > 1 && documents.iter().map(|(_, d)| d.body.len()).sum::<usize>() > budget)
-        {
-            documents.remove(0);
-        }
-        document
-    }
-}
 
 /// The document of the engine's catalog for `config`, built when first asked for (it costs
 /// seconds and hundreds of MB on a 10,000-tool catalog, and few clients fetch it), and again
@@ -118,9 +85,15 @@ async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: 
     let built = state.openapi.get(&state.engine);
     let restricted = match &caller.access {
         Access::All => None,
-        access @ Access::Scopes(scopes) => Some(built.view.restricted.get(scopes, built.view.body.len(), || {
-            Document::render(&built.catalog, &built.view.site, access)
-        })),
+        access @ Access::Scopes(scopes) => {
+            let budget = built.view.body.len();
+            Some(built.view.restricted.get(
+                Arc::clone(scopes),
+                budget,
+                |d| d.body.len(),
+                || Document::render(&built.catalog, &built.view.site, access),
+            ))
+        }
     };
     let document = restricted.as_deref().unwrap_or(&built.view);
     let tag = document.etag.to_str().unwrap_or_default();
@@ -138,58 +111,4 @@ async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: 
     out.insert(header::ETAG, document.etag.clone());
     cache::set_policy(out, CACHE, state.auth().enabled());
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use super::*;
-
-    fn document(bytes: usize) -> Document {
-        Document {
-            body: Bytes::from(vec![b' '; bytes]),
-            etag: HeaderValue::from_static("\"t\""),
-            site: Arc::new(convert::Site::new(&Config::default())),
-            restricted: Restricted::default(),
-        }
-    }
-
-    fn scopes(names: &[&str]) -> Arc<BTreeSet<String>> {
-        Arc::new(names.iter().map(|s| (*s).to_owned()).collect())
-    }
-
-    #[test]
-    fn a_scope_set_is_rendered_once_and_the_cache_stays_bounded() {
-        let cache = Restricted::default();
-        let renders = AtomicUsize::new(0);
-        let get = |set: &Arc<BTreeSet<String>>, bytes: usize| {
-            cache.get(set, 10 << 20, || {
-                renders.fetch_add(1, Ordering::SeqCst);
-                document(bytes)
-            })
-        };
-        let a = scopes(&["a"]);
-        get(&a, 10);
-        get(&scopes(&["a"]), 10);
-        assert_eq!(renders.load(Ordering::SeqCst), 1, "an equal scope set is a hit");
-        for i in 0..Restricted::MAX {
-            get(&scopes(&[&format!("s{i}")]), 10);
-        }
-        assert_eq!(cache.documents.lock().unwrap().len(), Restricted::MAX);
-        let before = renders.load(Ordering::SeqCst);
-        get(&a, 10);
-        assert_eq!(renders.load(Ordering::SeqCst), before + 1, "the oldest set went first");
-        // Two documents of 6 MB do not both fit a 10 MB budget: the older goes.
-        get(&scopes(&["big1"]), 6 << 20);
-        get(&scopes(&["big2"]), 6 << 20);
-        let kept = cache.documents.lock().unwrap();
-        let total: usize = kept.iter().map(|(_, d)| d.body.len()).sum();
-        assert!(total <= 10 << 20, "{total} bytes kept");
-        assert_eq!(
-            kept.last().map(|(s, _)| s.iter().next().cloned()),
-            Some(Some("big2".to_owned()))
-        );
-    }
 }

@@ -24,12 +24,24 @@ const CACHE: &str = "max-age=300";
 pub(super) async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: HeaderMap) -> Response {
     let built = state.woa.get(&state.engine);
     // Callers limited by scopes, or who meet a tool's requirements, get a document of the
-    // agents they may call, rendered per request; so do all callers while an upstream tool is
-    // withdrawn.
+    // agents they may call; so do all callers while an upstream tool is withdrawn. It depends
+    // only on which tools are listed to them: a few such documents are kept by that set.
     let context = caller.context();
     let shared = matches!(context.access, Access::All) && context.meets_none() && !built.catalog.any_withdrawn();
-    let restricted = (!shared).then(|| Document::render(&built.catalog, &built.view.site, &context, built.view.built));
-    let document = restricted.as_ref().unwrap_or(&built.view);
+    let restricted = (!shared).then(|| {
+        let listed: Vec<usize> = (built.catalog.tools().iter().enumerate())
+            .filter(|(_, t)| t.listed_to(&context))
+            .map(|(i, _)| i)
+            .collect();
+        let budget = built.view.body.len();
+        built.view.restricted.get(
+            listed,
+            budget,
+            |d| d.body.len(),
+            || Document::render(&built.catalog, &built.view.site, &context, built.view.built),
+        )
+    });
+    let document = restricted.as_deref().unwrap_or(&built.view);
     let mut response = if unchanged(&headers, document) {
         let mut r = Response::new(Body::empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;

@@ -75,6 +75,10 @@ pub struct Document {
     built: SystemTime,
     /// Where the server is reached, to render documents for callers who see fewer agents.
     site: Site,
+    /// The documents of callers who see other agents than the shared one, by the catalog
+    /// indexes of the tools listed to them (all the document depends on), rendered on first
+    /// request.
+    restricted: crate::view::Restricted<Vec<usize>, Document>,
 }
 
 impl Document {
@@ -97,6 +101,7 @@ impl Document {
             built: built.into(),
             body: body.into(),
             site: site.clone(),
+            restricted: crate::view::Restricted::default(),
         }
     }
 }
