@@ -9,6 +9,7 @@ FAULT, what `tools/call` gets:
 - malformed: 200 with JSON that is not a JSON-RPC response (a `result` that is a string)
 - close: the connection closed without an answer
 - echo: a JSON-RPC error repeating the X-Api-Key header it got (as careless servers do)
+- refuse: a JSON-RPC "invalid params" error (-32602): the server ran nothing
 """
 
 import json
@@ -85,6 +86,10 @@ class Handler(BaseHTTPRequestHandler):
             if FAULT == "echo":
                 key = self.headers.get("X-Api-Key", "")
                 error = {"code": -32000, "message": f"the key {key} is not allowed to send"}
+                self.answer(200, json.dumps({"jsonrpc": "2.0", "id": ident, "error": error}))
+                return
+            if FAULT == "refuse":
+                error = {"code": -32602, "message": "invalid params: this server takes no such call"}
                 self.answer(200, json.dumps({"jsonrpc": "2.0", "id": ident, "error": error}))
                 return
             if FAULT == "close":

@@ -116,6 +116,17 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// An MCP server answered the request with a JSON-RPC error (not a transport failure: the
+    /// server is there and said no). See [`Error::refused_unrun`].
+    #[error("MCP at {}: the server answered with error {code}: {message}", shown(.server))]
+    McpError {
+        /// The server.
+        server: String,
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The server's message, cleaned.
+        message: String,
+    },
     /// A lockfile or mapping file could not be read or written.
     #[error("{path}: {message}")]
     File {
@@ -145,9 +156,23 @@ impl Error {
             | Self::InvalidArguments { .. }
             | Self::Timeout { .. }
             | Self::Mcp { .. }
+            | Self::McpError { .. }
             | Self::File { .. }
             | Self::Setup(_) => false,
         }
+    }
+
+    /// Whether the server refused the request before running anything: a JSON-RPC parse
+    /// error, invalid request, unknown method or invalid params (JSON-RPC 2.0 §5.1). Another
+    /// error code (an internal error, a server's own) may come after a tool began to act.
+    pub fn refused_unrun(&self) -> bool {
+        matches!(
+            self,
+            Self::McpError {
+                code: -32700 | -32600 | -32601 | -32602,
+                ..
+            }
+        )
     }
 
     /// Whether the request surely never reached the server (a connection that never opened),
@@ -238,5 +263,31 @@ impl fmt::Display for Invalid<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn only_json_rpc_refusals_before_running_are_refused_unrun() {
+        let answered = |code| Error::McpError {
+            server: "http://127.0.0.1:1/mcp".into(),
+            code,
+            message: "no".into(),
+        };
+        for code in [-32700, -32600, -32601, -32602] {
+            assert!(answered(code).refused_unrun(), "{code}");
+            assert!(!answered(code).is_retryable(), "{code}");
+        }
+        for code in [-32603, -32000, 1] {
+            assert!(!answered(code).refused_unrun(), "{code}: may come after the tool acted");
+        }
+        let lost = Error::Mcp {
+            server: "x".into(),
+            message: "Transport closed".into(),
+        };
+        assert!(!lost.refused_unrun());
     }
 }

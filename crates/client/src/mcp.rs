@@ -160,7 +160,15 @@ impl Session {
                 tool: tool.name.clone(),
                 timeout,
             })?
-            .map_err(|e| self.error(text::plain_error(&chain(&e))))?;
+            .map_err(|e| match e {
+                // The server answered, with a JSON-RPC error: not a lost connection.
+                rmcp::ServiceError::McpError(data) => Error::McpError {
+                    server: self.label.clone(),
+                    code: data.code.0,
+                    message: text::clean(&data.message, 2000),
+                },
+                other => self.error(text::plain_error(&chain(&other))),
+            })?;
         let texts: Vec<String> = result
             .content
             .iter()

@@ -761,7 +761,14 @@ impl Upstreamed {
             }
             // Nothing reached the upstream: trying again is safe.
             _ if error.nothing_sent() => unreachable(&self.upstream.shown, error),
-            Error::Transport { .. } | Error::Timeout { .. } | Error::Mcp { .. } if !self.idempotent => {
+            // The upstream answered that it will not run this request: nothing was done, and
+            // the same request will be refused again.
+            _ if error.refused_unrun() => ToolFailure::permanent("the service behind this tool refused the call")
+                .with_code("upstream_refused")
+                .with_developer_message(detail),
+            Error::Transport { .. } | Error::Timeout { .. } | Error::Mcp { .. } | Error::McpError { .. }
+                if !self.idempotent =>
+            {
                 ToolFailure::outcome_unknown(
                     "the service behind this tool stopped answering while it ran; it may have acted",
                 )
@@ -770,7 +777,7 @@ impl Upstreamed {
             _ if error.is_retryable()
                 || matches!(
                     error,
-                    Error::Transport { .. } | Error::Timeout { .. } | Error::Mcp { .. }
+                    Error::Transport { .. } | Error::Timeout { .. } | Error::Mcp { .. } | Error::McpError { .. }
                 ) =>
             {
                 ToolFailure::temporary(

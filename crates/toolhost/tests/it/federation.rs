@@ -542,7 +542,7 @@ async fn an_upstream_that_hangs_closes_or_garbles_its_answer_fails_each_call_cle
     let Some(python) = installed("venv/bin/python") else {
         return;
     };
-    let faults = ["hang", "garbage", "malformed", "close"];
+    let faults = ["hang", "garbage", "malformed", "close", "refuse"];
     let mut peers = Vec::new();
     let mut ports = Vec::new();
     for fault in std::iter::once("none").chain(faults) {
@@ -578,6 +578,26 @@ async fn an_upstream_that_hangs_closes_or_garbles_its_answer_fails_each_call_cle
     );
     for fault in faults {
         let started = std::time::Instant::now();
+        if fault == "refuse" {
+            // A JSON-RPC "invalid params" answer: the upstream ran nothing, and would refuse
+            // the same call again. Neither retryable nor an unknown outcome, even for `send`.
+            for (tool, input) in [
+                (
+                    "refuse_add",
+                    json!([{"name": "a", "value": 1}, {"name": "b", "value": 2}]),
+                ),
+                ("refuse_send", json!([{"name": "text", "value": "hello"}])),
+            ] {
+                let (status, problem) = invoke(&server.base, tool, input).await;
+                assert_eq!(
+                    (status, problem["code"].as_str()),
+                    (422, Some("upstream_refused")),
+                    "{tool}: {problem}"
+                );
+                assert_eq!(problem["retryable"], false, "{tool}: {problem}");
+            }
+            continue;
+        }
         // `add` is idempotent (its hints say so): a failure is retryable.
         let (status, problem) = invoke(
             &server.base,
@@ -614,7 +634,7 @@ async fn an_upstream_that_hangs_closes_or_garbles_its_answer_fails_each_call_cle
         "{logs:?}"
     );
     let listing = json_of(reqwest::Client::new().get(format!("{}/nact/tools", server.base))).await;
-    assert_eq!(listing["items"].as_array().map(Vec::len), Some(8), "{listing}");
+    assert_eq!(listing["items"].as_array().map(Vec::len), Some(10), "{listing}");
     assert!(server.terminate());
     drop(peers);
 }
