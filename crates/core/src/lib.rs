@@ -21,6 +21,14 @@ pub use catalog::{
 pub use engine::{Engine, Error, Invocation, Outcome, Requirement, resolve};
 pub use validate::ParameterError;
 
+/// Milliseconds since the Unix epoch by the wall clock (0 before it): for deadlines and
+/// expiries that other processes, or replicas, compare.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// Lower-case hex of `bytes` (digests in ids, keys and file names), written without a
 /// formatter call per byte.
 pub fn hex(bytes: &[u8]) -> String {

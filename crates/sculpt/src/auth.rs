@@ -220,17 +220,11 @@ impl TokenKey {
 async fn from_shared(shared: &dyn toolhost_core::SharedValues, key: &str) -> Option<Token> {
     let stored = shared.get(key).await?;
     let (until, value) = stored.split_once(':')?;
-    let left = until.parse::<u64>().ok()?.checked_sub(unix_ms())?;
+    let left = until.parse::<u64>().ok()?.checked_sub(toolhost_core::unix_ms())?;
     (!value.is_empty() && left > 0).then(|| Token {
         value: Secret::new(value),
         refresh_at: Instant::now() + Duration::from_millis(left),
     })
-}
-
-fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The process's OAuth 2.0 tokens, shared by every tool and kept across catalog and config
@@ -381,7 +375,7 @@ impl OAuth2 {
         let token = self.fetch(client, id, secret, subject, scrubber, deadline).await?;
         if let Some((shared, key)) = &shared {
             let left = token.refresh_at.saturating_duration_since(Instant::now());
-            let until = unix_ms() + left.as_millis() as u64;
+            let until = toolhost_core::unix_ms() + left.as_millis() as u64;
             shared
                 .put(key, &format!("{until}:{}", token.value.expose()), left)
                 .await;

@@ -310,7 +310,7 @@ impl Calls {
         run: BoxFuture<'_, Result<Arc<str>, Response>>,
     ) -> Result<Arc<str>, Refusal> {
         let key = format!("toolhost:call:{key}");
-        let deadline = now_ms() + self.lease.as_millis() as u64;
+        let deadline = toolhost_core::unix_ms() + self.lease.as_millis() as u64;
         let ours = format!("run:{fingerprint}:{deadline}:{}", uuid::Uuid::new_v4());
         let unavailable = |_| Refusal::Unavailable;
         let mut wait = Duration::from_millis(10);
@@ -347,7 +347,7 @@ impl Calls {
                 "lost" => return Err(Refusal::Lost),
                 _ => {
                     let their_deadline: u64 = rest.split(':').next().and_then(|d| d.parse().ok()).unwrap_or(0);
-                    if now_ms() > their_deadline {
+                    if toolhost_core::unix_ms() > their_deadline {
                         let script = redis::Script::new(LOSE);
                         let mut invocation = script.prepare_invoke();
                         invocation.key(&key).arg(&found).arg(format!("lost:{fingerprint}"));
@@ -374,14 +374,6 @@ impl Store for Calls {
     ) -> BoxFuture<'a, Result<Arc<str>, Refusal>> {
         Box::pin(self.once_inner(key, fingerprint, run))
     }
-}
-
-/// Milliseconds since the Unix epoch (lease deadlines compare across replicas: keep clocks in
-/// sync, as a lease is minutes long and NTP keeps them within milliseconds).
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Per-caller token buckets in the shared store, taken atomically by a script that reads the
