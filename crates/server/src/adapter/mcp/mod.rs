@@ -12,7 +12,7 @@
 //!   `_meta: {"toolhost/version": "x.y.z"}` pins a version.
 //! - Only tools are declared; prompts, resources and completion answer method-not-found.
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
-//!   (`fast`): the same handler code and model types, a fifth of the CPU.
+//!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
 mod convert;
 mod error;
