@@ -97,10 +97,16 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     }
 }
 
+/// A media type without its parameters (`application/json; charset=utf-8` → `application/json`),
+/// as written: compare it ignoring ASCII case.
+pub fn essence(value: &str) -> &str {
+    value.split(';').next().unwrap_or_default().trim()
+}
+
 fn check_content_type(value: Option<&HeaderValue>) -> Result<(), BodyError> {
     let given = value.map(|v| v.to_str().unwrap_or("(not text)"));
     let is_json = given.is_some_and(|v| {
-        let essence = v.split(';').next().unwrap_or_default().trim();
+        let essence = essence(v);
         essence.eq_ignore_ascii_case("application/json")
             || essence
                 .rsplit_once('+')

@@ -22,6 +22,7 @@ use serde::Deserialize;
 
 use crate::State;
 use crate::auth::Caller;
+use crate::http::body::essence;
 
 /// A `tools/call` request with nothing this path does not read.
 #[derive(Debug, Deserialize)]
@@ -78,16 +79,12 @@ pub(super) fn parse(headers: &HeaderMap, body: &Bytes) -> Option<Call> {
 /// both media types accepted (rmcp refuses a POST without them), a plain protocol version or
 /// none, no `Origin`, no other `Mcp-*` header.
 fn plain_headers(headers: &HeaderMap) -> bool {
-    let essence = |v: &str| v.split(';').next().unwrap_or_default().trim().to_owned();
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| essence(v).eq_ignore_ascii_case("application/json"));
+    let json = super::front::json_content(headers);
     let (mut accepts_json, mut accepts_sse) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
         let Ok(value) = value.to_str() else { return false };
         for media in value.split(',') {
-            let media = media.split(';').next().unwrap_or_default().trim();
+            let media = essence(media);
             accepts_json |= media.eq_ignore_ascii_case("application/json");
             accepts_sse |= media.eq_ignore_ascii_case("text/event-stream");
         }

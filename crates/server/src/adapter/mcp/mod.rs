@@ -17,8 +17,8 @@
 mod convert;
 mod error;
 mod fast;
+mod front;
 mod handler;
-mod malformed;
 mod sessions;
 
 use std::sync::Arc;
@@ -61,11 +61,11 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
     }
     let handler = Handler::new(Arc::clone(state));
     let factory = move || Ok(handler.clone());
-    let front = Arc::new(malformed::Front {
+    let front = Arc::new(front::Front {
         fast: (!config.sessions).then(|| Arc::clone(state)),
         limit: state.config.body_limit,
     });
-    let front = axum::middleware::from_fn(move |request, next| malformed::front(Arc::clone(&front), request, next));
+    let front = axum::middleware::from_fn(move |request, next| front::front(Arc::clone(&front), request, next));
     let router = if config.sessions {
         axum::routing::Router::new().fallback_service(StreamableHttpService::new(
             factory,

@@ -1,4 +1,5 @@
-//! A body that is not a JSON-RPC message gets a JSON-RPC error (issue #12.11, #22.9).
+//! The one layer in front of rmcp. A body that is not a JSON-RPC message gets a JSON-RPC error
+//! (issue #12.11, #22.9).
 //!
 //! rmcp's streamable HTTP transport answers any JSON body it cannot deserialize with 415 and a
 //! plain-text message, which says "wrong content type" to a client that sent the right one.
@@ -43,12 +44,7 @@ pub(super) async fn front(front: Arc<Front>, request: Request, next: Next) -> Re
     let access = caller
         .as_ref()
         .map_or_else(|| toolhost_core::Access::Scopes(Arc::default()), |c| c.access.clone());
-    let json = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"));
-    if request.method() != Method::POST || !json {
+    if request.method() != Method::POST || !json_content(request.headers()) {
         return super::CALLER_ACCESS.scope(access, next.run(request)).await;
     }
     let limit = front.limit;
@@ -75,6 +71,14 @@ pub(super) async fn front(front: Arc<Front>, request: Request, next: Next) -> Re
     }
     let (code, message) = explain(&bytes);
     error(StatusCode::BAD_REQUEST, code, &message)
+}
+
+/// Whether the body is declared JSON (`application/json`, any parameters): what rmcp reads.
+pub(super) fn json_content(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| crate::http::body::essence(v).eq_ignore_ascii_case("application/json"))
 }
 
 /// The JSON-RPC error code and a message a client can act on, for a body the transport refused.
