@@ -632,7 +632,6 @@ impl<'a> Builder<'a> {
             .next()
             .is_none()
             .then(|| path.shape())
-            .filter(|p| !p.split(['/', '?']).any(|s| s == "." || s == ".."))
             .and_then(|p| Url::parse(&format!("{base}{p}")).ok());
         Some(Step {
             name: def.name.clone(),
@@ -725,7 +724,7 @@ impl<'a> Builder<'a> {
             );
             return None;
         }
-        if literal.split(['/', '?']).any(|s| s == "." || s == "..") {
+        if climbs(&literal) {
             self.problem(place, "the path has a `.` or `..` segment".to_owned());
             return None;
         }
@@ -950,4 +949,10 @@ impl<'a> Builder<'a> {
         };
         result.map_err(|e| self.problem(place, e)).ok()
     }
+}
+
+/// Whether a path has a `.` or `..` segment, which would climb the upstream's path: refused in
+/// a path as written (at load) and as filled with inputs (per call).
+pub(crate) fn climbs(path: &str) -> bool {
+    path.split(['/', '?']).any(|s| s == "." || s == "..")
 }

@@ -718,7 +718,7 @@ impl Sculpted {
             })?;
         // `.` and `..` are unreserved, so they pass through encoding; as whole segments they
         // would climb the upstream's path, so they are refused.
-        if path.split(['/', '?']).any(|s| s == "." || s == "..") {
+        if crate::build::climbs(&path) {
             return Err(ToolFailure::permanent(
                 "an input cannot be `.` or `..` where it forms part of the upstream path",
             )
