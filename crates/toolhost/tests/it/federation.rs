@@ -537,23 +537,31 @@ async fn a_reload_that_drops_a_stdio_upstream_stops_its_server() {
     assert!(server.terminate());
 }
 
-#[tokio::test]
-async fn an_upstream_that_hangs_closes_or_garbles_its_answer_fails_each_call_clearly_and_in_time() {
-    let Some(python) = installed("venv/bin/python") else {
-        return;
-    };
-    let faults = ["hang", "garbage", "malformed", "close", "refuse"];
-    let mut peers = Vec::new();
-    let mut ports = Vec::new();
-    for fault in std::iter::once("none").chain(faults) {
+/// One `tests/peer/mcp_faulty_server.py` per fault, each on its own port.
+async fn faulty_peers(
+    python: &std::path::Path,
+    faults: impl IntoIterator<Item = &'static str>,
+) -> (Vec<crate::client_peers::Peer>, Vec<u16>) {
+    let (mut peers, mut ports) = (Vec::new(), Vec::new());
+    for fault in faults {
         let port = crate::client_peers::free_port();
-        let mut command = std::process::Command::new(&python);
+        let mut command = std::process::Command::new(python);
         command
             .arg(repo().join("tests/peer/mcp_faulty_server.py"))
             .args([&port.to_string(), fault]);
         peers.push(crate::client_peers::start(command, port).await);
         ports.push(port);
     }
+    (peers, ports)
+}
+
+#[tokio::test]
+async fn an_upstream_that_hangs_closes_or_garbles_its_answer_fails_each_call_clearly_and_in_time() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let faults = ["hang", "garbage", "malformed", "close", "refuse"];
+    let (peers, ports) = faulty_peers(&python, std::iter::once("none").chain(faults)).await;
     // Imported from the server that answers well, then pointed at the ones that do not.
     let dir = Scratch::new();
     let out = dir.0.join("catalog");
@@ -927,17 +935,7 @@ async fn an_upstream_echoing_the_servers_secret_does_not_get_it_into_answers_or_
     let Some(python) = installed("venv/bin/python") else {
         return;
     };
-    let mut peers = Vec::new();
-    let mut ports = Vec::new();
-    for fault in ["none", "echo"] {
-        let port = crate::client_peers::free_port();
-        let mut command = std::process::Command::new(&python);
-        command
-            .arg(repo().join("tests/peer/mcp_faulty_server.py"))
-            .args([&port.to_string(), fault]);
-        peers.push(crate::client_peers::start(command, port).await);
-        ports.push(port);
-    }
+    let (peers, ports) = faulty_peers(&python, ["none", "echo"]).await;
     let dir = Scratch::new();
     let out = dir.0.join("catalog");
     let good = format!("http://127.0.0.1:{}/mcp", ports[0]);
