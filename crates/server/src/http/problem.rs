@@ -181,3 +181,11 @@ pub fn panicked(panic: Box<dyn Any + Send + 'static>) -> Response {
     )
     .into_response()
 }
+
+/// The 500 of a task run off the async workers (`spawn_blocking`) that panicked.
+pub fn join_failed(error: tokio::task::JoinError) -> Response {
+    match error.try_into_panic() {
+        Ok(panic) => panicked(panic),
+        Err(_) => panicked(Box::new("a blocking task was cancelled")),
+    }
+}

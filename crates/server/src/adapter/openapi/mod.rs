@@ -80,20 +80,33 @@ pub fn view(config: &Config) -> Cached<Document> {
     Cached::lazy(move |catalog| Document::render(catalog, &site, &Access::All))
 }
 
+/// The full document and, for a caller whose scopes hide tools, theirs.
+fn for_caller(state: &State, access: &Access) -> (Arc<crate::view::Built<Document>>, Option<Arc<Document>>) {
+    let built = state.openapi.get(&state.engine);
+    let restricted = match access {
+        Access::All => None,
+        Access::Scopes(scopes) => Some(built.view.restricted.get(
+            Arc::clone(scopes),
+            built.view.body.len(),
+            |d| d.body.len(),
+            || Document::render(&built.catalog, &built.view.site, access),
+        )),
+    };
+    (built, restricted)
+}
+
 /// `GET /openapi.json`: the pre-rendered document, or 304 when the client has it.
 async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: HeaderMap) -> Response {
-    let built = state.openapi.get(&state.engine);
-    let restricted = match &caller.access {
-        Access::All => None,
-        access @ Access::Scopes(scopes) => {
-            let budget = built.view.body.len();
-            Some(built.view.restricted.get(
-                Arc::clone(scopes),
-                budget,
-                |d| d.body.len(),
-                || Document::render(&built.catalog, &built.view.site, access),
-            ))
-        }
+    // Rendering (the first request after a load, a new scope set) takes most of a second on a
+    // large catalog: off the async workers.
+    let found = tokio::task::spawn_blocking({
+        let state = Arc::clone(&state);
+        move || for_caller(&state, &caller.access)
+    })
+    .await;
+    let (built, restricted) = match found {
+        Ok(found) => found,
+        Err(e) => return crate::http::problem::join_failed(e),
     };
     let document = restricted.as_deref().unwrap_or(&built.view);
     let tag = document.etag.to_str().unwrap_or_default();

@@ -28,19 +28,31 @@ pub(super) async fn document(Extract(state): Extract<Arc<State>>, caller: Caller
     // only on which tools are listed to them: a few such documents are kept by that set.
     let context = caller.context();
     let shared = matches!(context.access, Access::All) && context.meets_none() && !built.catalog.any_withdrawn();
-    let restricted = (!shared).then(|| {
-        let listed: Vec<usize> = (built.catalog.tools().iter().enumerate())
-            .filter(|(_, t)| t.listed_to(&context))
-            .map(|(i, _)| i)
-            .collect();
-        let budget = built.view.body.len();
-        built.view.restricted.get(
-            listed,
-            budget,
-            |d| d.body.len(),
-            || Document::render(&built.catalog, &built.view.site, &context, built.view.built),
-        )
-    });
+    let restricted = if shared {
+        None
+    } else {
+        // A walk of the catalog, and maybe a render: off the async workers.
+        let found = tokio::task::spawn_blocking({
+            let built = Arc::clone(&built);
+            move || {
+                let listed: Vec<usize> = (built.catalog.tools().iter().enumerate())
+                    .filter(|(_, t)| t.listed_to(&context))
+                    .map(|(i, _)| i)
+                    .collect();
+                built.view.restricted.get(
+                    listed,
+                    built.view.body.len(),
+                    |d| d.body.len(),
+                    || Document::render(&built.catalog, &built.view.site, &context, built.view.built),
+                )
+            }
+        })
+        .await;
+        match found {
+            Ok(document) => Some(document),
+            Err(e) => return crate::http::problem::join_failed(e),
+        }
+    };
     let document = restricted.as_deref().unwrap_or(&built.view);
     let mut response = if unchanged(&headers, document) {
         let mut r = Response::new(Body::empty());
