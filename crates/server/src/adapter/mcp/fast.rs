@@ -129,9 +129,8 @@ pub(super) async fn answer(state: &State, caller: Option<&Caller>, call: Call) -
         }
         Err(e) => {
             tracing::error!(error = %e, "an MCP answer did not serialize");
-            let mut response = Response::new(axum::body::Body::empty());
-            *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-            response
+            let message = "the server could not write its answer (an internal error, logged); the call may have run";
+            super::front::error(StatusCode::INTERNAL_SERVER_ERROR, -32603, message)
         }
     }
 }

@@ -40,11 +40,8 @@ pub(super) struct Front {
 /// [`super::CALLER_ACCESS`], answers a plain stateless `tools/call` itself ([`super::fast`]),
 /// and a body the transport refused as described in the module documentation.
 pub(super) async fn front(front: Arc<Front>, request: Request, next: Next) -> Response {
-    let caller = request.extensions().get::<Caller>().cloned();
-    let access = caller
-        .as_ref()
-        .map_or_else(|| toolhost_core::Access::Scopes(Arc::default()), |c| c.access.clone());
     if request.method() != Method::POST || !json_content(request.headers()) {
+        let access = access(request.extensions());
         return super::CALLER_ACCESS.scope(access, next.run(request)).await;
     }
     let limit = front.limit;
@@ -62,8 +59,9 @@ pub(super) async fn front(front: Arc<Front>, request: Request, next: Next) -> Re
     if let Some(state) = &front.fast
         && let Some(call) = super::fast::parse(&parts.headers, &bytes)
     {
-        return super::fast::answer(state, caller.as_ref(), call).await;
+        return super::fast::answer(state, parts.extensions.get::<Caller>(), call).await;
     }
+    let access = access(&parts.extensions);
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let response = super::CALLER_ACCESS.scope(access, next.run(request)).await;
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
@@ -71,6 +69,13 @@ pub(super) async fn front(front: Arc<Front>, request: Request, next: Next) -> Re
     }
     let (code, message) = explain(&bytes);
     error(StatusCode::BAD_REQUEST, code, &message)
+}
+
+/// What the caller the auth layer recorded may see (nothing but public tools without one).
+fn access(extensions: &axum::http::Extensions) -> toolhost_core::Access {
+    extensions
+        .get::<Caller>()
+        .map_or_else(|| toolhost_core::Access::Scopes(Arc::default()), |c| c.access.clone())
 }
 
 /// Whether the body is declared JSON (`application/json`, any parameters): what rmcp reads.
@@ -109,7 +114,8 @@ fn explain(body: &[u8]) -> (i64, String) {
     (INVALID_REQUEST, format!("invalid request: {problem}"))
 }
 
-fn error(status: StatusCode, code: i64, message: &str) -> Response {
+/// A JSON-RPC error answer with `id: null`.
+pub(super) fn error(status: StatusCode, code: i64, message: &str) -> Response {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
