@@ -2,11 +2,9 @@
 
 mod auth_config;
 mod client;
-mod import;
 mod reload;
 mod settings;
 mod telemetry;
-mod upstream;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -141,7 +139,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                 Ok(sculpt) => (
                     Loader::default()
                         .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
-                        .with_backend(upstream::KIND, Arc::new(upstream::Factory::default())),
+                        .with_backend(toolhost_upstream::KIND, Arc::new(toolhost_upstream::Factory::default())),
                     path,
                     false,
                 ),
@@ -302,7 +300,7 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
             out,
             credentials,
         } => {
-            let options = import::tools::Options {
+            let options = toolhost_import::tools::Options {
                 toolkit,
                 include,
                 exclude,
@@ -335,26 +333,26 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
             std::fs::read_to_string(at).map_err(|e| format!("failed to read {at}: {e}"))
         }
     };
-    let doc = import::document::load(&spec, &mut read)
-        .and_then(import::document::normalize)
+    let doc = toolhost_import::document::load(&spec, &mut read)
+        .and_then(toolhost_import::document::normalize)
         .map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
-    let options = import::Options {
+    let options = toolhost_import::Options {
         toolkit,
         base_url,
         operations,
         tags,
         overlay,
     };
-    let imported = import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
+    let imported = toolhost_import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
     write_import(&imported, &out)
 }
 
 /// The overlay file named by `--overlay`, read.
-fn read_overlay(path: Option<PathBuf>) -> anyhow::Result<Option<import::overlay::Overlay>> {
+fn read_overlay(path: Option<PathBuf>) -> anyhow::Result<Option<toolhost_import::overlay::Overlay>> {
     let Some(path) = path else { return Ok(None) };
     let text = std::fs::read_to_string(&path).with_context(|| format!("failed to read {}", path.display()))?;
     Ok(Some(
-        import::overlay::Overlay::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        toolhost_import::overlay::Overlay::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
     ))
 }
 
@@ -362,7 +360,7 @@ fn read_overlay(path: Option<PathBuf>) -> anyhow::Result<Option<import::overlay:
 fn import_tools(
     source: &str,
     protocol: Option<toolhost_client::Protocol>,
-    options: &import::tools::Options,
+    options: &toolhost_import::tools::Options,
     out: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
     let parsed = toolhost_client::Source::parse(source).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -383,25 +381,25 @@ fn import_tools(
         client.close().await;
         found
     })?;
-    let imported = import::tools::import(&server, options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    let imported = toolhost_import::tools::import(&server, options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     write_import(&imported, out)
 }
 
 /// Writes an import into `out` (merging into the file a previous import wrote) and says what
 /// was left out and what changed.
-fn write_import(imported: &import::Imported, out: &std::path::Path) -> anyhow::Result<ExitCode> {
+fn write_import(imported: &toolhost_import::Imported, out: &std::path::Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(out).with_context(|| format!("failed to create {}", out.display()))?;
     let file = out.join(imported.file_name());
     let (tools, report) = match std::fs::read_to_string(&file) {
         Ok(existing) => {
-            let merged = import::merge::merge(&existing, &file.display().to_string(), imported)
+            let merged = toolhost_import::merge::merge(&existing, &file.display().to_string(), imported)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             (merged.tools, Some(merged.report))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (import::merge::fresh(imported), None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (toolhost_import::merge::fresh(imported), None),
         Err(e) => return Err(anyhow::anyhow!("failed to read {}: {e}", file.display())),
     };
-    let yaml = import::render(imported, &tools);
+    let yaml = toolhost_import::render(imported, &tools);
     std::fs::write(&file, &yaml).with_context(|| format!("failed to write {}", file.display()))?;
     for note in &imported.notes {
         eprintln!("note: {note}");
@@ -730,10 +728,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 fn make_loader(settings: &settings::Settings) -> anyhow::Result<Loader> {
     let sculpt = toolhost_sculpt::Factory::new(settings.secrets.clone())?;
     // Token endpoints of upstream tool servers are asked as sculpted tools ask theirs.
-    let upstreams = upstream::Factory::new(settings.secrets.clone(), sculpt.client().clone());
+    let upstreams = toolhost_upstream::Factory::new(settings.secrets.clone(), sculpt.client().clone());
     Ok(Loader::default()
         .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
-        .with_backend(upstream::KIND, Arc::new(upstreams))
+        .with_backend(toolhost_upstream::KIND, Arc::new(upstreams))
         .with_default_timeout(settings.call_timeout)
         .with_tag_scopes(settings.tag_scopes.clone()))
 }

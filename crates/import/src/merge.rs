@@ -166,7 +166,7 @@ fn load(name: &str, text: &str) -> Result<Catalog, String> {
     let factory = toolhost_sculpt::Factory::for_checking().map_err(|e| e.to_string())?;
     let loader = Loader::default()
         .with_backend(toolhost_sculpt::KIND, Arc::new(factory))
-        .with_backend(crate::upstream::KIND, Arc::new(crate::upstream::Factory::default()));
+        .with_backend(toolhost_upstream::KIND, Arc::new(toolhost_upstream::Factory::default()));
     let source = Source {
         name: name.to_owned(),
         text: text.to_owned(),

@@ -1,7 +1,7 @@
 //! `toolhost import tools SOURCE`: another tool server's tools (MCP over stdio or HTTP, N-ACT,
 //! OTC, WoA) as catalog tools of kind `upstream` (issue #14), each pinned: the signature the
 //! upstream gave is written into the catalog, with the hash of its definition, so what callers
-//! see never changes behind the operator's back (see `crate::upstream`). A re-import into the
+//! see never changes behind the operator's back (see `toolhost_upstream`). A re-import into the
 //! same file goes through [`super::merge`]: an upstream's change becomes a next version when
 //! compatible, a new tool when not, and the report says which.
 
@@ -131,7 +131,7 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         }
         let name = unique_within(&format!("{}{}", options.prefix, snake(&tool.name)), &mut names, budget);
         let mut backend = json!({
-            "kind": crate::upstream::KIND,
+            "kind": toolhost_upstream::KIND,
             "tool": tool.name,
             "pin": lock::signature_hash(tool.protocol, &tool.definition),
             "idempotent": tool.is_idempotent(),
@@ -184,7 +184,7 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
     // --api-key or --header, which the catalog reads from [secrets]).
     let endpoint = toolhost_client::text::without_credentials(&server.endpoint);
     let mut defaults =
-        json!({"kind": crate::upstream::KIND, "source": endpoint.to_string(), "protocol": server.protocol});
+        json!({"kind": toolhost_upstream::KIND, "source": endpoint.to_string(), "protocol": server.protocol});
     let mut secrets = BTreeSet::new();
     let prefix = snake(&toolkit).to_uppercase();
     for (header, value) in &options.headers {
