@@ -226,9 +226,10 @@ impl Client {
     ///
     /// The arguments are checked locally first ([`Tool::check`]); an invalid call is
     /// [`Error::InvalidArguments`] and nothing is sent. Failures are retried as
-    /// [`Options::retry`] says, each attempt within [`Options::timeout`]; a tool not marked
-    /// idempotent ([`Tool::is_idempotent`]) only where the request surely never arrived (or, on
-    /// OTC, under the same `call_id`).
+    /// [`Options::retry`] says, each attempt within [`Options::timeout`], where the protocol's
+    /// own signal says a retry is safe (N-ACT §7: a 5xx; OTC: `can_retry`, or the same `call_id`;
+    /// see [`Error::server_says_retry`]); without such a signal, a tool not marked idempotent
+    /// ([`Tool::is_idempotent`]) only where the request surely never arrived.
     /// A tool's own failure is [`Error::Tool`], with the text the tool offers the model.
     pub async fn call(&self, tool: &Tool, arguments: Value) -> Result<Value, Error> {
         self.call_with(tool, arguments, &CallContext::default()).await
@@ -244,13 +245,14 @@ impl Client {
         let bearer = context.bearer.as_ref();
         let retry = self.options.retry;
         let timeout = self.options.timeout;
-        // A tool that may change things is sent again only when the request surely never
-        // arrived: a 5xx, a dropped connection or a tool's "try again" may follow a call that
-        // acted, and a second one would act twice (issue #12). OTC alone has a way to ask
-        // again safely: the same `call_id` is the spec's idempotency key.
+        // Each protocol's own retry signal is the server's statement that a retry is safe
+        // (issue #31.10): N-ACT's 5xx (§7: the executor SHOULD retry), OTC's `can_retry`, and on
+        // OTC any retry keeps or renews the `call_id`, its idempotency key. Where there is no
+        // such signal (a dropped connection after sending, a WoA 5xx without `retryable: true`)
+        // a tool that may change things is sent again only when the request surely never
+        // arrived: a second call could act twice (issue #12).
         let idempotent = tool.is_idempotent();
-        let safe = |e: &Error| idempotent || e.nothing_sent();
-        let safe_otc = |e: &Error| idempotent || !matches!(e, Error::Tool(_));
+        let safe = |e: &Error| idempotent || e.nothing_sent() || e.server_says_retry(tool.protocol);
         let within = |result: Result<Result<Value, Error>, tokio::time::error::Elapsed>| {
             result.unwrap_or_else(|_| {
                 Err(Error::Timeout {
@@ -273,7 +275,7 @@ impl Client {
                 // tool failed needs a new one, or the server would replay the failure.
                 let call_id = std::sync::Mutex::new(uuid::Uuid::new_v4().to_string());
                 retry
-                    .run_if(safe_otc, |_, previous| {
+                    .run(|_, previous| {
                         let id = match (previous, call_id.lock()) {
                             (Some(Error::Tool(_)), Ok(mut id)) => {
                                 *id = uuid::Uuid::new_v4().to_string();

@@ -3,8 +3,10 @@
 //! Given a URL and no protocol, the client tries, in order (docs/protocols.md §7):
 //!
 //! 1. a URL ending in `/.well-known/woa.json` is a WoA document;
-//! 2. `GET {url}/tools`: an N-ACT page (`items` + `paging`) or an OTC listing (`$schema` +
-//!    `tools`, or a bare array of definitions as LangChain's tool server sends);
+//! 2. `GET {url}/tools`: an N-ACT page (`items` + `paging`) or an OTC listing (`tools`, with
+//!    `$schema` or definitions that look like OTC's, or a bare array of definitions as
+//!    LangChain's tool server sends). A URL that ends in `/tools` is first asked itself, as the
+//!    enumeration endpoint N-ACT §5.2 hands the designer, its parent being the root;
 //! 3. MCP streamable HTTP at `{url}` (an `initialize` through rmcp);
 //! 4. at a server's root only, `GET /.well-known/woa.json`.
 //!
@@ -81,12 +83,10 @@ pub(crate) async fn discover(
         Source::Url(url) => url,
     };
     match protocol {
-        Some(Protocol::Nact) => Ok(server(
-            source,
-            Protocol::Nact,
-            source.clone(),
-            nact::discover(&ctx, url, None).await?,
-        )),
+        Some(Protocol::Nact) => {
+            let (root, found) = nact::discover(&ctx, url, None).await?;
+            Ok(server(source, Protocol::Nact, Source::Url(root), found))
+        }
         Some(Protocol::Otc) => Ok(server(
             source,
             Protocol::Otc,
@@ -124,33 +124,38 @@ async fn probe(client: &Client, ctx: &Ctx<'_>, source: &Source, url: &Url) -> Re
             tried.push(format!("{what}: {}", cause(&e)));
         }
     };
-    let listing = nact::join(url, "tools")?;
-    match ctx.http.get(&listing, ctx.freshness, ctx.bearer).await {
-        Err(e @ Error::Refused { .. }) => return Err(e),
-        Err(e) => note(format!("N-ACT/OTC at {}", shown_url(listing.as_str())), e, &mut tried),
-        Ok(reply) if reply.status == 200 => match reply.json() {
-            Ok(body) if nact::is_page(&body) => {
-                let found = nact::discover(ctx, url, Some(body)).await?;
-                return Ok(server(source, Protocol::Nact, source.clone(), found));
+    // The URL's listing, and first the URL itself when it may be the listing (`…/tools`).
+    let mut listings = Vec::with_capacity(2);
+    listings.extend(nact::parent_of_listing(url).map(|parent| (url.clone(), parent)));
+    listings.push((nact::join(url, "tools")?, url.clone()));
+    for (listing, root) in listings {
+        match ctx.http.get(&listing, ctx.freshness, ctx.bearer).await {
+            Err(e @ Error::Refused { .. }) => return Err(e),
+            Err(e) => note(format!("N-ACT/OTC at {}", shown_url(listing.as_str())), e, &mut tried),
+            Ok(reply) if reply.status == 200 => match reply.json() {
+                Ok(body) if nact::is_page(&body) => {
+                    let (root, found) = nact::discover(ctx, &root, Some(body)).await?;
+                    return Ok(server(source, Protocol::Nact, Source::Url(root), found));
+                }
+                Ok(body) if otc::is_listing(&body, true) => {
+                    let found = otc::discover(ctx, &root, Some(body)).await?;
+                    return Ok(server(source, Protocol::Otc, Source::Url(root), found));
+                }
+                Ok(_) => tried.push(format!(
+                    "N-ACT/OTC at {}: JSON that is neither a page nor a listing",
+                    shown_url(listing.as_str())
+                )),
+                Err(e) => tried.push(format!("N-ACT/OTC at {}: {e}", shown_url(listing.as_str()))),
+            },
+            Ok(reply) if matches!(reply.status, 401 | 403) => {
+                note(String::new(), nact::status_error(&reply, None), &mut tried);
             }
-            Ok(body) if otc::is_listing(&body) => {
-                let found = otc::discover(ctx, url, Some(body)).await?;
-                return Ok(server(source, Protocol::Otc, source.clone(), found));
-            }
-            Ok(_) => tried.push(format!(
-                "N-ACT/OTC at {}: JSON that is neither a page nor a listing",
-                shown_url(listing.as_str())
+            Ok(reply) => tried.push(format!(
+                "N-ACT/OTC at {}: HTTP {}",
+                shown_url(listing.as_str()),
+                reply.status
             )),
-            Err(e) => tried.push(format!("N-ACT/OTC at {}: {e}", shown_url(listing.as_str()))),
-        },
-        Ok(reply) if matches!(reply.status, 401 | 403) => {
-            note(String::new(), nact::status_error(&reply, None), &mut tried);
         }
-        Ok(reply) => tried.push(format!(
-            "N-ACT/OTC at {}: HTTP {}",
-            shown_url(listing.as_str()),
-            reply.status
-        )),
     }
     match client.mcp_tools(source, ctx.bearer).await {
         Ok(found) => return Ok(server(source, Protocol::Mcp, source.clone(), found)),

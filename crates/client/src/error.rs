@@ -175,6 +175,21 @@ impl Error {
         )
     }
 
+    /// Whether the server's answer is its protocol's own statement that the same call may be
+    /// sent again (issue #31.10): over N-ACT any 5xx (§7: "the executor SHOULD retry") and a
+    /// tool failure it marks `retryable`; over OTC a tool failure with `can_retry: true`; over
+    /// WoA, whose draft says nothing of retries, only a problem's explicit `retryable: true`.
+    /// [`Error::is_retryable`] still has the last word (a 5xx marked `retryable: false` stays
+    /// final).
+    pub fn server_says_retry(&self, protocol: Protocol) -> bool {
+        match (protocol, self) {
+            (Protocol::Nact, Self::Status { status, .. }) => *status >= 500,
+            (Protocol::Woa, Self::Status { retryable, .. }) => *retryable == Some(true),
+            (Protocol::Nact | Protocol::Otc | Protocol::Woa, Self::Tool(failure)) => failure.retryable,
+            _ => false,
+        }
+    }
+
     /// Whether the request surely never reached the server (a connection that never opened),
     /// so sending it again cannot repeat anything, whatever the tool does.
     pub fn nothing_sent(&self) -> bool {

@@ -25,6 +25,7 @@ mod mcp;
 mod model;
 pub mod nact;
 mod otc;
+mod problem;
 mod retry;
 mod schema;
 pub mod text;

@@ -150,9 +150,15 @@ pub struct Server {
 }
 
 impl Server {
-    /// The tool with this name.
+    /// The tool with this name. A WoA agent's `default` operation is the agent itself, so
+    /// `summarizer.default` finds the tool `summarizer` too (draft §5.1, Appendix B).
     pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|t| t.name == name)
+        self.tools.iter().find(|t| t.name == name).or_else(|| {
+            let agent = name.strip_suffix(".default")?;
+            self.tools
+                .iter()
+                .find(|t| t.protocol == Protocol::Woa && t.name == agent)
+        })
     }
 }
 

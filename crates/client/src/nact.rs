@@ -12,6 +12,8 @@ use toolhost_wire::nact::{AllowedValue, InputParameter, Invocation, InvocationRe
 use toolhost_wire::problem::Problem;
 use url::Url;
 
+use crate::problem::Read as ReadProblem;
+
 use crate::discover::{Ctx, Found};
 use crate::error::{self, ToolFailure};
 use crate::http::{Freshness, Reply};
@@ -42,8 +44,45 @@ pub(crate) fn is_page(body: &Value) -> bool {
     body.get("items").is_some_and(Value::is_array) && body.get("paging").is_some_and(Value::is_object)
 }
 
-/// Every tool at `root`, starting from an already fetched first page when there is one.
-pub(crate) async fn discover(ctx: &Ctx<'_>, root: &Url, first: Option<Value>) -> Result<Found, error::Error> {
+/// The parent of a URL whose path ends in `/tools` (a trailing `/` aside), with its query: the
+/// platform root when the URL is the enumeration endpoint itself, which is what N-ACT §5.2
+/// step 2 hands the designer (`https://api.weather.gov/tools`). `None` for other URLs.
+pub(crate) fn parent_of_listing(url: &Url) -> Option<Url> {
+    let path = url.path().trim_end_matches('/');
+    let parent = path.strip_suffix("/tools")?;
+    let mut root = url.clone();
+    root.set_fragment(None);
+    root.set_path(if parent.is_empty() { "/" } else { parent });
+    Some(root)
+}
+
+/// The cursor of the next page: `paging.next`, when it names one. An absent, `null` or empty
+/// `next` ends the listing (N-ACT §6.4 says only what `next` holds when there is a next page).
+fn next_cursor(page: &Value) -> Option<&str> {
+    page["paging"]["next"].as_str().filter(|next| !next.is_empty())
+}
+
+/// Every tool at `url`, starting from an already fetched first page when there is one (its
+/// listing at `{url}/tools`). Given the enumeration endpoint itself (`…/tools`), the listing is
+/// there and the platform root is its parent; the root is returned with the tools.
+pub(crate) async fn discover(ctx: &Ctx<'_>, url: &Url, first: Option<Value>) -> Result<(Url, Found), error::Error> {
+    let (root, first) = match (first, parent_of_listing(url)) {
+        (Some(body), _) => (url.clone(), Some(body)),
+        (None, Some(parent)) => {
+            let reply = ctx.http.get(url, ctx.freshness, ctx.bearer).await?;
+            match reply.json() {
+                Ok(body) if reply.status == 200 && is_page(&body) => (parent, Some(body)),
+                _ => (url.clone(), None),
+            }
+        }
+        (None, None) => (url.clone(), None),
+    };
+    let found = list(ctx, &root, first).await?;
+    Ok((root, found))
+}
+
+/// Every tool at `root`, following `paging.next` from the first page (fetched when not given).
+async fn list(ctx: &Ctx<'_>, root: &Url, first: Option<Value>) -> Result<Found, error::Error> {
     let endpoint = Source::Url(root.clone());
     let tools_url = join(root, "tools")?;
     let mut found = Found::default();
@@ -71,7 +110,7 @@ pub(crate) async fn discover(ctx: &Ctx<'_>, root: &Url, first: Option<Value>) ->
                 Err(why) => found.skipped.push(why),
             }
         }
-        let Some(next) = page["paging"]["next"].as_str().map(str::to_owned) else {
+        let Some(next) = next_cursor(&page).map(str::to_owned) else {
             return Ok(found);
         };
         if !seen_cursors.insert(next.clone()) {
@@ -297,33 +336,31 @@ pub(crate) async fn invoke(
 
 /// A non-2xx answer with (or without) a problem document, as N-ACT and WoA send them
 /// (docs/protocols.md): 422 with `errors` lists parameters; a problem naming the tool's failure
-/// `code` (422 a failure retrying cannot change, 409 one after which the tool may have acted),
-/// and 502–504, are the tool failing; others are HTTP errors.
+/// (`code`, `prompt` or `retryable`: 422 a failure retrying cannot change, 409 one after which
+/// the tool may have acted, 502–504 one that may pass) is the tool failing; others, a plain
+/// RFC 9457 problem among them, are HTTP errors.
 pub(crate) fn problem_error(reply: &Reply, tool: &str) -> error::Error {
-    let problem = serde_json::from_slice::<Problem>(&reply.body).ok();
-    let clean = |s: &str| text::clean(s, 2000);
+    let problem = ReadProblem::from_body(&reply.body);
     match problem {
-        Some(p) if reply.status == 422 && p.errors.as_ref().is_some_and(|e| !e.is_empty()) => {
-            error::Error::InvalidArguments {
-                tool: tool.to_owned(),
-                problems: p
-                    .errors
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(parameter, message)| toolhost_core::ParameterError {
-                        parameter: text::one_line(&parameter, text::MAX_NAME),
-                        message: clean(&message),
-                    })
-                    .collect(),
-            }
-        }
-        Some(p) if (502..=504).contains(&reply.status) || p.code.is_some() => {
+        Some(p) if reply.status == 422 && !p.errors.is_empty() => error::Error::InvalidArguments {
+            tool: tool.to_owned(),
+            problems: p
+                .errors
+                .into_iter()
+                .map(|(parameter, message)| toolhost_core::ParameterError {
+                    parameter: text::one_line(&parameter, text::MAX_NAME),
+                    message,
+                })
+                .collect(),
+        },
+        Some(p) if p.describes_a_failure() && ((502..=504).contains(&reply.status) || p.code.is_some()) => {
             error::Error::Tool(Box::new(ToolFailure {
                 tool: tool.to_owned(),
-                message: clean(&p.detail),
-                prompt: p.prompt.as_deref().map(clean),
+                message: p.detail.unwrap_or_else(|| reply.snippet()),
+                prompt: p.prompt,
                 developer_message: None,
-                retryable: p.retryable,
+                // N-ACT §7: a 5xx is the server's word that a retry may help, unless it says not.
+                retryable: p.retryable.unwrap_or(reply.status >= 500),
                 retry_after: reply.retry_after(),
             }))
         }
@@ -332,9 +369,9 @@ pub(crate) fn problem_error(reply: &Reply, tool: &str) -> error::Error {
 }
 
 /// An HTTP error that is not about a tool call: the problem's detail, else the body's start.
-pub(crate) fn status_error(reply: &Reply, problem: Option<Problem>) -> error::Error {
+pub(crate) fn status_error(reply: &Reply, problem: Option<ReadProblem>) -> error::Error {
     let (detail, retryable) = match problem {
-        Some(p) => (text::clean(&p.detail, 2000), Some(p.retryable)),
+        Some(p) => (p.detail.unwrap_or_else(|| reply.snippet()), p.retryable),
         None => (reply.snippet(), None),
     };
     error::Error::Status {
@@ -366,10 +403,7 @@ fn invocation(name: &str, input: &Map<String, Value>) -> Invocation {
 pub(crate) fn json(reply: Reply, protocol: Protocol) -> Result<Value, error::Error> {
     if !(200..300).contains(&reply.status) {
         // A listing names no tool: its errors are plain HTTP errors, never a tool's.
-        return Err(status_error(
-            &reply,
-            serde_json::from_slice::<Problem>(&reply.body).ok(),
-        ));
+        return Err(status_error(&reply, ReadProblem::from_body(&reply.body)));
     }
     reply.json().map_err(|detail| error::Error::Protocol {
         url: reply.url.to_string(),
@@ -432,7 +466,7 @@ impl NactClient {
             }
             let page: Page<Signature> = decode(request.send().await?).await?;
             tools.extend(page.items);
-            match page.paging.next {
+            match page.paging.next.filter(|next| !next.is_empty()) {
                 Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
                 Some(_) => return Err(Error::Protocol("the server returned the same cursor twice".to_owned())),
                 None => return Ok(tools),

@@ -18,14 +18,25 @@ use crate::model::{Address, Protocol, Source, Tool};
 use crate::nact::join;
 use crate::{schema, text};
 
-/// Whether a `GET /tools` body is an OTC listing: the spec's object, or a bare array of
-/// definitions (LangChain).
-pub(crate) fn is_listing(body: &Value) -> bool {
-    match body {
-        Value::Object(map) => map.get("tools").is_some_and(Value::is_array) && map.contains_key("$schema"),
-        Value::Array(items) => items
+/// Whether a `GET /tools` body is an OTC listing: an object with a `tools` array (all the
+/// OpenAPI requires; `$schema` is optional), or a bare array of definitions (LangChain).
+/// When `detecting` the protocol, a listing without `$schema` counts only when it has tools and
+/// each looks like an OTC definition (a string `id` and an `input_schema`), so that another
+/// protocol's `{"tools": [...]}` is not taken for one.
+pub(crate) fn is_listing(body: &Value, detecting: bool) -> bool {
+    let definitions = |items: &[Value]| {
+        items
             .iter()
-            .all(|d| d.get("id").is_some_and(Value::is_string) && d.get("input_schema").is_some()),
+            .all(|d| d.get("id").is_some_and(Value::is_string) && d.get("input_schema").is_some())
+    };
+    match body {
+        Value::Object(map) => match map.get("tools") {
+            Some(Value::Array(tools)) => {
+                !detecting || map.contains_key("$schema") || (!tools.is_empty() && definitions(tools))
+            }
+            _ => false,
+        },
+        Value::Array(items) => definitions(items),
         _ => false,
     }
 }
@@ -41,11 +52,11 @@ pub(crate) async fn discover(ctx: &Ctx<'_>, base: &Url, first: Option<Value>) ->
             Protocol::Otc,
         )?,
     };
-    if !is_listing(&body) {
+    if !is_listing(&body, false) {
         return Err(Error::Protocol {
             url: listing_url.to_string(),
             protocol: Protocol::Otc,
-            detail: "expected `{\"$schema\", \"tools\": [...]}` (or an array of definitions)".to_owned(),
+            detail: "expected `{\"tools\": [...]}` (or an array of definitions)".to_owned(),
         });
     }
     let schema_form = body
@@ -207,7 +218,9 @@ pub(crate) async fn invoke(
     }
 }
 
-/// `ToolError` → a failure with the tool's text for the model.
+/// `ToolError` → a failure with the tool's text for the model. Its `developer_message` is kept
+/// on the failure and logged, never put in what is shown (OTC: it "SHOULD NOT be shown to the
+/// user or an AI model").
 fn failure(tool: &str, error: Option<&Value>) -> ToolFailure {
     let text = |key: &str| {
         error
@@ -216,11 +229,15 @@ fn failure(tool: &str, error: Option<&Value>) -> ToolFailure {
             .filter(|s| !s.is_empty())
             .map(|s| text::clean(s, 2000))
     };
+    let developer_message = text("developer_message");
+    if let Some(developer) = &developer_message {
+        tracing::info!(tool, developer_message = %developer, "the OTC tool failed; its developer message");
+    }
     ToolFailure {
         tool: tool.to_owned(),
         message: text("message").unwrap_or_else(|| "the tool failed without saying why".to_owned()),
         prompt: text("additional_prompt_content"),
-        developer_message: text("developer_message"),
+        developer_message,
         retryable: error
             .and_then(|e| e.get("can_retry"))
             .and_then(Value::as_bool)
@@ -259,10 +276,10 @@ fn error(reply: &Reply, tool: &str) -> Error {
     let detail = field("message")
         .or_else(|| field("detail"))
         .unwrap_or_else(|| reply.snippet());
-    let detail = match field("developer_message") {
-        Some(developer) if reply.status < 500 => format!("{detail} ({developer})"),
-        _ => detail,
-    };
+    // For logs only: OTC's `developer_message` "SHOULD NOT be shown to the user or an AI model".
+    if let Some(developer) = field("developer_message") {
+        tracing::info!(tool, status = reply.status, developer_message = %developer, "the OTC server refused the call; its developer message");
+    }
     Error::Status {
         url: reply.url.to_string(),
         status: reply.status,
@@ -278,12 +295,21 @@ mod tests {
 
     #[test]
     fn reads_the_spec_and_langchain_listings() {
-        assert!(is_listing(&json!({"$schema": "otc://1.0", "tools": []})));
-        assert!(is_listing(
-            &json!([{"id": "add", "name": "add", "input_schema": {"type": "object"}}])
-        ));
-        assert!(!is_listing(&json!({"items": [], "paging": {}})));
-        assert!(!is_listing(&json!([{"name": "x"}])));
+        let add = json!({"id": "add", "name": "add", "input_schema": {"type": "object"}});
+        for detecting in [true, false] {
+            assert!(is_listing(&json!({"$schema": "otc://1.0", "tools": []}), detecting));
+            assert!(
+                is_listing(&json!({"tools": [add]}), detecting),
+                "no `$schema` (issue #31.12)"
+            );
+            assert!(is_listing(&json!([add]), detecting));
+            assert!(!is_listing(&json!({"items": [], "paging": {}}), detecting));
+            assert!(!is_listing(&json!([{"name": "x"}]), detecting));
+        }
+        // Named `--protocol otc`, any `tools` array is read; detected, only one that looks OTC.
+        assert!(is_listing(&json!({"tools": []}), false));
+        assert!(!is_listing(&json!({"tools": []}), true));
+        assert!(!is_listing(&json!({"tools": [{"name": "x"}]}), true));
     }
 
     #[test]

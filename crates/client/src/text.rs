@@ -63,10 +63,20 @@ fn bound(chars: impl Iterator<Item = char>, max: usize) -> String {
     out
 }
 
-/// Whether a name can be used as it is: not empty, within [`MAX_NAME`], and free of anything
-/// [`clean`] would remove or of whitespace, so what a terminal shows is what is sent.
+/// Whether a name can be used as it is: not empty, within [`MAX_NAME`], free of anything
+/// [`clean`] would remove, and with no whitespace but single spaces between words, so what a
+/// terminal shows is what is sent. Spaces are allowed because the drafts write names so
+/// (N-ACT Figure 2's tool `Lookup Weather`, Figure 3's input `Flight Class`); a target that
+/// needs other names (an LLM provider's) gets them from [`crate::export`].
 pub fn is_plain_name(name: &str) -> bool {
-    !name.is_empty() && name.chars().count() <= MAX_NAME && name.chars().all(|c| shown(c, false) && !c.is_whitespace())
+    !name.is_empty()
+        && name.chars().count() <= MAX_NAME
+        && !name.starts_with(' ')
+        && !name.ends_with(' ')
+        && !name.contains("  ")
+        && name
+            .chars()
+            .all(|c| shown(c, false) && (c == ' ' || !c.is_whitespace()))
 }
 
 #[cfg(test)]
@@ -103,7 +113,18 @@ mod tests {
     #[test]
     fn plain_names() {
         assert!(is_plain_name("add_numbers"));
-        assert!(!is_plain_name("add numbers"));
+        assert!(is_plain_name("Lookup Weather"), "N-ACT Figure 2");
+        assert!(is_plain_name("Flight Class"), "N-ACT Figure 3");
+        for odd in [
+            " add",
+            "add ",
+            "add  numbers",
+            "add\tnumbers",
+            "add\u{a0}numbers",
+            "add\nnumbers",
+        ] {
+            assert!(!is_plain_name(odd), "{odd:?}");
+        }
         assert!(!is_plain_name("evil\u{1b}[31m"));
         assert!(!is_plain_name(""));
         assert!(!is_plain_name(&"a".repeat(256)));

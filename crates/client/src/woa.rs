@@ -86,8 +86,11 @@ fn secure_enough(url: &Url, policy: &crate::guard::Policy) -> bool {
     }
 }
 
-/// One agent → its tools: one, or one per operation when it names several (draft §4.1);
-/// `Err` says why it was skipped.
+/// One agent → its tools: one, or one per operation when it names operations (draft §4.1);
+/// `Err` says why it was skipped. The operation `default` (§5.1: the implied operation) is the
+/// agent itself: the tool is named by the agent's id and keeps the agent's description (as
+/// Appendix B's `summarizer`); another operation is `{agent}.{operation}`, described by the
+/// agent's description and then the operation's.
 fn tools(
     transports: &wire::Transports,
     endpoint: &Source,
@@ -106,8 +109,13 @@ fn tools(
             return Err(format!("skipped `{}`: an operation name is not plain text", agent.id));
         }
         let mut t = base.clone();
-        t.name = format!("{}.{}", agent.id, op.name);
-        t.description = text::clean(&op.description, text::MAX_DESCRIPTION);
+        if op.name != DEFAULT_OPERATION {
+            t.name = format!("{}.{}", agent.id, op.name);
+            t.description = text::clean(
+                &format!("{}\n\nOperation `{}`: {}", agent.description, op.name, op.description),
+                text::MAX_DESCRIPTION,
+            );
+        }
         if let Some(inputs) = &op.inputs {
             t.inputs = schema::parameters(inputs);
             plain_inputs(&agent.id, &t.inputs)?;
@@ -125,6 +133,9 @@ fn tools(
     }
     Ok(out)
 }
+
+/// The operation an envelope names when it names none (draft §5.1).
+pub(crate) const DEFAULT_OPERATION: &str = "default";
 
 /// Every input name is plain text (draft §8.3: a server's names are untrusted), else why the
 /// agent is skipped.

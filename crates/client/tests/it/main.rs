@@ -9,7 +9,10 @@
 
 mod cache;
 mod guard;
+#[path = "../../../../tests/spec-servers/launch.rs"]
+mod launch;
 mod props;
 mod retry;
 mod spec;
+mod spec_servers;
 mod support;

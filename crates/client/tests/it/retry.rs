@@ -1,7 +1,8 @@
-//! Retries: a 5xx is retried with backoff, honouring `Retry-After`, only where sending the call
-//! twice cannot act twice: a tool the server marks idempotent, or OTC under the same `call_id`
-//! (the spec's idempotency key). A tool not marked idempotent is sent once (issue #12); 4xx, 422
-//! and failures a server marks final never are retried.
+//! Retries: each protocol's own retry signal is honoured with backoff and the server's delay
+//! (issue #31.10): an N-ACT 5xx (§7), an OTC `can_retry` (with a new `call_id`) or 5xx (with
+//! the same one). Without such a signal (an answer lost after sending, a WoA 5xx not marked
+//! `retryable`) a tool not marked idempotent is sent once (issue #12); 4xx, 422 and failures a
+//! server marks final never are retried.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -108,19 +109,117 @@ async fn retry_after_is_honoured() {
     );
 }
 
-/// A 5xx, a dropped answer or a tool's "try again" may follow a call that acted: a tool not
-/// marked idempotent is sent once, whatever the server says (issue #12).
+/// N-ACT §7: "if the request generates a 5xx, the executor SHOULD retry": the 5xx is the
+/// server's statement, so a tool with no idempotency mark is retried too (issue #31.10).
 #[tokio::test]
-async fn a_tool_not_marked_idempotent_is_sent_once() {
+async fn an_nact_5xx_is_retried_whatever_the_tool() {
     for fail in [
-        (|_| Some(problem(503, true, "busy"))) as fn(usize) -> Option<Response>,
-        |_| Some((StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response()),
-        |_| Some(problem(504, true, "timed out")),
+        (|n| (n < 2).then(|| problem(503, true, "busy"))) as fn(usize) -> Option<Response>,
+        |n| (n < 2).then(|| (StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response()),
+        |n| {
+            (n < 2).then(|| {
+                let plain = json!({"type": "about:blank", "title": "Gateway Timeout", "status": 504});
+                (
+                    StatusCode::GATEWAY_TIMEOUT,
+                    [(header::CONTENT_TYPE, "application/problem+json")],
+                    plain.to_string(),
+                )
+                    .into_response()
+            })
+        },
     ] {
         let (base, calls) = nact(fail).await;
         let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
-        assert!(result.is_err());
-        assert_eq!(calls.load(Ordering::SeqCst), 1, "{:?}", result);
+        assert_eq!(result.unwrap(), json!({"n": 7}));
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+}
+
+/// An answer lost after the request was sent carries no retry signal: the call is not sent
+/// again (it may have acted), even over N-ACT, whose signal is a 5xx the server answered.
+#[tokio::test]
+async fn a_lost_answer_is_not_resent() {
+    let (base, calls) = dropping_nact(page(vec![signature("flaky", "Flaky.")])).await;
+    let (result, _) = call(&format!("{base}/nact"), Protocol::Nact, "flaky", json!({"n": 3})).await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, Error::Transport { connect: false, .. }), "{err:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+/// An N-ACT server on a raw socket that lists `listing` and closes the connection on every
+/// invocation without answering (after reading it): the call may have acted.
+async fn dropping_nact(listing: Value) -> (String, Arc<AtomicUsize>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = vec![0u8; 16 * 1024];
+            let Ok(n) = socket.read(&mut request).await else {
+                continue;
+            };
+            if request[..n].starts_with(b"POST") {
+                counter.fetch_add(1, Ordering::SeqCst);
+                continue; // dropped: the answer is lost
+            }
+            let body = listing.to_string();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = socket.write_all((head + &body).as_bytes()).await;
+        }
+    });
+    (base, calls)
+}
+
+/// WoA's draft gives a 5xx no retry meaning, so only a problem's explicit `retryable: true`
+/// is a signal; a plain 503 of an agent with no idempotency mark is sent once.
+#[tokio::test]
+async fn a_woa_5xx_is_retried_only_when_marked_retryable() {
+    for (marked, expected) in [(false, 1), (true, 2)] {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&calls);
+        let app = axum::Router::new()
+            .route(
+                "/.well-known/woa.json",
+                get(|headers: HeaderMap| async move {
+                    let host = headers[header::HOST].to_str().unwrap().to_owned();
+                    Json(json!({"woa_version": "1", "agents": [{
+                        "id": "flaky", "name": "Flaky", "description": "Flaky.",
+                        "inputs": {"type": "object", "properties": {}}, "outputs": {"type": "object"},
+                        "transports": ["rest"]}],
+                        "transports": {"rest": {"base": format!("http://{host}"), "invoke_path": "/agents/{agent_id}/invoke"}}}))
+                }),
+            )
+            .route(
+                "/agents/flaky/invoke",
+                post(move || {
+                    let counter = Arc::clone(&counter);
+                    async move {
+                        if counter.fetch_add(1, Ordering::SeqCst) == 0 {
+                            let mut body = json!({"type": "about:blank", "title": "Busy", "status": 503, "detail": "busy"});
+                            if marked {
+                                body["retryable"] = json!(true);
+                            }
+                            return (StatusCode::SERVICE_UNAVAILABLE, body.to_string()).into_response();
+                        }
+                        Json(json!({"ok": true})).into_response()
+                    }
+                }),
+            );
+        let base = serve(app).await;
+        let (result, _) = call(
+            &format!("{base}/.well-known/woa.json"),
+            Protocol::Woa,
+            "flaky",
+            json!({}),
+        )
+        .await;
+        assert_eq!(result.is_ok(), marked, "{result:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), expected, "marked: {marked}");
     }
 }
 
@@ -202,11 +301,11 @@ async fn invalid_arguments_are_refused_locally() {
     assert_eq!(calls.load(Ordering::SeqCst), 0, "nothing was sent");
 }
 
-/// An OTC tool failure with `can_retry` is the model's to act on (OTC gives the hints to the
-/// model): a new attempt needs a new `call_id`, which makes it a new call, so a tool not marked
-/// idempotent is not called again by the client.
+/// OTC call-tool: "If `can_retry` is `true`, the client SHOULD retry", after `retry_after_ms`;
+/// each attempt has a new `call_id` (the old one names the failed call), whatever the tool
+/// (issue #31.10).
 #[tokio::test]
-async fn otc_can_retry_of_a_tool_not_marked_idempotent_is_left_to_the_model() {
+async fn otc_can_retry_is_retried_with_a_new_call_id() {
     let ids: Arc<Mutex<Vec<String>>> = Arc::default();
     let seen = Arc::clone(&ids);
     let app = axum::Router::new()
@@ -238,13 +337,17 @@ async fn otc_can_retry_of_a_tool_not_marked_idempotent_is_left_to_the_model() {
             }),
         );
     let base = serve(app).await;
+    let started = Instant::now();
     let (result, _) = call(&format!("{base}/otc"), Protocol::Otc, "Test_flaky", json!({})).await;
-    let Err(Error::Tool(failure)) = result else {
-        panic!("{result:?}")
-    };
-    assert!(failure.retryable, "the tool's hint reaches the model");
-    assert_eq!(failure.retry_after, Some(Duration::from_millis(200)));
-    assert_eq!(ids.lock().unwrap().len(), 1);
+    assert_eq!(result.unwrap(), json!(15));
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        started.elapsed()
+    );
+    let ids = ids.lock().unwrap();
+    assert_eq!(ids.len(), 3);
+    assert!(ids[0] != ids[1] && ids[1] != ids[2], "{ids:?}");
 }
 
 /// A 5xx on OTC is asked again under the same `call_id`, the spec's idempotency key, whatever the
