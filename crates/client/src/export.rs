@@ -7,6 +7,13 @@
 //! (`add__tools_example_com`), then a number, and a name too long is cut with a hash of the
 //! whole kept, so it stays unique. Tools are named in the order given: the first server's keep
 //! their own names. [`NameMap`] turns a name the model used back into server, protocol and tool.
+//!
+//! Servers may name tools and inputs with spaces (N-ACT Figure 2's `Lookup Weather`, Figure 3's
+//! `Flight Class`): the client reads and calls them so. Only here, where a target needs it, are
+//! names made safe: tool names for every format, input names for OpenAI and Anthropic (whose
+//! property keys allow `[a-zA-Z0-9_-]`, at most 64). Each change is said in
+//! [`Exported::notes`], and [`NameMap::arguments`] turns the model's arguments back into the
+//! server's names.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -83,6 +90,9 @@ pub struct Target {
     /// The version exported, when the server names versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// Exported input name → the server's, for the inputs whose names were changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, String>,
 }
 
 /// Exported names and the tools they stand for: the mapping file of `toolhost export --mapping`.
@@ -106,6 +116,22 @@ impl NameMap {
             .map(|(exported, _)| exported.as_str())
     }
 
+    /// The arguments a model wrote for the exported tool `exported`, with the server's input
+    /// names (those changed for export put back); other keys are kept as they are.
+    pub fn arguments(&self, exported: &str, arguments: Value) -> Value {
+        let Some(target) = self.target(exported).filter(|t| !t.inputs.is_empty()) else {
+            return arguments;
+        };
+        match arguments {
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(name, value)| (target.inputs.get(&name).cloned().unwrap_or(name), value))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
     /// Among `tools`, the one a name from the model stands for.
     pub fn find<'a>(&self, exported: &str, tools: impl IntoIterator<Item = &'a Tool>) -> Option<&'a Tool> {
         let target = self.target(exported)?;
@@ -122,14 +148,34 @@ pub struct Exported {
     pub definitions: Value,
     /// Exported name → tool.
     pub names: NameMap,
+    /// Names changed for the target, one sentence each (for the user, not the model).
+    pub notes: Vec<String>,
 }
 
 /// Exports `tools`, named uniquely (module docs).
 pub fn export(tools: &[&Tool], format: Format) -> Exported {
     let names = unique_names(tools);
     let mut map = NameMap::default();
+    let mut notes = Vec::new();
     let mut definitions = Vec::with_capacity(tools.len());
     for (tool, name) in tools.iter().zip(&names) {
+        if *name != tool.name {
+            notes.push(format!(
+                "the tool `{}` is exported as `{name}` ({format} names allow only letters, digits, `_` and `-`, at most {MAX_NAME}, and are unique)",
+                text::one_line(&tool.name, 100)
+            ));
+        }
+        let mut definition = definition(tool, name, format);
+        let inputs = match format {
+            Format::OpenAi | Format::Anthropic => safe_inputs(&mut definition, format),
+            Format::McpJson => BTreeMap::new(),
+        };
+        for (exported, original) in &inputs {
+            notes.push(format!(
+                "the input `{}` of `{name}` is exported as `{exported}` ({format} property names allow only letters, digits, `_` and `-`); the mapping file turns it back",
+                text::one_line(original, 100)
+            ));
+        }
         map.tools.insert(
             name.clone(),
             Target {
@@ -137,9 +183,10 @@ pub fn export(tools: &[&Tool], format: Format) -> Exported {
                 protocol: tool.protocol,
                 name: tool.name.clone(),
                 version: tool.version.clone(),
+                inputs,
             },
         );
-        definitions.push(definition(tool, name, format));
+        definitions.push(definition);
     }
     let definitions = match format {
         Format::McpJson => json!({ "tools": definitions }),
@@ -148,7 +195,56 @@ pub fn export(tools: &[&Tool], format: Format) -> Exported {
     Exported {
         definitions,
         names: map,
+        notes,
     }
+}
+
+/// Renames the input properties of `definition` (OpenAI or Anthropic) whose names the provider
+/// does not take, in `properties` and `required`; returns exported name → original.
+fn safe_inputs(definition: &mut Value, format: Format) -> BTreeMap<String, String> {
+    let schema = match format {
+        Format::OpenAi => &mut definition["function"]["parameters"],
+        Format::Anthropic | Format::McpJson => &mut definition["input_schema"],
+    };
+    let Some(Value::Object(properties)) = schema.get_mut("properties") else {
+        return BTreeMap::new();
+    };
+    let safe = |name: &str| fit(&sanitize(name)) == name;
+    if properties.keys().all(|name| safe(name)) {
+        return BTreeMap::new();
+    }
+    let mut used: HashSet<String> = properties.keys().filter(|name| safe(name)).cloned().collect();
+    let mut renamed = BTreeMap::new();
+    let mut kept = Map::new();
+    for (name, property) in std::mem::take(properties) {
+        let exported = if safe(&name) {
+            name.clone()
+        } else {
+            let base = fit(&sanitize(&name));
+            let mut candidate = base.clone();
+            let mut n = 2;
+            while used.contains(&candidate) {
+                candidate = fit(&format!("{base}_{n}"));
+                n += 1;
+            }
+            used.insert(candidate.clone());
+            renamed.insert(candidate.clone(), name.clone());
+            candidate
+        };
+        kept.insert(exported, property);
+    }
+    *properties = kept;
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        for entry in required.iter_mut() {
+            if let Some((exported, _)) = renamed
+                .iter()
+                .find(|(_, original)| Some(original.as_str()) == entry.as_str())
+            {
+                *entry = Value::String(exported.clone());
+            }
+        }
+    }
+    renamed
 }
 
 fn definition(tool: &Tool, name: &str, format: Format) -> Value {
@@ -325,6 +421,38 @@ mod tests {
                 .as_deref(),
             Some("http://a.example:8080/nact")
         );
+    }
+
+    /// Issue #31.7: names with spaces (N-ACT Figures 2 and 3) are made safe for OpenAI and
+    /// Anthropic only, said in the notes, and mapped back.
+    #[test]
+    fn inputs_are_renamed_only_where_the_target_needs_it() {
+        let mut t = tool("Book Flight", "http://a.example");
+        t.input_schema = json!({"type": "object", "properties": {
+            "Flight Class": {"type": "string"}, "Flight_Class": {"type": "string"}, "to": {"type": "string"}},
+            "required": ["Flight Class", "to"]});
+        for format in [Format::OpenAi, Format::Anthropic] {
+            let exported = export(&[&t], format);
+            let schema = match format {
+                Format::OpenAi => &exported.definitions[0]["function"]["parameters"],
+                _ => &exported.definitions[0]["input_schema"],
+            };
+            let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["Flight_Class", "Flight_Class_2", "to"], "{format}");
+            assert_eq!(schema["required"], json!(["Flight_Class_2", "to"]), "{format}");
+            assert_eq!(exported.notes.len(), 2, "{:?}", exported.notes);
+            assert!(exported.notes[0].contains("`Book Flight` is exported as `Book_Flight`"));
+            assert!(exported.notes[1].contains("`Flight Class` of `Book_Flight` is exported as `Flight_Class_2`"));
+            assert_eq!(
+                exported
+                    .names
+                    .arguments("Book_Flight", json!({"Flight_Class_2": "FIRST", "Flight_Class": "x"})),
+                json!({"Flight Class": "FIRST", "Flight_Class": "x"})
+            );
+        }
+        let mcp = export(&[&t], Format::McpJson);
+        assert!(mcp.definitions["tools"][0]["inputSchema"]["properties"]["Flight Class"].is_object());
+        assert!(mcp.names.target("Book_Flight").unwrap().inputs.is_empty());
     }
 
     #[test]

@@ -157,6 +157,10 @@ pub struct Net {
     /// Colours in terminal output.
     #[arg(long, value_enum, default_value_t = Colour::Auto)]
     color: Colour,
+    /// Also write the client's log to stderr: retries and their waits, and what servers say for
+    /// developers only (OTC's `developer_message`, which is never shown otherwise).
+    #[arg(long, short)]
+    verbose: bool,
     #[command(flatten)]
     credentials: Credentials,
 }
@@ -498,6 +502,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     ExportFormat::McpJson => Format::McpJson,
                 };
                 let exported = toolhost_client::export::export(&selected, format);
+                for note in &exported.notes {
+                    eprintln!("toolhost: note: {note}");
+                }
                 write_out(output.as_deref(), &render::json(&exported.definitions))?;
                 if let Some(path) = mapping {
                     let text = serde_json::to_string_pretty(&exported.names)? + "\n";
@@ -544,6 +551,9 @@ where
     F: FnOnce(std::sync::Arc<Client>) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<ExitCode>>,
 {
+    if net.verbose {
+        verbose_log();
+    }
     let mut options = net.options()?;
     options.allow_stdio = allow_stdio;
     for text in &typed {
@@ -566,6 +576,17 @@ where
     let result = body(std::sync::Arc::clone(&client)).await;
     client.close().await;
     result
+}
+
+/// `--verbose`: the client library's log (info and above) on stderr, as plain lines.
+fn verbose_log() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("toolhost_client=info"))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .without_time()
+        .with_target(false)
+        .try_init();
 }
 
 async fn discover(client: &Client, source: &str, protocol: Option<Protocol>) -> anyhow::Result<Server> {

@@ -6,6 +6,7 @@ mod check;
 mod client_cli;
 mod client_peers;
 mod client_protocols;
+mod client_spec_servers;
 mod client_support;
 mod deploy;
 mod federation;
@@ -13,6 +14,8 @@ mod federation_peers;
 mod identity;
 mod import;
 mod import_peers;
+#[path = "../../../../tests/spec-servers/launch.rs"]
+mod launch;
 mod ops;
 #[cfg(feature = "otel")]
 mod otel;

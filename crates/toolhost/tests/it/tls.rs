@@ -82,6 +82,35 @@ async fn a_client_with_the_test_ca_calls_over_https_and_reloads_take_effect() {
     );
 }
 
+/// WoA §8.1 "Clients MUST validate server certificates", for toolhost's own client (issue
+/// #31.14): `toolhost tools` over https succeeds when the system's trust store (here
+/// `SSL_CERT_FILE`) holds the server's CA, and refuses a certificate signed by another CA,
+/// saying why.
+#[tokio::test]
+async fn toolhost_client_validates_server_certificates() {
+    let dir = Scratch::new();
+    std::fs::copy(format!("{TLS}/server-a.pem"), dir.0.join("cert.pem")).unwrap();
+    std::fs::copy(format!("{TLS}/server-a.key"), dir.0.join("key.pem")).unwrap();
+    let server = https(&dir, &[]);
+    let nact = format!("{}/nact", server.base.replace("http://", "https://"));
+    let tools = |ca: &str| {
+        std::process::Command::new(crate::support::BIN)
+            .args(["tools", &nact, "--protocol", "nact", "--allow-private", "--no-cache"])
+            .env("SSL_CERT_FILE", format!("{TLS}/{ca}"))
+            .env_remove("SSL_CERT_DIR")
+            .output()
+            .unwrap()
+    };
+    let trusted = tools("ca-a.pem");
+    let said = String::from_utf8_lossy(&trusted.stderr);
+    assert!(trusted.status.success(), "{said}");
+    assert!(String::from_utf8_lossy(&trusted.stdout).contains("add_numbers"));
+    let untrusted = tools("ca-b.pem");
+    let said = String::from_utf8_lossy(&untrusted.stderr);
+    assert!(!untrusted.status.success(), "a certificate of another CA is refused");
+    assert!(said.to_lowercase().contains("certificate"), "{said}");
+}
+
 /// Issue #21.2: a client that opens a TCP connection and never starts (or finishes) the TLS
 /// handshake is closed after the handshake timeout.
 #[tokio::test]
