@@ -355,5 +355,9 @@ mod tests {
         assert!(f.retryable);
         assert_eq!(f.retry_after, Some(std::time::Duration::from_millis(250)));
         assert_eq!(f.prompt.as_deref(), Some("wait"));
+        // call-tool-response: "If unspecified, the client MUST assume the request cannot be retried".
+        let silent = failure("t", Some(&json!({"message": "busy", "retry_after_ms": 250})));
+        assert!(!silent.retryable);
+        assert!(!Error::Tool(Box::new(silent)).server_says_retry(Protocol::Otc));
     }
 }
