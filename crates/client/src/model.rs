@@ -212,8 +212,9 @@ impl Tool {
     /// Whether the server says a call can be repeated with no further effect: MCP's
     /// `annotations.idempotentHint` or `readOnlyHint` (honoured in any protocol's definition, as
     /// an extension). N-ACT, OTC and WoA have no such mark of their own, so their tools are
-    /// taken to change things, and a call that may have reached the server is not sent twice
-    /// (issue #12).
+    /// taken to change things: a call that may have reached the server is sent again only on
+    /// the protocol's own retry signal ([`crate::Error::server_says_retry`], issue #31), never
+    /// without one (issue #12).
     pub fn is_idempotent(&self) -> bool {
         let hint = |name: &str| {
             self.definition

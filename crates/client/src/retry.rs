@@ -2,8 +2,9 @@
 //!
 //! Only what [`Error::is_retryable`] allows is retried: a 5xx the server does not mark final,
 //! an OTC failure with `can_retry`, a connection that never opened. A 4xx or invalid arguments
-//! never are. A call to a tool that is not marked idempotent is narrower still (see
-//! [`Retry::run_if`]): the caller decides what is safe to send twice. A server's `Retry-After` / `retry_after_ms` is honoured, up to
+//! never are. The caller narrows it further with [`Retry::run_if`]: a call to a tool not marked
+//! idempotent is sent again only on its protocol's own retry signal
+//! ([`Error::server_says_retry`]) or when nothing was sent. A server's `Retry-After` / `retry_after_ms` is honoured, up to
 //! [`Retry::max_wait`], so a server cannot park a client for an hour.
 
 use std::future::Future;
