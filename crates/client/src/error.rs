@@ -228,7 +228,9 @@ pub struct ToolFailure {
     pub message: String,
     /// Text for the model's next attempt: OTC `additional_prompt_content`, problem `prompt`.
     pub prompt: Option<String>,
-    /// Detail for developers (OTC `developer_message`), when given.
+    /// Detail for developers (OTC `developer_message`), when given: logged, never shown (not in
+    /// `Display` nor [`Error::prompt_for_model`]); OTC says it "SHOULD NOT be shown to the user or
+    /// an AI model".
     pub developer_message: Option<String>,
     /// Whether the tool says a retry may succeed.
     pub retryable: bool,

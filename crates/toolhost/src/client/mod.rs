@@ -637,7 +637,12 @@ fn select<'a>(servers: &'a [Server], names: &[String]) -> anyhow::Result<Vec<&'a
             );
         }
     }
-    Ok(all.filter(|t| names.contains(&t.name)).collect())
+    // Each server's own reading of a name (a WoA `agent.default` is the agent).
+    let named: Vec<&Tool> = servers
+        .iter()
+        .flat_map(|s| names.iter().filter_map(|name| s.tool(name)))
+        .collect();
+    Ok(all.filter(|t| named.iter().any(|n| std::ptr::eq(*n, *t))).collect())
 }
 
 /// The call's arguments from `--input JSON` or `--arg NAME=VALUE` pairs.

@@ -175,4 +175,18 @@ async fn woa_appendix_b() {
         serde_json::from_str::<Value>(&out).unwrap(),
         json!({"summary": "The IETF is an open community of designers."})
     );
+    // The operation's own name still finds the agent, here as everywhere a tool is named.
+    let exported = toolhost(&[
+        "export",
+        &spec.base,
+        "--format",
+        "mcp-json",
+        "--tool",
+        "summarizer.default",
+    ]);
+    let (out, err) = said(&exported);
+    assert!(exported.status.success(), "{err}");
+    let definitions: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(definitions["tools"][0]["name"], "summarizer", "{definitions}");
+    assert_eq!(definitions["tools"][0]["description"], "Summarizes English text.");
 }
