@@ -152,8 +152,8 @@ pub(crate) async fn versions(ctx: &Ctx<'_>, root: &Url, id: &str) -> Result<Vec<
 
 /// A signature as received → a tool; `Err` says why it was skipped.
 pub(crate) fn tool(root: &Url, endpoint: &Source, raw: Value) -> Result<Tool, String> {
-    let s: Signature =
-        serde_json::from_value(raw.clone()).map_err(|e| format!("skipped a signature that is not N-ACT ({e})"))?;
+    let s: Signature = serde_json::from_value(liberal(raw.clone()))
+        .map_err(|e| format!("skipped a signature that is not N-ACT ({e})"))?;
     if !text::is_plain_name(&s.name) {
         return Err(format!(
             "skipped a tool whose name is not plain text: `{}`",
@@ -210,6 +210,41 @@ pub(crate) fn tool(root: &Url, endpoint: &Source, raw: Value) -> Result<Tool, St
             number: s.version,
         },
     })
+}
+
+/// A signature with what a server may leave out filled in, so that one written loosely from the
+/// draft is read (issue #31.12: be liberal in what the client reads): `tags` none,
+/// `currentVersion` the `version`, descriptions empty, a parameter's `id` its name, an output's
+/// `type` `json`. `toolId`, `name`, `version` and the parameters' names stay required.
+fn liberal(mut raw: Value) -> Value {
+    let Value::Object(signature) = &mut raw else {
+        return raw;
+    };
+    signature.entry("tags").or_insert_with(|| Value::Array(Vec::new()));
+    signature
+        .entry("description")
+        .or_insert_with(|| Value::String(String::new()));
+    if let Some(version) = signature.get("version").cloned() {
+        signature.entry("currentVersion").or_insert(version);
+    }
+    for (list, default_type) in [("input_parameters", None), ("output_parameters", Some("json"))] {
+        let parameters = signature.entry(list).or_insert_with(|| Value::Array(Vec::new()));
+        for parameter in parameters.as_array_mut().into_iter().flatten() {
+            let Value::Object(parameter) = parameter else { continue };
+            if let Some(name) = parameter.get("name").cloned() {
+                parameter.entry("id").or_insert(name);
+            }
+            parameter
+                .entry("description")
+                .or_insert_with(|| Value::String(String::new()));
+            if let Some(kind) = default_type {
+                parameter
+                    .entry("type")
+                    .or_insert_with(|| Value::String(kind.to_owned()));
+            }
+        }
+    }
+    raw
 }
 
 /// An N-ACT input parameter as core's typed parameter (docs/protocols.md §3); an unknown type keeps
@@ -550,6 +585,27 @@ mod tests {
         assert_eq!(
             join(&root, "tools/x%2Fy/versions?pageLimit=100").unwrap().as_str(),
             "http://h/nact/tools/x%2Fy/versions?tenant=a%20b&pageLimit=100"
+        );
+    }
+
+    /// A signature that leaves out what it can is still read (issue #31.12); one without a
+    /// name is not.
+    #[test]
+    fn loose_signatures_are_read() {
+        let root = Url::parse("http://h/api").unwrap();
+        let raw = json!({"toolId": "0479a45d-ad0a-49d4-94db-75edf00d2ca4", "name": "Lookup Weather", "version": "2",
+                         "input_parameters": [{"name": "City"}], "output_parameters": [{"name": "Temperature in Fahrenheit"}]});
+        let t = tool(&root, &Source::Url(root.clone()), raw.clone()).unwrap();
+        assert_eq!(t.version_number, Some(2));
+        assert_eq!(t.inputs[0].type_name(), "string");
+        assert!(t.inputs[0].required);
+        assert_eq!(t.outputs[0].kind, "json");
+        assert_eq!(t.definition, raw, "the definition stays as sent");
+        let nameless = json!({"toolId": "x", "version": 1});
+        assert!(
+            tool(&root, &Source::Url(root.clone()), nameless)
+                .unwrap_err()
+                .contains("not N-ACT")
         );
     }
 
