@@ -225,9 +225,20 @@ fn shape(ctx: &mut Ctx, document: &Value, evidence: &dyn Fn(String) -> Evidence)
             }
         }
     }
+    if !agents.into_iter().flatten().any(|a| a.get("operations").is_some()) {
+        ctx.rec.skip(&OPERATIONS, "no agent has `operations`");
+    }
     for (name, config) in transports.into_iter().flatten() {
         transport(ctx, name, config, evidence);
     }
+    let defined = |name: &str| transports.is_some_and(|t| t.contains_key(name));
+    for (check, name) in [(&REST_FIELDS, "rest"), (&REST_HTTPS, "rest"), (&MCP_FIELDS, "mcp")] {
+        if !defined(name) {
+            ctx.rec.skip(check, format!("the document defines no {name} transport"));
+        }
+    }
+    ctx.rec
+        .skip(&PRIVATE_TRANSPORTS, "the document defines no private transport");
 }
 
 fn transport(ctx: &mut Ctx, name: &str, config: &Value, evidence: &dyn Fn(String) -> Evidence) {
