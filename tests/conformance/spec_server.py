@@ -25,7 +25,11 @@ BREAKS = {
     "otc": ["validation-as-400", "no-call-id"],
     "woa": ["sub-path", "plain-http-rest", "no-mismatch-check"],
 }
-assert BREAK == "none" or BREAK in BREAKS[PROTOCOL], f"unknown break {BREAK} for {PROTOCOL}"
+# Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
+# without); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
+# user did not type.
+MODES = ["api-key", "other-origin-rest"]
+assert BREAK == "none" or BREAK in BREAKS[PROTOCOL] or BREAK in MODES, f"unknown break {BREAK} for {PROTOCOL}"
 
 EFFECTS = {}
 LOCK = threading.Lock()
@@ -250,7 +254,8 @@ def json_schema(tool):
 
 
 def woa_document(port):
-    base = "http://tools.example.com" if BREAK == "plain-http-rest" else f"http://127.0.0.1:{port}"
+    base = {"plain-http-rest": "http://tools.example.com", "other-origin-rest": f"http://localhost:{port}"}.get(
+        BREAK, f"http://127.0.0.1:{port}")
     agents = []
     for t in TOOLS:
         outputs = {"type": "object", "properties": {o["name"]: {"type": {"int": "integer"}.get(o["type"], "string")} for o in t["outputs"]}}
@@ -325,6 +330,8 @@ class Handler(BaseHTTPRequestHandler):
             body = None
         if url.path == "/__effects":
             return self.answer(200, EFFECTS)
+        if BREAK == "api-key" and self.headers.get("OTC-API-Key") != "secret-key":
+            return self.answer(401, {"message": "an API key is required"})
         {"nact": nact, "otc": otc, "woa": woa}[PROTOCOL](self, method, url.path, parse_qs(url.query), body)
 
     def do_GET(self):

@@ -68,7 +68,8 @@ impl Exchange {
 pub(crate) struct Failure {
     pub request: String,
     pub message: String,
-    /// The run's own bound (requests or time) stopped it: a skip, not the server's fault.
+    /// The checker's own limits stopped it (its request or time bound, or the SSRF guard): a
+    /// skip, not the server's fault.
     pub bound: bool,
 }
 
@@ -163,8 +164,9 @@ impl Probe {
                 .await
                 .map_err(|e| Failure {
                     request: shown.clone(),
+                    // The guard's refusal is the checker's own rule, not the server's fault.
+                    bound: matches!(e, toolhost_client::Error::Refused { .. }),
                     message: text::one_line(&e.to_string(), 300),
-                    bound: false,
                 })?;
             if matches!(reply.status, 429 | 503)
                 && let Some(wait) = retry_after(&reply.headers)

@@ -63,8 +63,16 @@ impl Drop for Fake {
 
 /// `toolhost verify --conformance URL --allow-private --format json ARGS`: exit code and report.
 fn conformance(url: &str, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--allow-private"];
+    all.extend_from_slice(args);
+    guarded_conformance(url, &all)
+}
+
+/// `toolhost verify --conformance URL --format json ARGS` (the URL typed is reachable on
+/// loopback; what the server names is not, without `--allow-private`).
+fn guarded_conformance(url: &str, args: &[&str]) -> (i32, Value) {
     let output = Command::new(BIN)
-        .args(["verify", "--conformance", url, "--allow-private", "--format", "json"])
+        .args(["verify", "--conformance", url, "--format", "json"])
         .args(args)
         .output()
         .expect("run toolhost");
@@ -296,4 +304,48 @@ fn mcp_and_unknown_servers_are_refused_with_a_way_forward() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("--protocol nact, otc or woa"), "{stderr}");
+}
+
+#[test]
+fn addresses_the_server_names_stay_behind_the_ssrf_guard() {
+    // The REST base is `http://localhost:PORT`: loopback, but not the origin typed.
+    let fake = Fake::start("woa", "other-origin-rest");
+    let (code, report) = guarded_conformance(&fake.url("/"), &[]);
+    assert_eq!(
+        code, 0,
+        "a refusal by the guard is a skip, not the server's failure: {report:#}"
+    );
+    let mismatch = check(&report, "woa-5.2-agent-mismatch");
+    assert_eq!(mismatch["result"], "SKIP", "{report:#}");
+    assert!(
+        mismatch["reason"].as_str().unwrap().contains("--allow-private"),
+        "{mismatch:#}"
+    );
+    assert_eq!(fake.effects(), serde_json::json!({}), "nothing reached the agents");
+    let (code, report) = guarded_conformance(&fake.url("/"), &["--allow-private"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(check(&report, "woa-5.2-agent-mismatch")["result"], "PASS", "{report:#}");
+    assert_eq!(fake.effects()["lookup_weather"], 1);
+}
+
+#[test]
+fn credentials_flags_reach_the_server_and_never_the_report() {
+    let fake = Fake::start("otc", "api-key");
+    let (code, report) = conformance(&fake.url("/otc"), &["--protocol", "otc"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        check(&report, "otc-list-tools")["evidence"]["status"],
+        401,
+        "{report:#}"
+    );
+    let (code, report) = conformance(
+        &fake.url("/otc"),
+        &["--api-key", "secret-key", "--invoke", "send_email"],
+    );
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(with_result(&report, "FAIL"), Vec::<&str>::new(), "{report:#}");
+    assert!(
+        !report.to_string().contains("secret-key"),
+        "the key leaked into the report"
+    );
 }
