@@ -23,7 +23,7 @@ PROTOCOL, BREAK = sys.argv[1], sys.argv[2]
 BREAKS = {
     "nact": ["lowercase-enum", "version-mismatch", "unlocked-signature", "5xx-malformed", "retry-after"],
     "otc": ["validation-as-400", "no-call-id"],
-    "woa": ["sub-path", "plain-http-rest", "no-mismatch-check"],
+    "woa": ["sub-path", "plain-http-rest", "no-mismatch-check", "no-caching"],
 }
 # Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
 # without); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
@@ -277,7 +277,7 @@ def woa(handler, method, path, query, body):
     if path == where and method == "GET":
         document = json.dumps(woa_document(handler.server.server_address[1])).encode()
         etag = '"%08x"' % (hash(document) & 0xFFFFFFFF)
-        headers = {"ETag": etag, "Cache-Control": "max-age=300"}
+        headers = {} if BREAK == "no-caching" else {"ETag": etag, "Cache-Control": "max-age=300"}
         if handler.headers.get("If-None-Match") == etag:
             return handler.raw(304, b"", None, headers)
         return handler.raw(200, document, "application/woa+json", headers)

@@ -224,3 +224,86 @@ pub fn junit(report: &Report, strict: bool) -> String {
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::checks::{nact, woa};
+    use crate::report::Evidence;
+
+    fn report() -> Report {
+        let evidence = Evidence {
+            request: "GET http://127.0.0.1:1/nact/tools".to_owned(),
+            status: Some(200),
+            answer: "{\"name\": \"<b>&'\u{1b}\"}".to_owned(),
+            found: "`unit` allows `celsius`".to_owned(),
+        };
+        Report {
+            url: "http://127.0.0.1:1/nact".to_owned(),
+            spec: crate::Spec::Nact,
+            findings: vec![
+                Finding {
+                    check: &nact::ENUM_NAMES,
+                    outcome: Outcome::Fail {
+                        evidence: evidence.clone(),
+                        count: 2,
+                    },
+                },
+                Finding {
+                    check: &nact::NAME_SNAKE,
+                    outcome: Outcome::Fail { evidence, count: 1 },
+                },
+                Finding {
+                    check: &woa::CONDITIONAL,
+                    outcome: Outcome::Skip("no <ETag>".to_owned()),
+                },
+                Finding {
+                    check: &nact::ENUMERATION,
+                    outcome: Outcome::Pass,
+                },
+            ],
+            requests: 3,
+            elapsed: Duration::from_millis(1500),
+            notes: vec!["invoked x (N-ACT, unpinned)".to_owned()],
+        }
+    }
+
+    #[test]
+    fn junit_counts_a_should_as_a_failure_only_when_strict_and_escapes_everything() {
+        let report = report();
+        let lenient = junit(&report, false);
+        assert!(lenient.contains("failures=\"1\" skipped=\"1\""), "{lenient}");
+        assert_eq!(lenient.matches("<testcase ").count(), 4);
+        assert_eq!(lenient.matches("<failure ").count(), 1);
+        assert!(lenient.contains("<system-out>SHOULD not met"), "{lenient}");
+        assert!(
+            lenient.contains("&lt;b&gt;&amp;&apos;") && !lenient.contains('\u{1b}'),
+            "{lenient}"
+        );
+        assert!(lenient.contains("<skipped message=\"no &lt;ETag&gt;\"/>"), "{lenient}");
+        let strict = junit(&report, true);
+        assert!(strict.contains("failures=\"2\""), "{strict}");
+        assert_eq!(strict.matches("<failure ").count(), 2);
+        assert!(report.failed(false) && report.failed(true));
+    }
+
+    #[test]
+    fn json_and_text_carry_the_evidence_and_the_summary() {
+        let report = report();
+        let value = json(&report);
+        assert_eq!(value["summary"]["must_failures"], 1);
+        assert_eq!(value["summary"]["should_failures"], 1);
+        assert_eq!(value["checks"][0]["evidence"]["status"], 200);
+        assert_eq!(value["checks"][0]["failures"], 2);
+        assert_eq!(value["checks"][2]["reason"], "no <ETag>");
+        let out = text(&report);
+        assert!(out.contains("FAIL  N-ACT §6.1  MUST    nact-6.1-enum-names"), "{out}");
+        assert!(out.contains("(2 observations failed; the first is shown)"), "{out}");
+        assert!(
+            out.contains("4 checks: 1 pass, 2 fail (1 MUST, 1 SHOULD), 1 skip; 3 requests in 1.5 s"),
+            "{out}"
+        );
+    }
+}

@@ -387,7 +387,6 @@ async fn invocations(ctx: &mut Ctx, document: &Value) {
             }
         }
         if let Some((_, input)) = invocable {
-            let input = input.unwrap_or_else(|| inputs::valid(&inputs_schema));
             success(ctx, &url, agent, id, input).await;
         }
     }
@@ -447,9 +446,25 @@ async fn refused(ctx: &mut Ctx, url: &Url, id: &str, bad: &Value, how: &str, tem
     }
 }
 
-async fn success(ctx: &mut Ctx, url: &Url, agent: &Value, id: &str, input: Value) {
+/// The agent invoked for real: its `default` operation (else its first) when it has
+/// `operations`, with that operation's schemas where it overrides the agent's.
+async fn success(ctx: &mut Ctx, url: &Url, agent: &Value, id: &str, input: Option<Value>) {
+    let operations = agent.get("operations").and_then(Value::as_array);
+    let operation = operations.and_then(|ops| ops.iter().find(|op| op["name"] == "default").or_else(|| ops.first()));
+    let schema = |key: &str| {
+        operation
+            .and_then(|op| op.get(key))
+            .or_else(|| agent.get(key))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let input = input.unwrap_or_else(|| inputs::valid(&schema("inputs")));
+    let mut envelope = json!({"agent": id, "input": input});
+    if let Some(name) = operation.and_then(|op| op.get("name")) {
+        envelope["operation"] = name.clone();
+    }
     ctx.invoked(id, "WoA REST");
-    let answer = match ctx.probe.post(url, &json!({"agent": id, "input": input})).await {
+    let answer = match ctx.probe.post(url, &envelope).await {
         Ok(answer) => answer,
         Err(failure) => return ctx.no_answer(&SUCCESS, &failure),
     };
@@ -465,7 +480,7 @@ async fn success(ctx: &mut Ctx, url: &Url, agent: &Value, id: &str, input: Value
         );
         return;
     }
-    let outputs = agent.get("outputs").cloned().unwrap_or_default();
+    let outputs = schema("outputs");
     let body = answer.json().unwrap_or(Value::Null);
     let problem = match toolhost_core::validate::compile(&outputs) {
         Ok(validator) => validator.iter_errors(&body).next().map(|e| e.to_string()),

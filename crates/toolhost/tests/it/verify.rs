@@ -349,3 +349,16 @@ fn credentials_flags_reach_the_server_and_never_the_report() {
         "the key leaked into the report"
     );
 }
+
+#[test]
+fn a_missed_should_fails_the_run_only_with_strict() {
+    // A host without caching headers (WoA §7: hosts SHOULD send them).
+    let fake = Fake::start("woa", "no-caching");
+    let (code, report) = conformance(&fake.url("/"), &[]);
+    assert_eq!(check(&report, "woa-7-caching-headers")["result"], "FAIL", "{report:#}");
+    assert_eq!(check(&report, "woa-7-conditional")["result"], "SKIP", "{report:#}");
+    assert_eq!(report["summary"]["must_failures"], 0, "{report:#}");
+    assert_eq!(code, 0, "a SHOULD alone does not fail the run");
+    let (code, _) = conformance(&fake.url("/"), &["--strict"]);
+    assert_eq!(code, 1, "--strict fails on a SHOULD");
+}
