@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 PROTOCOL, BREAK = sys.argv[1], sys.argv[2]
 BREAKS = {
     "nact": ["lowercase-enum", "version-mismatch", "unlocked-signature", "5xx-malformed", "retry-after"],
-    "otc": ["validation-as-400", "no-call-id"],
+    "otc": ["validation-as-400", "no-call-id", "bare-array"],
     "woa": ["sub-path", "plain-http-rest", "no-mismatch-check", "no-caching"],
 }
 # Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
@@ -205,7 +205,8 @@ def otc(handler, method, path, query, body):
     if path == "/otc/health":
         return handler.answer(200, {"status": "ok"})
     if path == "/otc/tools" and method == "GET":
-        return handler.answer(200, {"$schema": "otc://1.0", "tools": [otc_definition(t) for t in TOOLS]})
+        tools = [otc_definition(t) for t in TOOLS]
+        return handler.answer(200, tools if BREAK == "bare-array" else {"$schema": "otc://1.0", "tools": tools})
     if path not in ("/otc/tools/call", "/otc/call") or method != "POST":
         return handler.answer(404, {"message": "not found"})
     request = body.get("request") if isinstance(body, dict) else None

@@ -252,6 +252,9 @@ async fn detect(probe: &mut Probe, url: &Url) -> Result<Spec, Error> {
         Ok(answer) if answer.status == 200 => match answer.json() {
             Some(body) if body.get("items").is_some_and(Value::is_array) => return Ok(Spec::Nact),
             Some(body) if body.get("tools").is_some_and(Value::is_array) => return Ok(Spec::Otc),
+            // A bare array of definitions is an OTC server that breaks the listing's shape
+            // (the client reads it so too); the checker says so.
+            Some(Value::Array(tools)) if tools.iter().all(|t| t.get("id").is_some()) => return Ok(Spec::Otc),
             _ => tried.push(format!("{}: neither an N-ACT page nor an OTC listing", answer.request)),
         },
         Ok(answer) => tried.push(format!("{}: HTTP {}", answer.request, answer.status)),

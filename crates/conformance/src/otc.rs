@@ -159,19 +159,33 @@ async fn list(ctx: &mut Ctx, base: &Url) -> Option<Vec<Listed>> {
         }
     };
     let body = answer.json().filter(|_| answer.status == 200);
-    let Some(tools) = body.as_ref().and_then(|b| b.get("tools")).and_then(Value::as_array) else {
-        ctx.rec.fail(
-            &LIST,
-            answer.evidence("not 200 with a JSON object holding a `tools` array"),
-        );
-        return None;
+    let tools = match body.as_ref() {
+        Some(body) if body.get("tools").is_some_and(Value::is_array) => {
+            ctx.rec.pass(&LIST);
+            ctx.rec.judge(&LIST_SCHEMA, body.get("$schema").is_some(), || {
+                answer.evidence("the listing has no `$schema`")
+            });
+            schema_uri(ctx, &answer, body);
+            body["tools"].as_array().cloned().unwrap_or_default()
+        }
+        // A bare array of definitions (as some servers send) breaks the listing's shape; its
+        // definitions are still checked.
+        Some(Value::Array(tools)) => {
+            ctx.rec.fail(
+                &LIST,
+                answer.evidence("a bare array, not an object with `$schema` and `tools`"),
+            );
+            ctx.rec.skip(&LIST_SCHEMA, "the listing is a bare array");
+            tools.clone()
+        }
+        _ => {
+            ctx.rec.fail(
+                &LIST,
+                answer.evidence("not 200 with a JSON object holding a `tools` array"),
+            );
+            return None;
+        }
     };
-    ctx.rec.pass(&LIST);
-    let body = body.clone().unwrap_or_default();
-    ctx.rec.judge(&LIST_SCHEMA, body.get("$schema").is_some(), || {
-        answer.evidence("the listing has no `$schema`")
-    });
-    schema_uri(ctx, &answer, &body);
     Some(
         tools
             .iter()
@@ -356,15 +370,15 @@ async fn invoke(ctx: &mut Ctx, url: &Url, tool: &Listed, name: &str, input: Opti
         };
         let body = answer.json().unwrap_or_default();
         if matches!(answer.status, 400 | 422) {
-            ctx.rec.skip(
-                &CALL,
-                format!(
-                    "`{}` refused the input {input} (HTTP {}: {}); give one with --invoke 'NAME=JSON'",
-                    tool.id(),
-                    answer.status,
-                    excerpt(&answer.body)
-                ),
+            let reason = format!(
+                "`{}` refused the input {input} (HTTP {}: {}); give one with --invoke '{name}=JSON'",
+                tool.id(),
+                answer.status,
+                excerpt(&answer.body)
             );
+            for check in [&CALL, &CALL_VALUE, &CALL_ID_GENERATED, &CALL_ID_ECHO, &CALL_ID_REPEATED] {
+                ctx.rec.skip(check, reason.clone());
+            }
             return;
         }
         let fit = misfit("CallToolResponse", &body["result"]);

@@ -188,6 +188,7 @@ fn servers_written_from_the_drafts_pass_and_each_broken_rule_is_named_by_its_sec
         ("woa", "plain-http-rest", "/", "woa-4.3.1-rest-https", "4.3.1"),
         ("woa", "no-mismatch-check", "/", "woa-5.2-agent-mismatch", "5.2"),
         ("otc", "validation-as-400", "/otc", "otc-validation-error", "call-tool"),
+        ("otc", "bare-array", "/otc", "otc-list-tools", "list-tools"),
         (
             "otc",
             "no-call-id",
@@ -207,6 +208,10 @@ fn servers_written_from_the_drafts_pass_and_each_broken_rule_is_named_by_its_sec
             "{found:#}"
         );
         assert_eq!(code, 1, "a failed MUST fails the run: {broken}");
+        if broken == "bare-array" {
+            // The listing's shape is wrong; its definitions are still checked.
+            assert_eq!(check(&report, "otc-tool-definition")["result"], "PASS", "{report:#}");
+        }
     }
 }
 
