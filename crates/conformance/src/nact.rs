@@ -436,6 +436,15 @@ async fn details(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u6
             body.as_ref().map_or(Value::Null, |b| b["version"].clone())
         ))
     });
+    if let Some(body) = body.filter(|_| version == Some(current)) {
+        ctx.rec
+            .judge(&LOCKED, locked_part(&body) == locked_part(&tool.signature), || {
+                answer.evidence(format!(
+                    "`{}` version {current} here differs from the same version in the listing",
+                    tool.name()
+                ))
+            });
+    }
 }
 
 /// The versions list (order, numbers), and two reads of the current version and one of the
