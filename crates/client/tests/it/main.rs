@@ -10,6 +10,7 @@
 mod cache;
 mod guard;
 mod props;
+mod raw;
 mod retry;
 mod spec;
 mod support;
