@@ -27,8 +27,8 @@ BREAKS = {
 }
 # Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
 # without); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
-# user did not type.
-MODES = ["api-key", "other-origin-rest"]
+# user did not type; `always-429` answers every request 429 without Retry-After.
+MODES = ["api-key", "other-origin-rest", "always-429"]
 assert BREAK == "none" or BREAK in BREAKS[PROTOCOL] or BREAK in MODES, f"unknown break {BREAK} for {PROTOCOL}"
 
 EFFECTS = {}
@@ -331,6 +331,8 @@ class Handler(BaseHTTPRequestHandler):
             body = None
         if url.path == "/__effects":
             return self.answer(200, EFFECTS)
+        if BREAK == "always-429":
+            return self.answer(429, {"message": "slow down"})
         if BREAK == "api-key" and self.headers.get("OTC-API-Key") != "secret-key":
             return self.answer(401, {"message": "an API key is required"})
         {"nact": nact, "otc": otc, "woa": woa}[PROTOCOL](self, method, url.path, parse_qs(url.query), body)

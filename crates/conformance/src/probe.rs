@@ -154,7 +154,8 @@ impl Probe {
                 headers.insert(*name, value);
             }
         }
-        // Waiting for `Retry-After` at most twice: a server that keeps asking is left alone.
+        // Waiting for `Retry-After` at most twice: a server that keeps asking is left alone, and
+        // what it refused is skipped (being rate limited is not a failure to conform).
         for _ in 0..3 {
             self.within_bounds(&shown)?;
             self.sent += 1;
@@ -168,9 +169,13 @@ impl Probe {
                     bound: matches!(e, toolhost_client::Error::Refused { .. }),
                     message: text::one_line(&e.to_string(), 300),
                 })?;
-            if matches!(reply.status, 429 | 503)
-                && let Some(wait) = retry_after(&reply.headers)
-            {
+            // A 429 without `Retry-After` still asks the checker to slow down: a second.
+            let wait = match reply.status {
+                429 => Some(retry_after(&reply.headers).unwrap_or(Duration::from_secs(1))),
+                503 => retry_after(&reply.headers),
+                _ => None,
+            };
+            if let Some(wait) = wait {
                 if wait > MAX_WAIT || Instant::now() + wait >= self.deadline {
                     self.bounded = true;
                     return Err(Failure {
@@ -195,7 +200,7 @@ impl Probe {
         }
         Err(Failure {
             request: shown,
-            message: "the server kept answering 429/503 with Retry-After".to_owned(),
+            message: "the server kept asking the checker to wait (429, or 503 with Retry-After)".to_owned(),
             bound: true,
         })
     }

@@ -276,6 +276,21 @@ fn retry_after_is_honoured_and_the_run_is_bounded() {
     assert!(report["notes"].to_string().contains("Retry-After"), "{report:#}");
     assert!(report["summary"]["seconds"].as_f64().unwrap() >= 1.0);
 
+    // A server that rate-limits the checker is waited for, then left alone: skipped, not failed.
+    let fake = Fake::start("nact", "always-429");
+    let (code, report) = conformance(&fake.url("/nact"), &["--protocol", "nact"]);
+    assert_eq!(code, 0, "{report:#}");
+    let enumeration = check(&report, "nact-6.1-enumeration");
+    assert_eq!(enumeration["result"], "SKIP", "{report:#}");
+    assert!(
+        enumeration["reason"].as_str().unwrap().contains("429"),
+        "{enumeration:#}"
+    );
+    assert_eq!(
+        report["summary"]["requests"], 3,
+        "one request and two waits: {report:#}"
+    );
+
     let fake = Fake::start("nact", "none");
     let (code, report) = conformance(&fake.url("/nact"), &["--protocol", "nact", "--max-requests", "3"]);
     assert_eq!(report["summary"]["requests"], 3, "{report:#}");
