@@ -21,9 +21,10 @@ from urllib.parse import parse_qs, urlsplit
 
 PROTOCOL, BREAK = sys.argv[1], sys.argv[2]
 BREAKS = {
-    "nact": ["lowercase-enum", "version-mismatch", "unlocked-signature", "5xx-malformed", "retry-after"],
+    "nact": ["lowercase-enum", "version-mismatch", "unlocked-signature", "5xx-malformed", "retry-after",
+             "ignores-page-limit", "oldest-first", "name-as-tool-id"],
     "otc": ["validation-as-400", "no-call-id", "bare-array"],
-    "woa": ["sub-path", "plain-http-rest", "no-mismatch-check", "no-caching"],
+    "woa": ["sub-path", "plain-http-rest", "no-mismatch-check", "no-caching", "draft-07-schema"],
 }
 # Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
 # without); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
@@ -118,7 +119,7 @@ def check_input(tool, args):
 
 def nact_signature(tool, version, listing=False):
     sig = {
-        "toolId": tool["id"],
+        "toolId": tool["name"] if BREAK == "name-as-tool-id" else tool["id"],
         "name": tool["name"],
         "description": tool["description"],
         "version": version,
@@ -142,6 +143,8 @@ def page(items, query):
     limit = min(int(query.get("pageLimit", ["50"])[0]), 500)
     start = int(query.get("pageCursor", ["0"])[0] or 0)
     paging = {"pageLimit": limit}
+    if BREAK == "ignores-page-limit":
+        return {"items": items, "paging": paging}
     if start + limit < len(items):
         paging["next"] = str(start + limit)
     return {"items": items[start:start + limit], "paging": paging}
@@ -179,7 +182,8 @@ def nact(handler, method, path, query, body):
     if method != "GET":
         return handler.problem(405, "GET only")
     if "/versions" in path and number is None:
-        items = [nact_signature(tool, v) for v in reversed(tool["versions"])]
+        order = tool["versions"] if BREAK == "oldest-first" else list(reversed(tool["versions"]))
+        items = [nact_signature(tool, v) for v in order]
         return handler.answer(200, page(items, query))
     return handler.answer(200, nact_signature(tool, number or tool["versions"][-1]))
 
@@ -263,7 +267,8 @@ def woa_document(port):
         agent = {
             "id": t["name"], "name": t["name"].replace("_", " ").title(), "description": t["description"],
             "version": f"{t['versions'][-1]}.0.0", "capabilities": [t["toolkit"]],
-            "inputs": {"$schema": "https://json-schema.org/draft/2020-12/schema", **json_schema(t)},
+            "inputs": {"$schema": "http://json-schema.org/draft-07/schema#" if BREAK == "draft-07-schema"
+                       else "https://json-schema.org/draft/2020-12/schema", **json_schema(t)},
             "outputs": outputs, "transports": ["rest"],
         }
         if t["read_only"]:
