@@ -28,8 +28,10 @@ BREAKS = {
 }
 # Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
 # without); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
-# user did not type; `always-429` answers every request 429 without Retry-After.
-MODES = ["api-key", "other-origin-rest", "always-429"]
+# user did not type; `always-429` answers every request 429 without Retry-After;
+# `loosened-latest` (OTC) lists both versions of `lookup_weather`, the newer one with `city`
+# optional (a compatible change), so an input only the older refuses would run the newer.
+MODES = ["api-key", "other-origin-rest", "always-429", "loosened-latest"]
 assert BREAK == "none" or BREAK in BREAKS[PROTOCOL] or BREAK in MODES, f"unknown break {BREAK} for {PROTOCOL}"
 
 EFFECTS = {}
@@ -190,8 +192,21 @@ def nact(handler, method, path, query, body):
 
 # ---------------------------------------------------------------- OTC 1.0
 
-def otc_definition(tool):
-    version = f"{tool['versions'][-1]}.0.0"
+def at_version(tool, number):
+    """The tool as it was at version `number` (in `loosened-latest`, `city` is required before 2)."""
+    if BREAK != "loosened-latest" or tool["name"] != "lookup_weather" or number < 2:
+        return tool
+    inputs = [dict(p, required=False) if p["name"] == "city" else p for p in tool["inputs"]]
+    return dict(tool, inputs=inputs)
+
+
+def otc_definitions(tool):
+    numbers = tool["versions"] if BREAK == "loosened-latest" else tool["versions"][-1:]
+    return [otc_definition(at_version(tool, n), n) for n in numbers]
+
+
+def otc_definition(tool, number):
+    version = f"{number}.0.0"
     return {
         "id": f"{tool['toolkit']}.{tool['name']}@{version}",
         "name": f"{tool['toolkit']}_{tool['name']}",
@@ -209,7 +224,7 @@ def otc(handler, method, path, query, body):
     if path == "/otc/health":
         return handler.answer(200, {"status": "ok"})
     if path == "/otc/tools" and method == "GET":
-        tools = [otc_definition(t) for t in TOOLS]
+        tools = [d for t in TOOLS for d in otc_definitions(t)]
         return handler.answer(200, tools if BREAK == "bare-array" else {"$schema": "otc://1.0", "tools": tools})
     if path not in ("/otc/tools/call", "/otc/call") or method != "POST":
         return handler.answer(404, {"message": "not found"})
@@ -223,10 +238,13 @@ def otc(handler, method, path, query, body):
     tool = BY_NAME.get(m.group(2))
     if tool is None or tool["toolkit"] != m.group(1):
         return handler.answer(400, {"message": "tool not found"})
+    number = tool["versions"][-1]
     if m.group(3) is not None:
         wanted = (int(m.group(3)), int(m.group(4) or 0), int(m.group(5) or 0))
         if wanted not in [(v, 0, 0) for v in tool["versions"]]:
             return handler.answer(400, {"message": "tool version not available"})
+        number = wanted[0]
+    tool = at_version(tool, number)
     args = request.get("input", {})
     errors = check_input(tool, args if isinstance(args, dict) else {"input": None})
     if errors:

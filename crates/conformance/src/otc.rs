@@ -116,7 +116,12 @@ pub(crate) async fn run(ctx: &mut Ctx, base: &Url) {
             continue;
         }
         in_depth += 1;
-        refusals(ctx, &call, tool).await;
+        let versions: Vec<&Value> = listed
+            .iter()
+            .filter(|other| other.base() == tool.base())
+            .map(Listed::parameters)
+            .collect();
+        refusals(ctx, &call, tool, &versions).await;
         if let Some((name, input)) = invocable {
             invoke(ctx, &call, tool, &name, input).await;
         }
@@ -291,11 +296,24 @@ async fn not_found(ctx: &mut Ctx, url: &Url) {
 
 /// With an input the tool's schema refuses: the exact version, the unversioned id and `@x`
 /// must each be a 422 (resolved, then validated); a version that does not exist a 400.
-async fn refusals(ctx: &mut Ctx, url: &Url, tool: &Listed) {
-    let Some((bad, how)) = inputs::invalid(tool.parameters()) else {
+///
+/// The input must be refused by every listed version of the tool (`versions`: their
+/// `parameters`), so that a server resolving the id to another version still runs nothing.
+async fn refusals(ctx: &mut Ctx, url: &Url, tool: &Listed, versions: &[&Value]) {
+    let refused_by_all = |bad: &Value| {
+        versions
+            .iter()
+            .all(|schema| toolhost_core::validate::compile(schema).is_ok_and(|validator| !validator.is_valid(bad)))
+    };
+    let Some((bad, how)) = inputs::invalid(tool.parameters()).filter(|(bad, _)| refused_by_all(bad)) else {
         for check in [&VALIDATION_ERROR, &RESOLUTION] {
-            ctx.rec
-                .skip(check, format!("`{}` has no input its schema surely refuses", tool.id()));
+            ctx.rec.skip(
+                check,
+                format!(
+                    "`{}` has no input that every listed version's schema surely refuses",
+                    tool.id()
+                ),
+            );
         }
         return;
     };
@@ -311,9 +329,6 @@ async fn refusals(ctx: &mut Ctx, url: &Url, tool: &Listed) {
     // other forms of the id say they were not resolved.
     let mut exact_validated = false;
     for (tool_id, check, what) in resolving {
-        let Some(answer) = call(ctx, check, url, json!({"tool_id": tool_id, "input": bad})).await else {
-            return;
-        };
         if check.id == RESOLUTION.id && !exact_validated {
             ctx.rec.skip(
                 check,
@@ -321,6 +336,9 @@ async fn refusals(ctx: &mut Ctx, url: &Url, tool: &Listed) {
             );
             continue;
         }
+        let Some(answer) = call(ctx, check, url, json!({"tool_id": tool_id, "input": bad})).await else {
+            return;
+        };
         let body = answer.json().unwrap_or_default();
         schema_uri(ctx, &answer, &body);
         let fit = misfit("ValidationErrorResponse", &body);

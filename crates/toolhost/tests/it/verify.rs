@@ -386,3 +386,15 @@ fn a_missed_should_fails_the_run_only_with_strict() {
     let (code, _) = conformance(&fake.url("/"), &["--strict"]);
     assert_eq!(code, 1, "--strict fails on a SHOULD");
 }
+
+#[test]
+fn a_refusal_probe_is_refused_by_every_version_the_id_could_resolve_to() {
+    // `lookup_weather` 1.0.0 requires `city`, 2.0.0 (the latest) does not: `{}` is invalid for
+    // the first only, so sending it as `Weather.lookup_weather` would run the second.
+    let fake = Fake::start("otc", "loosened-latest");
+    let (code, report) = conformance(&fake.url("/otc"), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(fake.effects(), serde_json::json!({}), "{report:#}");
+    // The probes that every version refuses (a wrong type) still check resolution.
+    assert_eq!(check(&report, "otc-version-resolution")["result"], "PASS", "{report:#}");
+}
