@@ -54,9 +54,11 @@ fn simplest(schema: &Value) -> Value {
     }
 }
 
-/// An input `schema` refuses, and how: a required property left out, else a typed property
-/// given a value of the wrong type, else (with `additionalProperties: false`) an unknown one.
-/// `None` when no input is surely refused: the checker then sends nothing to that tool.
+/// An input `schema` refuses, and how: a required property left out, else a property given a
+/// value of the wrong type (an object for a scalar, a string for an object). Not an unknown
+/// property, even under `additionalProperties: false`: a lenient server would ignore it and
+/// run the tool. `None` when no input is surely refused: the checker then sends nothing to
+/// that tool.
 pub(crate) fn invalid(schema: &Value) -> Option<(Value, String)> {
     let validator = toolhost_core::validate::compile(schema).ok()?;
     let required: Vec<&str> = schema
@@ -84,12 +86,6 @@ pub(crate) fn invalid(schema: &Value) -> Option<(Value, String)> {
         let mut input = valid(schema);
         input[name] = wrong;
         candidates.push((input, format!("gives `{name}` a value of the wrong type")));
-    }
-    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-        candidates.push((
-            json!({"conformance_unknown_input": 1}),
-            "gives an input the schema does not allow".to_owned(),
-        ));
     }
     candidates.into_iter().find(|(input, _)| !validator.is_valid(input))
 }
