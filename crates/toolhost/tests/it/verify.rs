@@ -270,6 +270,26 @@ fn the_text_report_shows_the_statement_and_the_evidence() {
     ] {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }
+    // The same failure as JUnit XML: one failed test case, named by its section.
+    let output = Command::new(BIN)
+        .args([
+            "verify",
+            "--conformance",
+            &fake.url("/nact"),
+            "--allow-private",
+            "--format",
+            "junit",
+        ])
+        .output()
+        .unwrap();
+    let xml = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{xml}");
+    assert!(xml.contains("failures=\"1\""), "{xml}");
+    assert!(
+        xml.contains("<testcase classname=\"N-ACT §7\" name=\"nact-7-malformed-is-4xx (MUST)"),
+        "{xml}"
+    );
+    assert!(xml.contains("<failure message=\"HTTP 500 for an invocation"), "{xml}");
 }
 
 #[test]
