@@ -78,7 +78,7 @@ pub(crate) async fn run(ctx: &mut Ctx, root: &Url) {
         };
         details(ctx, root, tool, &id, current).await;
         versions(ctx, root, tool, &id, current).await;
-        malformed(ctx, root, tool, &id).await;
+        malformed(ctx, root, tool, &id, current).await;
         if let Some((_, input)) = invocable {
             invoke(ctx, root, tool, &id, current, input).await;
         }
@@ -548,7 +548,7 @@ async fn versions(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u
 }
 
 /// Invocations the signature refuses: each must be a 4xx, never a 5xx or a success.
-async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str) {
+async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64) {
     let inputs = tool.parameters("input_parameters");
     let Some((bad, how)) = inputs::nact_invalid(&inputs) else {
         ctx.rec.skip(
@@ -561,16 +561,25 @@ async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str) {
         return;
     };
     let url = join(root, &["tools", &format!("{id}:invoke")]);
-    let mut bodies = vec![(json!({"name": tool.name(), "input_parameters": bad}), how)];
-    if bodies[0].0["input_parameters"] == json!([]) {
+    let body = json!({"name": tool.name(), "input_parameters": bad});
+    let mut requests = vec![(url.clone(), body.clone(), how.clone())];
+    // A version the tool does not have, with the same refused input (were the version ignored).
+    let missing = current + 1000;
+    requests.push((
+        join(root, &["tools", id, "versions", &format!("{missing}:invoke")]),
+        body,
+        format!("pins version {missing}, which the tool does not have, and {how}"),
+    ));
+    if bad == json!([]) {
         // With a required input, even a lenient reading of a body that is not an invocation
         // object cannot run the tool.
-        bodies.push((
+        requests.push((
+            url,
             json!({"name": tool.name(), "input_parameters": {"not": "an array"}}),
             "sends `input_parameters` that is not an array".to_owned(),
         ));
     }
-    for (body, how) in bodies {
+    for (url, body, how) in requests {
         let answer = match ctx.probe.post(&url, &body).await {
             Ok(answer) => answer,
             Err(failure) => return ctx.no_answer(&MALFORMED, &failure),
