@@ -24,7 +24,8 @@ BREAKS = {
     "nact": ["lowercase-enum", "version-mismatch", "unlocked-signature", "5xx-malformed", "retry-after",
              "ignores-page-limit", "oldest-first", "name-as-tool-id"],
     "otc": ["validation-as-400", "no-call-id", "bare-array"],
-    "woa": ["sub-path", "plain-http-rest", "no-mismatch-check", "no-caching", "draft-07-schema"],
+    "woa": ["sub-path", "plain-http-rest", "no-mismatch-check", "no-caching", "draft-07-schema",
+            "operation-without-description"],
 }
 # Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
 # without); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
@@ -291,6 +292,11 @@ def woa_document(port):
         }
         if t["read_only"]:
             agent["annotations"] = {"readOnlyHint": True}
+        if t["name"] == "count_words":
+            operation = {"name": "default", "description": "Count the words."}
+            if BREAK == "operation-without-description":
+                del operation["description"]
+            agent["operations"] = [operation]
         agents.append(agent)
     return {"woa_version": "1", "agents": agents,
             "transports": {"rest": {"base": base, "invoke_path": "/agents/{agent_id}/invoke"}}}

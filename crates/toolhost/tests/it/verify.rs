@@ -188,6 +188,7 @@ fn servers_written_from_the_drafts_pass_and_each_broken_rule_is_named_by_its_sec
         ("nact", "oldest-first", "/nact", "nact-6.3-versions-newest-first", "6.3"),
         ("nact", "name-as-tool-id", "/nact", "nact-6.1-tool-id-uuid", "6.1"),
         ("woa", "draft-07-schema", "/", "woa-4.2-json-schema", "4.2"),
+        ("woa", "operation-without-description", "/", "woa-4.1-operations", "4.1"),
         ("woa", "sub-path", "/api", "woa-9.1-well-known", "9.1"),
         ("woa", "plain-http-rest", "/", "woa-4.3.1-rest-https", "4.3.1"),
         ("woa", "no-mismatch-check", "/", "woa-5.2-agent-mismatch", "5.2"),
