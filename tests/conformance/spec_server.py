@@ -25,7 +25,7 @@ BREAKS = {
              "ignores-page-limit", "oldest-first", "name-as-tool-id"],
     "otc": ["validation-as-400", "no-call-id", "bare-array"],
     "woa": ["sub-path", "plain-http-rest", "no-mismatch-check", "no-caching", "draft-07-schema",
-            "operation-without-description"],
+            "operation-without-description", "private-transport-without-dns"],
 }
 # Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
 # without); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
@@ -298,8 +298,10 @@ def woa_document(port):
                 del operation["description"]
             agent["operations"] = [operation]
         agents.append(agent)
+    private = "queue" if BREAK == "private-transport-without-dns" else "com.example.queue"
     return {"woa_version": "1", "agents": agents,
-            "transports": {"rest": {"base": base, "invoke_path": "/agents/{agent_id}/invoke"}}}
+            "transports": {"rest": {"base": base, "invoke_path": "/agents/{agent_id}/invoke"},
+                           private: {"topic": "agents"}}}
 
 
 def woa(handler, method, path, query, body):

@@ -189,6 +189,13 @@ fn servers_written_from_the_drafts_pass_and_each_broken_rule_is_named_by_its_sec
         ("nact", "name-as-tool-id", "/nact", "nact-6.1-tool-id-uuid", "6.1"),
         ("woa", "draft-07-schema", "/", "woa-4.2-json-schema", "4.2"),
         ("woa", "operation-without-description", "/", "woa-4.1-operations", "4.1"),
+        (
+            "woa",
+            "private-transport-without-dns",
+            "/",
+            "woa-4.3.3-private-transports",
+            "4.3.3",
+        ),
         ("woa", "sub-path", "/api", "woa-9.1-well-known", "9.1"),
         ("woa", "plain-http-rest", "/", "woa-4.3.1-rest-https", "4.3.1"),
         ("woa", "no-mismatch-check", "/", "woa-5.2-agent-mismatch", "5.2"),
