@@ -308,6 +308,18 @@ fn retry_after_is_honoured_and_the_run_is_bounded() {
     assert!(report["notes"].to_string().contains("Retry-After"), "{report:#}");
     assert!(report["summary"]["seconds"].as_f64().unwrap() >= 1.0);
 
+    // A wait past the run's time bound is not made: what needed it is skipped.
+    let fake = Fake::start("nact", "retry-after");
+    let (code, report) = conformance(&fake.url("/nact"), &["--protocol", "nact", "--max-seconds", "1"]);
+    assert_eq!(code, 0, "{report:#}");
+    let enumeration = check(&report, "nact-6.1-enumeration");
+    assert_eq!(enumeration["result"], "SKIP", "{report:#}");
+    assert!(
+        enumeration["reason"].as_str().unwrap().contains("Retry-After"),
+        "{enumeration:#}"
+    );
+    assert!(report["summary"]["seconds"].as_f64().unwrap() < 1.0, "{report:#}");
+
     // A server that rate-limits the checker is waited for, then left alone: skipped, not failed.
     let fake = Fake::start("nact", "always-429");
     let (code, report) = conformance(&fake.url("/nact"), &["--protocol", "nact"]);
