@@ -22,10 +22,10 @@ from urllib.parse import parse_qs, urlsplit
 PROTOCOL, BREAK = sys.argv[1], sys.argv[2]
 BREAKS = {
     "nact": ["lowercase-enum", "version-mismatch", "unlocked-signature", "5xx-malformed", "retry-after",
-             "ignores-page-limit", "oldest-first", "name-as-tool-id"],
-    "otc": ["validation-as-400", "no-call-id", "bare-array"],
+             "ignores-page-limit", "oldest-first", "name-as-tool-id", "cursor-loop"],
+    "otc": ["validation-as-400", "no-call-id", "bare-array", "no-health"],
     "woa": ["sub-path", "plain-http-rest", "no-mismatch-check", "no-caching", "draft-07-schema",
-            "operation-without-description", "private-transport-without-dns"],
+            "operation-without-description", "private-transport-without-dns", "woa-version-1.0"],
 }
 # Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
 # without); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
@@ -149,7 +149,7 @@ def page(items, query):
     if BREAK == "ignores-page-limit":
         return {"items": items, "paging": paging}
     if start + limit < len(items):
-        paging["next"] = str(start + limit)
+        paging["next"] = "0" if BREAK == "cursor-loop" and start > 0 else str(start + limit)
     return {"items": items[start:start + limit], "paging": paging}
 
 
@@ -222,7 +222,7 @@ CALLS = {}
 
 
 def otc(handler, method, path, query, body):
-    if path == "/otc/health":
+    if path == "/otc/health" and BREAK != "no-health":
         return handler.answer(200, {"status": "ok"})
     if path == "/otc/tools" and method == "GET":
         tools = [d for t in TOOLS for d in otc_definitions(t)]
@@ -299,7 +299,7 @@ def woa_document(port):
             agent["operations"] = [operation]
         agents.append(agent)
     private = "queue" if BREAK == "private-transport-without-dns" else "com.example.queue"
-    return {"woa_version": "1", "agents": agents,
+    return {"woa_version": "1.0" if BREAK == "woa-version-1.0" else "1", "agents": agents,
             "transports": {"rest": {"base": base, "invoke_path": "/agents/{agent_id}/invoke"},
                            private: {"topic": "agents"}}}
 

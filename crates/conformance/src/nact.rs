@@ -357,6 +357,7 @@ async fn pagination(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
     let listing = join(root, &["tools"]);
     let mut names = Vec::new();
     let mut cursor: Option<String> = None;
+    let mut cursors = HashSet::new();
     for _ in 0..8 {
         let mut pairs = vec![("pageLimit", limit.as_str())];
         if let Some(c) = &cursor {
@@ -383,7 +384,16 @@ async fn pagination(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
         }
         names.extend(items.iter().map(|s| s["name"].as_str().unwrap_or_default().to_owned()));
         match next(&paging) {
-            Some(c) => cursor = Some(c),
+            Some(c) if cursors.contains(&c) => {
+                return ctx.rec.fail(
+                    &PAGINATION,
+                    answer.evidence(format!("`next` repeats an earlier cursor ({c}): the pages loop")),
+                );
+            }
+            Some(c) => {
+                cursors.insert(c.clone());
+                cursor = Some(c);
+            }
             None => {
                 let unique: HashSet<&String> = names.iter().collect();
                 let whole: HashSet<String> = listed.iter().map(|t| t.name().to_owned()).collect();

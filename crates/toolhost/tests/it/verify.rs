@@ -187,6 +187,9 @@ fn servers_written_from_the_drafts_pass_and_each_broken_rule_is_named_by_its_sec
         ("nact", "ignores-page-limit", "/nact", "nact-6.4-pagination", "6.4"),
         ("nact", "oldest-first", "/nact", "nact-6.3-versions-newest-first", "6.3"),
         ("nact", "name-as-tool-id", "/nact", "nact-6.1-tool-id-uuid", "6.1"),
+        ("nact", "cursor-loop", "/nact", "nact-6.4-pagination", "6.4"),
+        ("otc", "no-health", "/otc", "otc-health", "health-check"),
+        ("woa", "woa-version-1.0", "/", "woa-4-version", "4"),
         ("woa", "draft-07-schema", "/", "woa-4.2-json-schema", "4.2"),
         ("woa", "operation-without-description", "/", "woa-4.1-operations", "4.1"),
         (
