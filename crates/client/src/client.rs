@@ -116,6 +116,24 @@ impl Default for Options {
     }
 }
 
+/// The guarded HTTP side `options` describe: its policy (with the servers file's prefixes
+/// trusted), resolver, credentials, timeout and body limit.
+pub(crate) fn http_for(options: &Options, cache: Option<Cache>) -> Result<Http, Error> {
+    let lookup = options.lookup.clone().unwrap_or_else(|| Arc::new(SystemLookup));
+    let mut policy = options.policy.clone();
+    for (prefix, _) in &options.server_headers {
+        policy = policy.trust(prefix);
+    }
+    Http::with_credentials(
+        Guard::new(policy, lookup),
+        cache,
+        options.timeout,
+        options.max_body,
+        &options.headers,
+        &options.server_headers,
+    )
+}
+
 /// An executor's client for tool servers of any of the four protocols.
 ///
 /// ```no_run
@@ -167,21 +185,7 @@ const MAX_RESTART_WAIT: Duration = Duration::from_secs(30);
 impl Client {
     /// A client with `options`.
     pub fn new(options: Options) -> Result<Self, Error> {
-        let lookup = options.lookup.clone().unwrap_or_else(|| Arc::new(SystemLookup));
-        let mut policy = options.policy.clone();
-        for (prefix, _) in &options.server_headers {
-            policy = policy.trust(prefix);
-        }
-        let guard = Guard::new(policy, lookup);
-        let cache = options.cache_dir.clone().map(Cache::new);
-        let http = Http::with_credentials(
-            guard,
-            cache,
-            options.timeout,
-            options.max_body,
-            &options.headers,
-            &options.server_headers,
-        )?;
+        let http = http_for(&options, options.cache_dir.clone().map(Cache::new))?;
         Ok(Self {
             http,
             options,

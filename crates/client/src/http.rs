@@ -301,7 +301,7 @@ impl Http {
         self.send(request, url).await
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder, url: &Url) -> Result<Reply, Error> {
+    pub(crate) async fn send(&self, request: reqwest::RequestBuilder, url: &Url) -> Result<Reply, Error> {
         let transport = |e: reqwest::Error| transport_error(url, &e);
         let mut response = request.send().await.map_err(transport)?;
         let status = response.status().as_u16();

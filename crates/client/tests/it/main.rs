@@ -12,6 +12,7 @@ mod guard;
 #[path = "../../../../tests/spec-servers/launch.rs"]
 mod launch;
 mod props;
+mod raw;
 mod retry;
 mod spec;
 mod spec_servers;

@@ -1,9 +1,11 @@
-//! The client subcommands: `tools`, `describe`, `call`, `lock`, `verify`, `export`.
+//! The client subcommands: `tools`, `describe`, `call`, `lock`, `verify` (and `verify
+//! --conformance`), `export`.
 //!
 //! Thin over toolhost-client: parse flags, run one library operation, render the answer
 //! (`render`). Exit status: 0 success; 1 a failure (unreachable server, tool failed, drift);
 //! 2 a call refused before sending because its arguments are invalid (or a usage error).
 
+mod conformance;
 mod render;
 
 use std::io::Write as _;
@@ -84,7 +86,8 @@ pub enum Command {
         #[command(flatten)]
         net: Net,
     },
-    /// Re-fetch every tool of a lockfile and report drift; exits 1 on any error.
+    /// Re-fetch every tool of a lockfile and report drift; exits 1 on any error. With
+    /// `--conformance URL`, check an N-ACT, OTC or WoA server against its spec instead.
     Verify {
         /// The lockfile.
         #[arg(default_value = "toolhost.lock")]
@@ -93,6 +96,8 @@ pub enum Command {
         /// not started, since a lockfile may come from anyone.
         #[arg(long)]
         allow_stdio: bool,
+        #[command(flatten)]
+        conformance: conformance::Flags,
         #[command(flatten)]
         net: Net,
     },
@@ -455,8 +460,13 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Verify {
             lockfile,
             allow_stdio,
+            conformance,
             net,
         } => {
+            if let Some(url) = &conformance.conformance {
+                let options = options_for(&net, std::slice::from_ref(url), false)?;
+                return conformance::run(&conformance, url, net.protocol, options).await;
+            }
             let style = Style::new(net.color);
             // A lockfile's servers were not typed now: they stay under the SSRF guard.
             with_client(&net, Vec::new(), allow_stdio, |client| async move {
@@ -554,9 +564,19 @@ where
     if net.verbose {
         verbose_log();
     }
+    let options = options_for(net, &typed, allow_stdio)?;
+    let client = std::sync::Arc::new(Client::new(options)?);
+    let result = body(std::sync::Arc::clone(&client)).await;
+    client.close().await;
+    result
+}
+
+/// The client options of `net`, the origins of the URLs in `typed` reachable (with a note when
+/// the guard would refuse them otherwise).
+fn options_for(net: &Net, typed: &[String], allow_stdio: bool) -> anyhow::Result<Options> {
     let mut options = net.options()?;
     options.allow_stdio = allow_stdio;
-    for text in &typed {
+    for text in typed {
         let Ok(Source::Url(url)) = Source::parse(text) else {
             continue;
         };
@@ -572,10 +592,7 @@ where
         }
         options.policy = options.policy.trust(&url);
     }
-    let client = std::sync::Arc::new(Client::new(options)?);
-    let result = body(std::sync::Arc::clone(&client)).await;
-    client.close().await;
-    result
+    Ok(options)
 }
 
 /// `--verbose`: the client library's log (info and above) on stderr, as plain lines.

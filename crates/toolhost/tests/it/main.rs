@@ -27,4 +27,5 @@ mod support;
 mod tls;
 mod ui;
 mod unknown_outcome;
+mod verify;
 mod woa;

@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+"""A small tool server written from the drafts' text alone (N-ACT, OTC 1.0 or WoA), for the
+tests of `toolhost verify --conformance`: it follows its spec, except for the one rule the
+second argument breaks.
+
+    spec_server.py PROTOCOL BREAK
+
+PROTOCOL is nact, otc or woa; BREAK is `none` or one of the names in BREAKS below. It listens on
+127.0.0.1 at a free port, prints `PORT` on its first line, and serves until killed. Every tool
+that actually runs increments a counter; `GET /__effects` answers them as JSON, so a test can
+tell which tools the checker invoked. Standard library only.
+"""
+
+import json
+import re
+import sys
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+PROTOCOL, BREAK = sys.argv[1], sys.argv[2]
+BREAKS = {
+    "nact": ["lowercase-enum", "version-mismatch", "unlocked-signature", "5xx-malformed", "retry-after",
+             "ignores-page-limit", "oldest-first", "name-as-tool-id", "cursor-loop"],
+    "otc": ["validation-as-400", "no-call-id", "bare-array", "no-health"],
+    "woa": ["sub-path", "plain-http-rest", "no-mismatch-check", "no-caching", "draft-07-schema",
+            "operation-without-description", "private-transport-without-dns", "woa-version-1.0"],
+}
+# Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request (401
+# without); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
+# user did not type; `always-429` answers every request 429 without Retry-After;
+# `loosened-latest` (OTC) lists both versions of `lookup_weather`, the newer one with `city`
+# optional (a compatible change), so an input only the older refuses would run the newer.
+MODES = ["api-key", "other-origin-rest", "always-429", "loosened-latest"]
+assert BREAK == "none" or BREAK in BREAKS[PROTOCOL] or BREAK in MODES, f"unknown break {BREAK} for {PROTOCOL}"
+
+EFFECTS = {}
+LOCK = threading.Lock()
+READS = {"count": 0}
+RETRY_AFTER_SENT = {"done": False}
+
+# One catalog, three tools. `lookup_weather` says it is read-only; the others act.
+UNITS = ["celsius", "fahrenheit"] if BREAK == "lowercase-enum" else ["CELSIUS", "FAHRENHEIT"]
+TOOLS = [
+    {
+        "name": "lookup_weather",
+        "toolkit": "Weather",
+        "id": "0479a45d-ad0a-49d4-94db-75edf00d2ca4",
+        "description": "Invoke this tool to look up the current temperature in a city.",
+        "read_only": True,
+        "versions": [1, 2],
+        "inputs": [
+            {"id": "city", "name": "city", "type": "string", "description": "The city.", "required": True},
+            {"id": "unit", "name": "unit", "type": "enum", "description": "The unit.", "required": False,
+             "allowed-values": [{"name": u, "description": f"Degrees {u.lower()}."} for u in UNITS]},
+        ],
+        "outputs": [{"id": "temperature", "name": "temperature", "type": "int", "description": "Degrees."}],
+        "run": lambda args: {"temperature": 21},
+    },
+    {
+        "name": "send_email",
+        "toolkit": "Email",
+        "id": "6f1c1a8e-3f57-4d7e-9a55-6c51c4a1d0b2",
+        "description": "Send an email to one recipient.",
+        "read_only": False,
+        "versions": [1],
+        "inputs": [
+            {"id": "to", "name": "to", "type": "string", "description": "The recipient.", "required": True},
+            {"id": "urgent", "name": "urgent", "type": "boolean", "description": "Flag it.", "required": False},
+        ],
+        "outputs": [{"id": "message_id", "name": "message_id", "type": "string", "description": "The id."}],
+        "run": lambda args: {"message_id": "m-1"},
+    },
+    {
+        "name": "count_words",
+        "toolkit": "Text",
+        "id": "9a0e3c1d-58a4-4b0e-8a57-0d6f4c3e2b11",
+        "description": "Count the words of a text.",
+        "read_only": False,
+        "versions": [1],
+        "inputs": [{"id": "text", "name": "text", "type": "string", "description": "The text.", "required": True}],
+        "outputs": [{"id": "count", "name": "count", "type": "int", "description": "How many words."}],
+        "run": lambda args: {"count": len(str(args.get("text", "")).split())},
+    },
+]
+BY_ID = {t["id"]: t for t in TOOLS}
+BY_NAME = {t["name"]: t for t in TOOLS}
+
+
+def ran(tool, args):
+    with LOCK:
+        EFFECTS[tool["name"]] = EFFECTS.get(tool["name"], 0) + 1
+    return tool["run"](args)
+
+
+def check_input(tool, args):
+    """Problems with `args` (a dict), by parameter name."""
+    errors = {}
+    known = {p["name"]: p for p in tool["inputs"]}
+    for name in args:
+        if name not in known:
+            errors[name] = "unknown input"
+    for p in tool["inputs"]:
+        if p["name"] not in args:
+            if p.get("required", True):
+                errors[p["name"]] = "required"
+            continue
+        v = args[p["name"]]
+        ok = {
+            "string": isinstance(v, str),
+            "int": isinstance(v, int) and not isinstance(v, bool),
+            "boolean": isinstance(v, bool),
+            "enum": v in [a["name"] for a in p.get("allowed-values", [])],
+        }[p.get("type", "string")]
+        if not ok:
+            errors[p["name"]] = f"not a valid {p.get('type', 'string')}"
+    return errors
+
+
+# ---------------------------------------------------------------- N-ACT (draft-rosenberg-aiproto-nact-00)
+
+def nact_signature(tool, version, listing=False):
+    sig = {
+        "toolId": tool["name"] if BREAK == "name-as-tool-id" else tool["id"],
+        "name": tool["name"],
+        "description": tool["description"],
+        "version": version,
+        "currentVersion": tool["versions"][-1],
+        "tags": [tool["toolkit"].lower()],
+        "input_parameters": tool["inputs"],
+        "output_parameters": tool["outputs"],
+    }
+    if tool["read_only"]:
+        sig["annotations"] = {"readOnlyHint": True}
+    if BREAK == "version-mismatch" and listing and len(tool["versions"]) > 1:
+        sig["version"] = tool["versions"][0]
+    if BREAK == "unlocked-signature" and not listing:
+        with LOCK:
+            READS["count"] += 1
+            sig["description"] = f"{tool['description']} (read {READS['count']})"
+    return sig
+
+
+def page(items, query):
+    limit = min(int(query.get("pageLimit", ["50"])[0]), 500)
+    start = int(query.get("pageCursor", ["0"])[0] or 0)
+    paging = {"pageLimit": limit}
+    if BREAK == "ignores-page-limit":
+        return {"items": items, "paging": paging}
+    if start + limit < len(items):
+        paging["next"] = "0" if BREAK == "cursor-loop" and start > 0 else str(start + limit)
+    return {"items": items[start:start + limit], "paging": paging}
+
+
+def nact(handler, method, path, query, body):
+    if BREAK == "retry-after" and not RETRY_AFTER_SENT["done"]:
+        RETRY_AFTER_SENT["done"] = True
+        return handler.answer(503, {"title": "busy"}, "application/problem+json", {"Retry-After": "1"})
+    m = re.fullmatch(r"/nact/tools", path)
+    if m and method == "GET":
+        return handler.answer(200, page([nact_signature(t, t["versions"][-1], True) for t in TOOLS], query))
+    m = re.fullmatch(r"/nact/tools/([^/:]+)(?:/versions(?:/(\d+))?)?(:invoke)?", path)
+    if not m:
+        return handler.problem(404, "no such resource")
+    tool = BY_ID.get(m.group(1)) or BY_NAME.get(m.group(1))
+    if tool is None:
+        return handler.problem(404, "no such tool")
+    number = int(m.group(2)) if m.group(2) else None
+    if number is not None and number not in tool["versions"]:
+        return handler.problem(404, "no such version")
+    if m.group(3):
+        if method != "POST":
+            return handler.problem(405, "POST only")
+        invocation = body if isinstance(body, dict) else None
+        params = invocation.get("input_parameters") if invocation else None
+        if not isinstance(params, list) or not all(isinstance(p, dict) and "name" in p for p in params):
+            return handler.problem(500 if BREAK == "5xx-malformed" else 400, "not an invocation object")
+        args = {p["name"]: p.get("value") for p in params}
+        errors = check_input(tool, args)
+        if errors:
+            return handler.problem(500 if BREAK == "5xx-malformed" else 400, "invalid input", errors=errors)
+        out = ran(tool, args)
+        return handler.answer(200, {"output_parameters": [{"name": k, "value": v} for k, v in out.items()]})
+    if method != "GET":
+        return handler.problem(405, "GET only")
+    if "/versions" in path and number is None:
+        order = tool["versions"] if BREAK == "oldest-first" else list(reversed(tool["versions"]))
+        items = [nact_signature(tool, v) for v in order]
+        return handler.answer(200, page(items, query))
+    return handler.answer(200, nact_signature(tool, number or tool["versions"][-1]))
+
+
+# ---------------------------------------------------------------- OTC 1.0
+
+def at_version(tool, number):
+    """The tool as it was at version `number` (in `loosened-latest`, `city` is required before 2)."""
+    if BREAK != "loosened-latest" or tool["name"] != "lookup_weather" or number < 2:
+        return tool
+    inputs = [dict(p, required=False) if p["name"] == "city" else p for p in tool["inputs"]]
+    return dict(tool, inputs=inputs)
+
+
+def otc_definitions(tool):
+    numbers = tool["versions"] if BREAK == "loosened-latest" else tool["versions"][-1:]
+    return [otc_definition(at_version(tool, n), n) for n in numbers]
+
+
+def otc_definition(tool, number):
+    version = f"{number}.0.0"
+    return {
+        "id": f"{tool['toolkit']}.{tool['name']}@{version}",
+        "name": f"{tool['toolkit']}_{tool['name']}",
+        "description": tool["description"],
+        "version": version,
+        "input_schema": {"parameters": json_schema(tool)},
+        "output_schema": {"type": "object", "properties": {o["name"]: {"description": o["description"]} for o in tool["outputs"]}},
+    }
+
+
+CALLS = {}
+
+
+def otc(handler, method, path, query, body):
+    if path == "/otc/health" and BREAK != "no-health":
+        return handler.answer(200, {"status": "ok"})
+    if path == "/otc/tools" and method == "GET":
+        tools = [d for t in TOOLS for d in otc_definitions(t)]
+        return handler.answer(200, tools if BREAK == "bare-array" else {"$schema": "otc://1.0", "tools": tools})
+    if path not in ("/otc/tools/call", "/otc/call") or method != "POST":
+        return handler.answer(404, {"message": "not found"})
+    request = body.get("request") if isinstance(body, dict) else None
+    if not isinstance(request, dict):
+        return handler.answer(400, {"message": "no request object"})
+    tool_id = request.get("tool_id", "")
+    m = re.fullmatch(r"([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)(?:@([0-9]+)(?:\.([0-9]+)\.([0-9]+))?)?", str(tool_id))
+    if not m:
+        return handler.answer(400, {"message": f"invalid tool id {tool_id!r}"})
+    tool = BY_NAME.get(m.group(2))
+    if tool is None or tool["toolkit"] != m.group(1):
+        return handler.answer(400, {"message": "tool not found"})
+    number = tool["versions"][-1]
+    if m.group(3) is not None:
+        wanted = (int(m.group(3)), int(m.group(4) or 0), int(m.group(5) or 0))
+        if wanted not in [(v, 0, 0) for v in tool["versions"]]:
+            return handler.answer(400, {"message": "tool version not available"})
+        number = wanted[0]
+    tool = at_version(tool, number)
+    args = request.get("input", {})
+    errors = check_input(tool, args if isinstance(args, dict) else {"input": None})
+    if errors:
+        status = 400 if BREAK == "validation-as-400" else 422
+        return handler.answer(status, {"message": "invalid input", "parameter_errors": errors})
+    call_id = request.get("call_id")
+    if call_id and call_id in CALLS:
+        return handler.answer(200, {"$schema": "otc://1.0", "result": CALLS[call_id]})
+    value = ran(tool, args)
+    result = {"call_id": call_id or str(uuid.uuid4()), "duration": 1, "success": True, "value": value}
+    if BREAK == "no-call-id":
+        del result["call_id"]
+    if call_id:
+        CALLS[call_id] = result
+    return handler.answer(200, {"$schema": "otc://1.0", "result": result})
+
+
+# ---------------------------------------------------------------- WoA (draft-gaikwad-woa-00)
+
+def json_schema(tool):
+    types = {"string": "string", "int": "integer", "boolean": "boolean"}
+    props = {}
+    for p in tool["inputs"]:
+        if p["type"] == "enum":
+            props[p["name"]] = {"enum": [a["name"] for a in p["allowed-values"]], "description": p["description"]}
+        else:
+            props[p["name"]] = {"type": types[p["type"]], "description": p["description"]}
+    required = [p["name"] for p in tool["inputs"] if p.get("required", True)]
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+def woa_document(port):
+    base = {"plain-http-rest": "http://tools.example.com", "other-origin-rest": f"http://localhost:{port}"}.get(
+        BREAK, f"http://127.0.0.1:{port}")
+    agents = []
+    for t in TOOLS:
+        outputs = {"type": "object", "properties": {o["name"]: {"type": {"int": "integer"}.get(o["type"], "string")} for o in t["outputs"]}}
+        agent = {
+            "id": t["name"], "name": t["name"].replace("_", " ").title(), "description": t["description"],
+            "version": f"{t['versions'][-1]}.0.0", "capabilities": [t["toolkit"]],
+            "inputs": {"$schema": "http://json-schema.org/draft-07/schema#" if BREAK == "draft-07-schema"
+                       else "https://json-schema.org/draft/2020-12/schema", **json_schema(t)},
+            "outputs": outputs, "transports": ["rest"],
+        }
+        if t["read_only"]:
+            agent["annotations"] = {"readOnlyHint": True}
+        if t["name"] == "count_words":
+            operation = {"name": "default", "description": "Count the words."}
+            if BREAK == "operation-without-description":
+                del operation["description"]
+            agent["operations"] = [operation]
+        agents.append(agent)
+    private = "queue" if BREAK == "private-transport-without-dns" else "com.example.queue"
+    return {"woa_version": "1.0" if BREAK == "woa-version-1.0" else "1", "agents": agents,
+            "transports": {"rest": {"base": base, "invoke_path": "/agents/{agent_id}/invoke"},
+                           private: {"topic": "agents"}}}
+
+
+def woa(handler, method, path, query, body):
+    where = "/api/.well-known/woa.json" if BREAK == "sub-path" else "/.well-known/woa.json"
+    if path == where and method == "GET":
+        document = json.dumps(woa_document(handler.server.server_address[1])).encode()
+        etag = '"%08x"' % (hash(document) & 0xFFFFFFFF)
+        headers = {} if BREAK == "no-caching" else {"ETag": etag, "Cache-Control": "max-age=300"}
+        if handler.headers.get("If-None-Match") == etag:
+            return handler.raw(304, b"", None, headers)
+        return handler.raw(200, document, "application/woa+json", headers)
+    m = re.fullmatch(r"/agents/([A-Za-z0-9_-]+)/invoke", path)
+    if not m or method != "POST":
+        return handler.problem(404, "not found")
+    tool = BY_NAME.get(m.group(1))
+    if tool is None:
+        return handler.problem(404, "no such agent")
+    if not isinstance(body, dict):
+        return handler.problem(400, "the envelope is not a JSON object")
+    if "agent" in body and body["agent"] != tool["name"] and BREAK != "no-mismatch-check":
+        return handler.problem(400, "the envelope names another agent")
+    args = body.get("input")
+    errors = check_input(tool, args) if isinstance(args, dict) else {"input": "not an object"}
+    if errors:
+        return handler.problem(422, "input does not conform to inputs", errors=errors)
+    return handler.answer(200, ran(tool, args))
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def raw(self, status, data, media, headers=None):
+        self.send_response(status)
+        if media:
+            self.send_header("Content-Type", media)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def answer(self, status, value, media="application/json", headers=None):
+        self.raw(status, json.dumps(value).encode(), media, headers)
+
+    def problem(self, status, detail, **extra):
+        self.answer(status, {"title": detail, "status": status, **extra}, "application/problem+json")
+
+    def handle_any(self, method):
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        if url.path == "/__effects":
+            return self.answer(200, EFFECTS)
+        if BREAK == "always-429":
+            return self.answer(429, {"message": "slow down"})
+        if BREAK == "api-key" and self.headers.get("OTC-API-Key") != "secret-key":
+            return self.answer(401, {"message": "an API key is required"})
+        {"nact": nact, "otc": otc, "woa": woa}[PROTOCOL](self, method, url.path, parse_qs(url.query), body)
+
+    def do_GET(self):
+        self.handle_any("GET")
+
+    def do_POST(self):
+        self.handle_any("POST")
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
