@@ -216,7 +216,8 @@ enum ImportCommand {
         /// The toolkit's name (default: the overlay's, else from the document's title).
         #[arg(long)]
         toolkit: Option<String>,
-        /// The upstream's base URL (default: the document's first server).
+        /// The upstream's base URL (default: the document's first server; without a usable one,
+        /// the tools read it from the secret `TOOLKIT_BASE_URL` at serve time).
         #[arg(long)]
         base_url: Option<String>,
         /// Only operations whose name matches one of these globs (comma-separated).
@@ -233,7 +234,8 @@ enum ImportCommand {
         #[arg(long, default_value = "catalog")]
         out: PathBuf,
         /// Let a URL description (and the files it refers to) be read from loopback and private
-        /// addresses.
+        /// addresses, and take a description whose server URL is one (link-local addresses such
+        /// as the cloud metadata service never are; `--base-url` is always taken as written).
         #[arg(long)]
         allow_private: bool,
     },
@@ -342,6 +344,8 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
         operations,
         tags,
         overlay,
+        location: Some(spec.clone()),
+        allow_private,
     };
     let imported = toolhost_import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
     write_import(&imported, &out)
