@@ -294,6 +294,7 @@ fn a_description_cannot_write_templates() {
     assert_eq!(fine.inputs.len(), 1);
     let text = render(&imported, &merge::fresh(&imported));
     assert!(!text.contains("{{secret.") && !text.contains("{{caller."), "{text}");
+    assert!(!text.contains("null"), "nothing added on the way: {text}");
     let notes = imported.notes.join("\n");
     assert!(notes.contains("GET /leak/{{secret.OTHER}}/x: skipped"), "{notes}");
     assert!(notes.contains("the description, input `id`"), "{notes}");

@@ -792,7 +792,12 @@ fn guard(draft: &mut Draft, notes: &mut Vec<String>) -> Result<(), String> {
         for item in list.iter_mut() {
             let name = item["name"].as_str().unwrap_or_default().to_owned();
             let mut changed = server::untemplate_all(&mut item["description"]);
-            for value in item["values"].as_array_mut().into_iter().flatten() {
+            for value in item
+                .get_mut("values")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
                 changed |= server::untemplate_all(&mut value["description"]);
             }
             if changed {
