@@ -1,0 +1,247 @@
+//! Issue #32: what the API says, the tool says, end to end. A description with an enumeration
+//! whose values are not UPPER_SNAKE (`in progress`, `New York`), a union-typed path parameter
+//! (GitHub's `workflow_id`), a text/plain-only operation (worldtimeapi's) and no `servers` is
+//! imported, checked, served, and called over N-ACT and MCP against a real upstream on
+//! 127.0.0.1 that refuses anything but what the description says.
+
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Path, Query};
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::{Value, json};
+
+use crate::import::{invoke, outputs_of};
+use crate::support::{Scratch, Server, run};
+
+const DESCRIPTION: &str = r#"
+openapi: 3.0.3
+info: { title: "Workflow Runner's official OpenAPI spec", version: "1" }
+paths:
+  /workflows/{workflow_id}/runs:
+    get:
+      operationId: listRuns
+      parameters:
+        - name: workflow_id
+          in: path
+          required: true
+          description: The workflow's id, or its file name.
+          schema: { oneOf: [ { type: integer }, { type: string } ] }
+        - name: status
+          in: query
+          required: true
+          schema:
+            type: string
+            enum: [queued, in progress, New York]
+            x-enum-descriptions: [Waiting., Running now., Runs in New York.]
+      responses:
+        "200":
+          description: The runs.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [workflow, status]
+                properties:
+                  workflow: { type: string }
+                  status: { type: string }
+  /time.txt:
+    get:
+      operationId: timeText
+      summary: The time, as text.
+      responses:
+        "200": { description: The time., content: { text/plain: { schema: { type: string } } } }
+"#;
+
+/// The upstream: it answers only the path, status and `Accept` the description says.
+async fn upstream(seen: Arc<Mutex<Vec<String>>>) -> String {
+    let runs_seen = Arc::clone(&seen);
+    let app = axum::Router::new()
+        .route(
+            "/api/workflows/{id}/runs",
+            axum::routing::get(move |Path(id): Path<String>, Query(q): Query<Vec<(String, String)>>| {
+                let seen = Arc::clone(&runs_seen);
+                async move {
+                    let status = q
+                        .iter()
+                        .find(|(k, _)| k == "status")
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default();
+                    seen.lock().unwrap().push(format!("runs {id} {status}"));
+                    if !["queued", "in progress", "New York"].contains(&status.as_str()) {
+                        return (
+                            StatusCode::UNPROCESSABLE_ENTITY,
+                            axum::Json(json!({"message": "bad status"})),
+                        );
+                    }
+                    (StatusCode::OK, axum::Json(json!({"workflow": id, "status": status})))
+                }
+            }),
+        )
+        .route(
+            "/api/time.txt",
+            axum::routing::get(move |headers: HeaderMap| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    let accept = headers
+                        .get("accept")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
+                    seen.lock().unwrap().push(format!("time accept={accept}"));
+                    if accept.contains("text/plain") {
+                        (StatusCode::OK, [("content-type", "text/plain")], "12:00".to_owned())
+                    } else {
+                        (
+                            StatusCode::NOT_ACCEPTABLE,
+                            [("content-type", "text/plain")],
+                            String::new(),
+                        )
+                    }
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/api", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+/// One MCP `tools/call`; its structured content.
+async fn mcp_call(base: &str, tool: &str, arguments: Value) -> Value {
+    let text = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let reply: Value =
+        serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text)).unwrap();
+    reply["result"]["structuredContent"].clone()
+}
+
+/// The MCP listing's input schema of `tool`.
+async fn mcp_schema(base: &str, tool: &str) -> Value {
+    let text = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let reply: Value =
+        serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text)).unwrap();
+    reply["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap_or_else(|| panic!("no {tool} in {reply}"))["inputSchema"]
+        .clone()
+}
+
+#[tokio::test]
+async fn enums_unions_and_text_answers_reach_the_upstream_as_it_describes_them() {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let base = upstream(Arc::clone(&seen)).await;
+    let dir = Scratch::new();
+    let spec = dir.write("runner.yaml", DESCRIPTION);
+    let out = dir.0.join("catalog");
+    // No `servers`, no --base-url: it imports, and the base URL is a secret to configure.
+    let imported = run(&[
+        "import",
+        "openapi",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&imported.stderr);
+    assert!(imported.status.success(), "{stderr}");
+    assert!(stderr.contains("WORKFLOW_RUNNER_BASE_URL"), "{stderr}");
+    assert!(
+        out.join("workflow_runner.yaml").is_file(),
+        "the toolkit is `WorkflowRunner`: {stderr}"
+    );
+    let check = run(&["check", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let config = dir.write(
+        "toolhost.toml",
+        "[secrets]\nWORKFLOW_RUNNER_BASE_URL = { env = \"RUNNER_URL\" }\n",
+    );
+    let server = Server::start(
+        &["--catalog", out.to_str().unwrap(), "--config", config.to_str().unwrap()],
+        &[("RUNNER_URL", &base)],
+        None,
+    );
+
+    // N-ACT: the enum's names; the union path parameter fills its hole.
+    let signature: Value = reqwest::get(format!("{}/nact/tools/list_runs", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let status = signature["input_parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "status")
+        .unwrap_or_else(|| panic!("{signature}"));
+    let names: Vec<&str> = status["allowed_values"]
+        .as_array()
+        .or_else(|| status["allowed-values"].as_array())
+        .unwrap_or_else(|| panic!("{status}"))
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["QUEUED", "IN_PROGRESS", "NEW_YORK"]);
+    let (code, runs) = invoke(
+        &server.base,
+        "list_runs",
+        json!([{"name": "workflow_id", "value": "build.yml"}, {"name": "status", "value": "IN_PROGRESS"}]),
+    )
+    .await;
+    assert_eq!(code, 200, "{runs}");
+    let got = outputs_of(&runs);
+    assert_eq!(got["workflow"], json!("build.yml"));
+    assert_eq!(got["status"], json!("in progress"));
+
+    // MCP: the same names as a JSON Schema enum; a number for the union.
+    let schema = mcp_schema(&server.base, "list_runs").await;
+    assert_eq!(
+        schema["properties"]["status"]["enum"],
+        json!(["QUEUED", "IN_PROGRESS", "NEW_YORK"])
+    );
+    let result = mcp_call(
+        &server.base,
+        "list_runs",
+        json!({"workflow_id": "42", "status": "NEW_YORK"}),
+    )
+    .await;
+    assert_eq!(result["workflow"], json!("42"), "{result}");
+    assert_eq!(result["status"], json!("New York"), "{result}");
+
+    // The text/plain operation asks for text and answers a string.
+    let (code, time) = invoke(&server.base, "time_text", json!([])).await;
+    assert_eq!(code, 200, "{time}");
+    assert_eq!(outputs_of(&time)["result"], json!("12:00"));
+
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            "runs build.yml in progress",
+            "runs 42 New York",
+            "time accept=text/plain"
+        ]
+    );
+    assert!(server.terminate());
+}
