@@ -245,3 +245,55 @@ async fn enums_unions_and_text_answers_reach_the_upstream_as_it_describes_them()
     );
     assert!(server.terminate());
 }
+
+/// An MCP server (the official Python SDK) whose tool takes a `Literal` of values that are not
+/// UPPER_SNAKE and answers which one it got.
+const CITY_SERVER: &str = r#"
+from typing import Literal
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("city-peer")
+
+
+@server.tool()
+def weather(city: Literal["New York", "são paulo", "paris-15"]) -> str:
+    """The weather of a city."""
+    return f"sunny in {city}"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
+"#;
+
+/// Issue #32.2 for federated tools: an upstream MCP tool's `enum: ["New York", …]` is an enum
+/// (not a `pattern`), its names on N-ACT and MCP, its own values sent upstream.
+#[tokio::test]
+async fn a_federated_enumeration_is_an_enum_whose_names_reach_the_upstream_as_its_values() {
+    let Some(python) = crate::client_peers::installed("venv/bin/python") else {
+        return;
+    };
+    let dir = Scratch::new();
+    let script = dir.write("city_server.py", CITY_SERVER);
+    let source = format!("stdio:{} {}", python.display(), script.display());
+    let out = dir.0.join("catalog");
+    crate::federation::import(&source, &out, &["--toolkit", "Cities"], &[]);
+    let yaml = std::fs::read_to_string(out.join("cities.yaml")).unwrap();
+    assert!(
+        yaml.contains("\"type\":\"enum\"") && !yaml.contains("pattern"),
+        "{yaml}"
+    );
+    let check = run(&["check", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
+    let schema = mcp_schema(&server.base, "weather").await;
+    assert_eq!(
+        schema["properties"]["city"]["enum"],
+        json!(["NEW_YORK", "S_O_PAULO", "PARIS_15"])
+    );
+    let (code, answer) = invoke(&server.base, "weather", json!([{"name": "city", "value": "NEW_YORK"}])).await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(outputs_of(&answer)["result"], json!("sunny in New York"), "{answer}");
+    let answer = mcp_call(&server.base, "weather", json!({"city": "PARIS_15"})).await;
+    assert!(answer.to_string().contains("sunny in paris-15"), "{answer}");
+    assert!(server.terminate());
+}
