@@ -242,6 +242,11 @@ fn names_are_short_cut_at_words_and_the_cut_is_said() {
     assert_eq!(short_title("Spotify Web API"), "SpotifyWeb");
     assert_eq!(short_title("API"), "Api");
     assert_eq!(
+        short_title("GitHub's official OpenAPI spec + Octokit extension"),
+        "GitHub"
+    );
+    assert_eq!(short_title("OpenAPI - Acme Billing"), "AcmeBilling");
+    assert_eq!(
         unique_within(
             "actions_create_or_update_environment_secret",
             &mut Default::default(),

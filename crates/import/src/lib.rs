@@ -633,6 +633,21 @@ pub(crate) fn words(text: &str) -> String {
 /// every title has (`GitHub's official OpenAPI spec` → `GitHub`, `Swagger Petstore - OpenAPI
 /// 3.0` → `Petstore`), so tool names keep their room in OTC's `Toolkit_tool` (issue #32.7).
 pub(crate) fn short_title(title: &str) -> String {
+    // What follows a separator is an aside too ("… spec + Octokit extension", "Petstore -
+    // OpenAPI 3.0"), when what precedes it names something.
+    let head = [" + ", " - ", " | ", ": ", " — ", " – "]
+        .iter()
+        .filter_map(|sep| title.find(sep))
+        .min()
+        .map(|at| &title[..at]);
+    head.and_then(naming_words)
+        .or_else(|| naming_words(title))
+        .unwrap_or_else(|| pascal(title))
+}
+
+/// The words of a title that name the API, in `PascalCase` (at most three, 20 characters);
+/// `None` when none is left.
+fn naming_words(title: &str) -> Option<String> {
     const FILLER: &[&str] = &[
         "a",
         "an",
@@ -644,6 +659,8 @@ pub(crate) fn short_title(title: &str) -> String {
         "description",
         "document",
         "documentation",
+        "extension",
+        "extensions",
         "for",
         "http",
         "interface",
@@ -697,9 +714,9 @@ pub(crate) fn short_title(title: &str) -> String {
     }
     let name: String = name.chars().take(MAX_TOOLKIT).collect();
     match name.chars().next() {
-        None => pascal(title),
-        Some(c) if c.is_ascii_digit() => format!("Api{name}").chars().take(MAX_TOOLKIT).collect(),
-        Some(_) => name,
+        None => None,
+        Some(c) if c.is_ascii_digit() => Some(format!("Api{name}").chars().take(MAX_TOOLKIT).collect()),
+        Some(_) => Some(name),
     }
 }
 

@@ -297,3 +297,39 @@ async fn a_federated_enumeration_is_an_enum_whose_names_reach_the_upstream_as_it
     assert!(answer.to_string().contains("sunny in paris-15"), "{answer}");
     assert!(server.terminate());
 }
+
+/// Issue #32.7: importing the same description under another toolkit name (an overlay's
+/// `toolkit:`, --toolkit) never writes a second file with every tool twice.
+#[test]
+fn a_renamed_toolkit_does_not_duplicate_an_earlier_import() {
+    let dir = Scratch::new();
+    let spec = dir.write("runner.yaml", DESCRIPTION);
+    let out = dir.0.join("catalog");
+    let (spec, out_text) = (spec.to_str().unwrap(), out.to_str().unwrap());
+    let base = ["--base-url", "https://runner.example.com"];
+    let first = run(&[&["import", "openapi", spec, "--out", out_text], &base[..]].concat());
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let overlay = dir.write("overlay.yaml", "toolkit: Runner\n");
+    let again = run(&[
+        &[
+            "import",
+            "openapi",
+            spec,
+            "--out",
+            out_text,
+            "--overlay",
+            overlay.to_str().unwrap(),
+        ],
+        &base[..],
+    ]
+    .concat());
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(said.contains("holds an earlier import of Workflow Runner"), "{said}");
+    assert!(said.contains("holds toolkit `WorkflowRunner`, not `Runner`"), "{said}");
+    let files: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(run(&["check", out_text]).status.success());
+}
