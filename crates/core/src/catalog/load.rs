@@ -968,7 +968,9 @@ fn enum_values(defs: Option<Vec<EnumValueDef>>, place: &Place, ctx: &mut Context
         );
     }
     let mut wires = HashSet::new();
-    for v in &defs {
+    let mut named = HashSet::new();
+    // A name listed twice is said once, above, not again as a shared wire value.
+    for v in defs.iter().filter(|v| named.insert(&v.name)) {
         let wire = v
             .value
             .clone()
