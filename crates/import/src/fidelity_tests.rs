@@ -65,7 +65,8 @@ fn descriptions_survive_from_the_schema_and_the_reference() {
             "parameters": [
                 {"name": "id", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/Id"}},
                 {"name": "limit", "in": "query", "schema": {"type": "integer", "description": "How many.", "default": 20, "example": 5}},
-                {"name": "q", "in": "query", "description": "Search text.", "schema": {"type": "string"}}
+                {"name": "q", "in": "query", "description": "Search text.", "schema": {"type": "string"}},
+                {"name": "market", "in": "query", "schema": {"title": "Market", "type": "string"}}
             ],
             "responses": {"200": {"description": "ok"}}
         }}})),
@@ -79,6 +80,7 @@ fn descriptions_survive_from_the_schema_and_the_reference() {
         "How many. Default: 20. Example: 5."
     );
     assert_eq!(input(thing, "q")["description"], "Search text.");
+    assert_eq!(input(thing, "market")["description"], "Market");
     checked(&imported);
 }
 

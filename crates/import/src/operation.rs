@@ -79,10 +79,16 @@ impl Inputs {
 /// A parameter's description: its own, else its schema's (the `$ref`'d one's when the reference
 /// is all there is), with the default and an example when they help a model fill it.
 fn parameter_text(p: &Value, written: &Value, schema: &Value) -> String {
-    let text = [&p["description"], &written["description"], &schema["description"]]
-        .into_iter()
-        .find_map(|d| d.as_str().map(str::trim).filter(|d| !d.is_empty()))
-        .unwrap_or_default();
+    // A schema's `title` ("Spotify Album ID") says more than nothing.
+    let text = [
+        &p["description"],
+        &written["description"],
+        &schema["description"],
+        &schema["title"],
+    ]
+    .into_iter()
+    .find_map(|d| d.as_str().map(str::trim).filter(|d| !d.is_empty()))
+    .unwrap_or_default();
     with_hints(text, schema, p)
 }
 
