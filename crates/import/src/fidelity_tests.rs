@@ -338,3 +338,52 @@ fn a_description_pointing_inside_is_refused() {
         "http://127.0.0.1:8080"
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Whatever mix of enumerations, unions, required objects, bodies, answers and server URLs a
+    /// description has, what imports passes `check` (issue #32: "import and pass `check`").
+    #[test]
+    fn what_imports_passes_check(
+        values in proptest::collection::vec(proptest::sample::select(vec![
+            json!("open"), json!("New York"), json!("a-b"), json!("a_b"), json!(""), json!(2), json!(-2),
+            json!("ÉTÉ"), json!("{{secret.X}}"), json!(true), json!(null), json!("x".repeat(300)),
+        ]), 1..6),
+        kind in proptest::sample::select(vec!["string", "integer", "number", "boolean", "object", "array"]),
+        union in proptest::sample::select(vec![
+            json!({"type": "integer"}), json!({"oneOf": [{"type": "integer"}, {"type": "string"}]}),
+            json!({"anyOf": [{"type": "object"}, {"type": "string"}]}), json!({"type": ["string", "null"]}),
+        ]),
+        pattern in proptest::sample::select(vec!["^[\\w- ]*$", "^(?<x>a)\\k<x>$", "[", "^a{2,1}$", "^\\p{L}+$"]),
+        media in proptest::sample::select(vec!["application/json", "text/plain", "application/xml", "image/png"]),
+        server in proptest::sample::select(vec![
+            json!([]), json!([{"url": "/api"}]), json!([{"url": "//h.example/x"}]),
+            json!([{"url": "https://{tenant}.example.com"}]), json!([{"url": "ftp://x"}]),
+        ]),
+        method in proptest::sample::select(vec!["get", "post"]),
+    ) {
+        let d = json!({
+            "openapi": "3.0.3", "info": {"title": "Prop"}, "servers": server,
+            "paths": {"/a/{id}": {method: {
+                "operationId": "op",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": true, "schema": union},
+                    {"name": "e", "in": "query", "schema": {"enum": values}},
+                    {"name": "p", "in": "query", "schema": {"type": "string", "pattern": pattern, "maxLength": 0}},
+                    {"name": "l", "in": "query", "schema": {"type": "array", "items": {"enum": values}}}
+                ],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["x", "y"],
+                    "properties": {"x": {"type": kind}, "y": {"type": "object", "properties": {"z": {"enum": values}}}}
+                }}}},
+                "responses": {"200": {"description": "ok", "content": {media: {"schema": {
+                    "type": "object", "required": ["r"], "properties": {"r": {"type": kind}}
+                }}}}}
+            }}}
+        });
+        if let Ok(imported) = import(&d, &Options::default()) {
+            checked(&imported);
+        }
+    }
+}

@@ -139,7 +139,13 @@ pub(crate) fn union_words(schema: &Value) -> Option<String> {
 /// `x-enum-descriptions` (or `x-enumDescriptions`), else the value as written; the default says
 /// so. `None` when a value is not a scalar.
 pub(crate) fn enum_input(schema: &Value) -> Option<Value> {
-    let values: Vec<&Value> = schema["enum"].as_array()?.iter().filter(|v| !v.is_null()).collect();
+    // Each value once: a description that lists one twice means it once.
+    let mut seen = BTreeSet::new();
+    let values: Vec<&Value> = schema["enum"]
+        .as_array()?
+        .iter()
+        .filter(|v| !v.is_null() && seen.insert(v.to_string()))
+        .collect();
     if values.is_empty() || values.iter().any(|v| v.is_array() || v.is_object()) {
         return None;
     }
