@@ -274,6 +274,23 @@ fn names_are_short_cut_at_words_and_the_cut_is_said() {
     checked(&imported);
 }
 
+/// A description with nothing to call says so, and one whose every operation was skipped says
+/// why, rather than blaming filters that were not given.
+#[test]
+fn nothing_to_import_says_why() {
+    let none = import(&doc(json!({})), &Options::default()).unwrap_err();
+    assert!(none.contains("no operations under `paths`"), "{none}");
+    let skipped = import(
+        &doc(json!({"/x/{{secret.K}}": {"get": {"responses": {}}}})),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(
+        skipped.contains("no operation could be imported") && skipped.contains("template"),
+        "{skipped}"
+    );
+}
+
 /// #30.3: nothing a description contributes is a live template: a path with `{{` skips the
 /// operation, `{{` in descriptions is broken up, a server URL with one is refused.
 #[test]
@@ -336,6 +353,18 @@ fn a_description_pointing_inside_is_refused() {
     assert_eq!(
         import(&inside, &allowed).unwrap().defaults["base_url"],
         "http://127.0.0.1:8080"
+    );
+    // Nor can it send the client secret to an internal token endpoint.
+    let mut token = doc(json!({"/a": {"get": {"responses": {}}}}));
+    token["components"]["securitySchemes"] = json!({"cc": {"type": "oauth2", "flows": {"clientCredentials": {
+        "tokenUrl": "http://169.254.169.254/token", "scopes": {}}}}});
+    token["security"] = json!([{"cc": []}]);
+    let imported = import(&token, &Options::default()).unwrap();
+    assert!(imported.defaults.get("auth").is_none() && imported.secrets.is_empty());
+    let notes = imported.notes.join("\n");
+    assert!(
+        notes.contains("token URL") && notes.contains("169.254.169.254"),
+        "{notes}"
     );
 }
 

@@ -189,7 +189,22 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
             format!("{{{{secret.{name}}}}}")
         }
     };
-    let schemes = schemes(doc, &toolkit);
+    let mut schemes = schemes(doc, &toolkit);
+    // A token endpoint the description names gets the client secret: the same rule as the
+    // server URL (issue #30.11).
+    let inside: Vec<(String, String)> = schemes
+        .usable
+        .iter()
+        .filter_map(|(name, (auth, _))| {
+            let url = url::Url::parse(auth["oauth2"]["token_url"].as_str()?).ok()?;
+            let why = server::internal(&url, options.allow_private).err()?;
+            Some((name.clone(), why.replace("server URL", "token URL")))
+        })
+        .collect();
+    for (name, why) in inside {
+        schemes.usable.remove(&name);
+        schemes.unusable.insert(name, why);
+    }
     let mut picked: Vec<Option<String>> = Vec::new();
     // Tool names leave room for the toolkit's in OTC's `Toolkit_tool`.
     let budget = MAX_OTC_NAME.saturating_sub(toolkit.len() + 1).clamp(16, MAX_NAME);
@@ -258,7 +273,14 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         }
     }
     if tools.is_empty() {
-        return Err("no operation matched; check --operations and --tags".to_owned());
+        return Err(if !options.operations.is_empty() || !options.tags.is_empty() {
+            "no operation matched; check --operations and --tags".to_owned()
+        } else if names.is_empty() {
+            "the description has no operations under `paths` (only webhooks or components?); there is nothing to call"
+                .to_owned()
+        } else {
+            format!("no operation could be imported:\n{}", notes.join("\n"))
+        });
     }
     if let Some(note) = cut_note(&cut, &toolkit, budget) {
         notes.push(note);
