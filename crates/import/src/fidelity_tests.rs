@@ -379,7 +379,8 @@ proptest::proptest! {
             json!("open"), json!("New York"), json!("a-b"), json!("a_b"), json!(""), json!(2), json!(-2),
             json!("ÉTÉ"), json!("{{secret.X}}"), json!(true), json!(null), json!("x".repeat(300)),
         ]), 1..6),
-        kind in proptest::sample::select(vec!["string", "integer", "number", "boolean", "object", "array"]),
+        kind in proptest::sample::select(vec!["string", "integer", "number", "boolean", "object", "array", "file"]),
+        header in proptest::sample::select(vec!["X-Key", "X Key", "", "Accept", "é"]),
         union in proptest::sample::select(vec![
             json!({"type": "integer"}), json!({"oneOf": [{"type": "integer"}, {"type": "string"}]}),
             json!({"anyOf": [{"type": "object"}, {"type": "string"}]}), json!({"type": ["string", "null"]}),
@@ -400,11 +401,16 @@ proptest::proptest! {
                     {"name": "id", "in": "path", "required": true, "schema": union},
                     {"name": "e", "in": "query", "schema": {"enum": values}},
                     {"name": "p", "in": "query", "schema": {"type": "string", "pattern": pattern, "maxLength": 0}},
-                    {"name": "l", "in": "query", "schema": {"type": "array", "items": {"enum": values}}}
+                    {"name": "l", "in": "query", "schema": {"type": "array", "items": {"enum": values}}},
+                    {"name": header, "in": "header", "schema": {"type": "string"}}
                 ],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["x", "y"],
-                    "properties": {"x": {"type": kind}, "y": {"type": "object", "properties": {"z": {"enum": values}}}}
+                    "type": "object", "required": ["x", "y", "w", "w"],
+                    "properties": {
+                        "x": {"type": kind}, "y": {"type": "object", "properties": {"z": {"enum": values}}},
+                        "w": {"type": "object", "required": ["q", "q"], "additionalProperties": 3,
+                              "properties": {"q": {"type": [kind, "file"], "enum": []}, "n": {"type": "array"}}}
+                    }
                 }}}},
                 "responses": {"200": {"description": "ok", "content": {media: {"schema": {
                     "type": "object", "required": ["r"], "properties": {"r": {"type": kind}}

@@ -163,6 +163,20 @@ pub(crate) fn draft(
         let (Some(original), Some(location)) = (p["name"].as_str(), p["in"].as_str()) else {
             continue;
         };
+        let token = |n: &str| {
+            !n.is_empty()
+                && n.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        };
+        if location == "header" && !token(original) {
+            notes.push(format!(
+                "{where_}: header parameter `{original}` is not a valid header name; it is left out"
+            ));
+            continue;
+        }
+        if original.is_empty() {
+            continue;
+        }
         if original.contains(['{', '}']) {
             notes.push(format!(
                 "{where_}: parameter `{original}` has `{{` or `}}` in its name, which a catalog reads as a template; it is left out"

@@ -370,8 +370,23 @@ pub(crate) fn json_schema(doc: &Value, schema: &Value, depth: usize) -> Value {
     {
         ty = Some(json!([t, "null"]));
     }
-    if let Some(ty) = ty.filter(|t| t.is_string() || t.is_array()) {
-        out.insert("type".into(), ty);
+    // Only JSON Schema's own types (Swagger's `file` is none), each once.
+    const TYPES: [&str; 7] = ["string", "integer", "number", "boolean", "object", "array", "null"];
+    let mut kinds: Vec<&str> = match &ty {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    kinds.retain(|t| TYPES.contains(t));
+    kinds.dedup();
+    match kinds.as_slice() {
+        [] => {}
+        [one] => {
+            out.insert("type".into(), json!(one));
+        }
+        several => {
+            out.insert("type".into(), json!(several));
+        }
     }
     if let Some(Value::Object(properties)) = schema.get("properties") {
         let shaped: Map<String, Value> = properties
@@ -382,12 +397,18 @@ pub(crate) fn json_schema(doc: &Value, schema: &Value, depth: usize) -> Value {
         out.insert("properties".into(), Value::Object(shaped));
     }
     if let Some(Value::Array(required)) = schema.get("required") {
-        out.insert("required".into(), Value::Array(required.clone()));
+        let mut names: Vec<&str> = required.iter().filter_map(Value::as_str).collect();
+        names.sort_unstable();
+        names.dedup();
+        out.insert("required".into(), json!(names));
     }
     if let Some(items) = schema.get("items").filter(|i| i.is_object()) {
         out.insert("items".into(), json_schema(doc, items, depth + 1));
     }
-    if let Some(extra) = schema.get("additionalProperties") {
+    if let Some(extra) = schema
+        .get("additionalProperties")
+        .filter(|e| e.is_boolean() || e.is_object())
+    {
         let extra = if extra.is_object() {
             json_schema(doc, extra, depth + 1)
         } else {
@@ -395,8 +416,17 @@ pub(crate) fn json_schema(doc: &Value, schema: &Value, depth: usize) -> Value {
         };
         out.insert("additionalProperties".into(), extra);
     }
-    if let Some(Value::Array(values)) = schema.get("enum") {
-        out.insert("enum".into(), Value::Array(values.clone()));
+    if let Some(Value::Array(values)) = schema
+        .get("enum")
+        .filter(|v| v.as_array().is_some_and(|v| !v.is_empty()))
+    {
+        let mut unique: Vec<Value> = Vec::new();
+        for v in values {
+            if !unique.contains(v) {
+                unique.push(v.clone());
+            }
+        }
+        out.insert("enum".into(), Value::Array(unique));
     }
     for key in ["oneOf", "anyOf"] {
         if let Some(Value::Array(members)) = schema.get(key) {
