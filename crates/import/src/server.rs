@@ -12,6 +12,8 @@ use std::net::IpAddr;
 
 use serde_json::{Value, json};
 
+use super::Draft;
+
 /// Where the tools' requests go.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Base {
@@ -193,6 +195,54 @@ pub(crate) fn foreign_holes(step: &Value, inputs: &[Value]) -> Vec<String> {
             .is_some_and(|name| inputs.iter().any(|i| i["name"] == json!(name)))
     });
     holes
+}
+
+/// Nothing a description wrote reads as a template in the catalog (issue #30.3): a hole in a
+/// step that is not one of the tool's own inputs skips the tool; `{{` in text it contributes
+/// (descriptions) is broken up, and the note says where.
+pub(crate) fn guard(draft: &mut Draft, notes: &mut Vec<String>) -> Result<(), String> {
+    for step in &draft.steps {
+        let foreign = foreign_holes(step, &draft.inputs);
+        if !foreign.is_empty() {
+            return Err(format!(
+                "its request would read {} at serve time, which is not the description's to write",
+                foreign
+                    .iter()
+                    .map(|h| format!("`{{{{{h}}}}}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    let mut fields = Vec::new();
+    if untemplate(&mut draft.description) {
+        fields.push("the description".to_owned());
+    }
+    for (kind, list) in [("input", &mut draft.inputs), ("output", &mut draft.outputs)] {
+        for item in list.iter_mut() {
+            let name = item["name"].as_str().unwrap_or_default().to_owned();
+            let mut changed = untemplate_all(&mut item["description"]);
+            for value in item
+                .get_mut("values")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                changed |= untemplate_all(&mut value["description"]);
+            }
+            if changed {
+                fields.push(format!("{kind} `{name}`"));
+            }
+        }
+    }
+    if !fields.is_empty() {
+        notes.push(format!(
+            "{}: `{{{{` in {} is written `{{ {{`, so that it stays text and never reads as a template",
+            draft.source,
+            fields.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
