@@ -22,6 +22,9 @@ pub(crate) fn scalar_input(schema: &Value) -> Option<Value> {
     if let Some(members) = union(schema) {
         return union_input(schema, &members);
     }
+    if let Some(only) = nullable_one(schema) {
+        return scalar_input(&only);
+    }
     let ty = types(schema);
     // No `type`, but a shape (properties, items, a union): not a scalar either.
     let structured = ["properties", "items", "oneOf", "anyOf"]
@@ -96,6 +99,23 @@ fn union(schema: &Value) -> Option<Vec<Value>> {
                 .any(|k| m.get(*k).is_some())
     };
     (members.len() > 1 && members.iter().all(scalar)).then_some(members)
+}
+
+/// `anyOf: [X, {type: null}]` (how OpenAPI 3.1 and FastAPI say "X or nothing"): X, with the
+/// outer schema's description and default.
+fn nullable_one(schema: &Value) -> Option<Value> {
+    let members = schema.get("oneOf").or_else(|| schema.get("anyOf"))?.as_array()?;
+    let mut rest = members.iter().filter(|m| m["type"] != "null");
+    let (Some(one), None) = (rest.next(), rest.next()) else {
+        return None;
+    };
+    let mut one = one.clone();
+    for key in ["description", "default", "title"] {
+        if let (Some(outer), Some(fields)) = (schema.get(key), one.as_object_mut()) {
+            fields.entry(key).or_insert_with(|| outer.clone());
+        }
+    }
+    Some(one)
 }
 
 /// A union of scalars as one input: an int or number when every member is one, else a string
@@ -503,6 +523,11 @@ mod tests {
             "number"
         );
         assert!(scalar_input(&json!({"oneOf": [{"type": "object"}, {"type": "string"}]})).is_none());
+        // FastAPI's and 3.1's "or nothing".
+        let optional = json!({"anyOf": [{"type": "integer", "maximum": 9}, {"type": "null"}], "default": 3});
+        assert_eq!(scalar_input(&optional).unwrap(), json!({"type": "int", "max": 9}));
+        let choice = json!({"anyOf": [{"enum": ["a b"]}, {"type": "null"}]});
+        assert_eq!(scalar_input(&choice).unwrap()["values"][0]["name"], "A_B");
     }
 
     #[test]
