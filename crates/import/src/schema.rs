@@ -216,7 +216,7 @@ pub(crate) fn enum_input(schema: &Value) -> Option<Value> {
 /// `UPPER_SNAKE` of a value: words split as [`super::snake`] splits them, a digit first
 /// prefixed (`VALUE_2`), a sign spelled (`MINUS_1`), nothing left `EMPTY` or `VALUE`.
 fn enum_name(text: &str) -> String {
-    let words = super::words(text).to_ascii_uppercase();
+    let words = super::words(&ascii_fold(text)).to_ascii_uppercase();
     let name = match words.chars().next() {
         None if text.is_empty() => "EMPTY".to_owned(),
         None => "VALUE".to_owned(),
@@ -225,6 +225,43 @@ fn enum_name(text: &str) -> String {
         Some(_) => words,
     };
     cut(&name, MAX_ENUM_NAME).trim_end_matches('_').to_owned()
+}
+
+/// Latin letters with accents as their plain letters (`São Paulo` → `Sao Paulo`), so a name
+/// keeps them; other characters as they are.
+fn ascii_fold(text: &str) -> String {
+    const FOLDS: &[(&str, &str)] = &[
+        ("àáâãäåā", "a"),
+        ("ÀÁÂÃÄÅĀ", "A"),
+        ("çćč", "c"),
+        ("ÇĆČ", "C"),
+        ("èéêëēę", "e"),
+        ("ÈÉÊËĒĘ", "E"),
+        ("ìíîïī", "i"),
+        ("ÌÍÎÏĪ", "I"),
+        ("ñń", "n"),
+        ("ÑŃ", "N"),
+        ("òóôõöøō", "o"),
+        ("ÒÓÔÕÖØŌ", "O"),
+        ("ùúûüū", "u"),
+        ("ÙÚÛÜŪ", "U"),
+        ("ýÿ", "y"),
+        ("ÝŸ", "Y"),
+        ("śšß", "s"),
+        ("ŚŠ", "S"),
+        ("źżž", "z"),
+        ("ŹŻŽ", "Z"),
+        ("ł", "l"),
+        ("Ł", "L"),
+    ];
+    text.chars()
+        .map(|c| {
+            FOLDS
+                .iter()
+                .find(|(from, _)| from.contains(c))
+                .map_or_else(|| c.to_string(), |(_, to)| (*to).to_owned())
+        })
+        .collect()
 }
 
 /// `base`, or `base_2`, `base_3`… not yet in `taken`.
@@ -480,7 +517,7 @@ mod tests {
     fn enumerations_get_names_and_keep_their_wire_values() {
         let input = scalar_input(&json!({
             "type": "string", "default": "open",
-            "enum": ["open", "New York", "a-b", "a_b", "", "OPEN_NOW", "3d"],
+            "enum": ["open", "New York", "a-b", "a_b", "", "OPEN_NOW", "3d", "São Paulo"],
             "x-enum-descriptions": {"open": "Still open."}
         }))
         .unwrap();
@@ -499,6 +536,7 @@ mod tests {
                 ("EMPTY", Some(&json!(""))),
                 ("OPEN_NOW", None),
                 ("VALUE_3D", Some(&json!("3d"))),
+                ("SAO_PAULO", Some(&json!("São Paulo"))),
             ]
         );
         assert_eq!(values[0]["description"], "Still open (the default).");
