@@ -39,12 +39,55 @@ pub(crate) fn base(
     if let Some(url) = given {
         return Ok((Base::Url(url.trim_end_matches('/').to_owned()), None));
     }
+    let urls = server_urls(doc);
+    if urls.is_empty() {
+        return Ok((
+            Base::Secret {
+                name: format!("{prefix}_BASE_URL"),
+                why: "the description names no server".to_owned(),
+            },
+            None,
+        ));
+    }
+    // The first server the tools may call; a description listing `http://localhost:8080` for
+    // development before its real address still imports, with a note.
+    let mut refused: Option<String> = None;
+    let mut unusable = None;
+    for written in &urls {
+        match one(written, location, allow_private, prefix) {
+            Ok((Base::Url(url), note)) => {
+                let note = match &refused {
+                    Some(why) => Some(format!("{why}; the next server, {url}, is used instead")),
+                    None => note,
+                };
+                return Ok((Base::Url(url), note));
+            }
+            Ok(other) => {
+                unusable.get_or_insert(other);
+            }
+            Err(why) => {
+                refused.get_or_insert(why);
+            }
+        }
+    }
+    match (refused, unusable) {
+        (Some(why), _) => Err(why),
+        (None, Some(secret)) => Ok(secret),
+        (None, None) => unreachable!("every server URL is a URL, a secret or refused"),
+    }
+}
+
+/// One server URL as written: absolute and checked, or a secret when it cannot be used.
+fn one(
+    written: &str,
+    location: Option<&str>,
+    allow_private: bool,
+    prefix: &str,
+) -> Result<(Base, Option<String>), String> {
+    let written = written.to_owned();
     let secret = |why: String| Base::Secret {
         name: format!("{prefix}_BASE_URL"),
         why,
-    };
-    let Some(written) = server_url(doc) else {
-        return Ok((secret("the description names no server".to_owned()), None));
     };
     if written.contains("{{") || written.contains("}}") {
         return Err(format!(
@@ -136,16 +179,23 @@ pub(crate) fn internal(url: &url::Url, allow_private: bool) -> Result<(), String
     }
 }
 
-/// The first server's URL as written, its variables at their defaults.
-fn server_url(doc: &Value) -> Option<String> {
-    let server = doc["servers"].as_array()?.first()?;
-    let mut url = server["url"].as_str()?.trim().to_owned();
-    for (name, var) in server["variables"].as_object().into_iter().flatten() {
-        if let Some(default) = var["default"].as_str() {
-            url = url.replace(&format!("{{{name}}}"), default);
+/// The servers' URLs as written, in order, their variables at their defaults.
+fn server_urls(doc: &Value) -> Vec<String> {
+    let mut urls = Vec::new();
+    for server in doc["servers"].as_array().into_iter().flatten() {
+        let Some(mut url) = server["url"].as_str().map(|u| u.trim().to_owned()) else {
+            continue;
+        };
+        for (name, var) in server["variables"].as_object().into_iter().flatten() {
+            if let Some(default) = var["default"].as_str() {
+                url = url.replace(&format!("{{{name}}}"), default);
+            }
+        }
+        if !url.is_empty() {
+            urls.push(url);
         }
     }
-    (!url.is_empty()).then_some(url)
+    urls
 }
 
 /// The text with `{{` and `}}` broken up, so that no text a description wrote reads as a
@@ -270,6 +320,11 @@ mod tests {
         assert!(base(&doc("http://10.0.0.7/api"), None, None, true, "X").is_ok());
         assert!(base(&doc("http://127.0.0.1:8080"), None, None, true, "X").is_ok());
         assert!(base(&doc("http://169.254.169.254/latest"), None, None, true, "X").is_err());
+        // A development server listed first does not hide the real one.
+        let both = json!({"servers": [{"url": "http://localhost:8080"}, {"url": "https://api.example.com"}]});
+        let (chosen, note) = base(&both, None, None, false, "X").unwrap();
+        assert_eq!(chosen, Base::Url("https://api.example.com".to_owned()));
+        assert!(note.unwrap().contains("localhost is loopback"));
         // What the operator writes is theirs.
         assert_eq!(
             base(
