@@ -549,6 +549,14 @@ mod tests {
             .collect();
         assert_eq!(names, ["VALUE_1", "MINUS_1", "VALUE_2"]);
         assert_eq!(ints["values"][1]["value"], json!(-1));
+        // Names the description gives (`x-enum-varnames`) are used, made UPPER_SNAKE.
+        let named =
+            scalar_input(&json!({"type": "integer", "enum": [0, 1], "x-enum-varnames": ["Low", "highPriority"]}))
+                .unwrap();
+        assert_eq!(
+            named["values"][1],
+            json!({"name": "HIGH_PRIORITY", "value": 1, "description": "`1`."})
+        );
     }
 
     #[test]
