@@ -140,7 +140,8 @@ fn nothing_the_api_requires_is_dropped() {
                     "properties": {
                         "ref": {"type": "string"},
                         "config": {"type": "object", "required": ["url"], "properties": {"url": {"type": "string"}, "secret": {"type": "string"}}},
-                        "inputs": {"type": "object", "additionalProperties": {"type": "string"}}
+                        "inputs": {"type": "object", "additionalProperties": {"type": "string"}},
+                        "labels": {"type": "array", "items": {"type": "string"}}
                     }
                 }}}},
                 "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
@@ -167,6 +168,9 @@ fn nothing_the_api_requires_is_dropped() {
     assert_eq!(input(dispatch, "config_secret")["required"], false);
     assert_eq!(input(dispatch, "inputs")["type"], "json");
     assert_eq!(dispatch.steps[0]["body"]["inputs"], "{{input.inputs}}");
+    // Off N-ACT already, its optional list is JSON too rather than left out.
+    assert_eq!(input(dispatch, "labels")["required"], false);
+    assert_eq!(dispatch.steps[0]["body"]["labels"], "{{input.labels}}");
     let required: Vec<(&str, bool)> = dispatch
         .outputs
         .iter()
@@ -181,7 +185,7 @@ fn nothing_the_api_requires_is_dropped() {
         "{notes}"
     );
     assert!(
-        notes.contains("`inputs` takes JSON") && notes.contains("not N-ACT"),
+        notes.contains("`inputs`, `labels` take JSON") && notes.contains("not N-ACT"),
         "{notes}"
     );
     let catalog = checked(&imported);

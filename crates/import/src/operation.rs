@@ -351,10 +351,23 @@ pub(crate) fn draft(
             }
         }
     }
+    // A tool already off N-ACT (it takes JSON the API requires) loses nothing more by taking
+    // its optional objects and lists as JSON too.
+    if !inputs.json.is_empty() {
+        let optional: Vec<Structured> = std::mem::take(&mut inputs.structured);
+        for field in optional {
+            if field.place == "body" && !field.name.contains(['{', '}']) {
+                let n = inputs.json(doc, &field.name, &field.schema, false, &field.description);
+                body.insert(field.name.clone(), hole(&n));
+            } else {
+                inputs.structured.push(field);
+            }
+        }
+    }
     notes.extend(inputs.notes.iter().map(|n| format!("{where_}: {n}")));
     if !inputs.json.is_empty() {
         notes.push(format!(
-            "{where_}: {} {} JSON (an object or a list the API requires): served over MCP, OTC and WoA, not N-ACT, whose inputs are scalars (§6.1)",
+            "{where_}: {} {} JSON (objects or lists, at least one of which the API requires): served over MCP, OTC and WoA, not N-ACT, whose inputs are scalars (§6.1)",
             inputs.json.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
             if inputs.json.len() == 1 { "takes" } else { "take" },
         ));
