@@ -311,6 +311,7 @@ fn enum_values(values: &[AllowedValue]) -> Vec<EnumValue> {
         .map(|v| EnumValue {
             name: v.name.clone(),
             description: v.description.clone(),
+            value: None,
         })
         .collect()
 }

@@ -80,6 +80,7 @@ fn typed(property: &Value) -> Option<InputType> {
                 v.as_str().map(|name| EnumValue {
                     name: name.to_owned(),
                     description: String::new(),
+                    value: None,
                 })
             })
             .collect();

@@ -11,25 +11,35 @@
 
 pub mod document;
 pub mod merge;
+mod names;
+mod operation;
 pub mod overlay;
+mod schema;
+mod server;
 pub mod tools;
+
+#[cfg(test)]
+mod fidelity_tests;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 
+pub use names::snake;
+use names::{cut_note, short_title, unique};
+pub(crate) use names::{glob, pascal, regex_escape, unique_within, words};
+pub(crate) use schema::scalar_input;
+use schema::{MAX_REF_DEPTH, resolve};
+use server::guard;
+
 /// The catalog's limits: names, descriptions.
 pub(crate) const MAX_NAME: usize = 64;
 pub(crate) const MAX_DESCRIPTION: usize = 1999;
 /// The longest toolkit name made from a title.
-const MAX_TOOLKIT: usize = 24;
+pub(crate) const MAX_TOOLKIT: usize = 24;
 /// OTC names a tool `Toolkit_tool`, at most 64 characters in all.
 pub(crate) const MAX_OTC_NAME: usize = 64;
-/// The largest integer every JSON reader keeps exactly (2^53 - 1).
-const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
-/// How deep `$ref`s are followed before a schema is cut (recursive schemas).
-const MAX_REF_DEPTH: usize = 16;
 /// The name of the one step of an imported operation's tool.
 pub(crate) const STEP: &str = "call";
 
@@ -46,6 +56,11 @@ pub struct Options {
     pub tags: Vec<String>,
     /// How to sculpt the imported tools.
     pub overlay: Option<overlay::Overlay>,
+    /// Where the description was read (a path or a URL): a relative server URL is read
+    /// against it.
+    pub location: Option<String>,
+    /// A server URL in a private range (or loopback) is taken; link-local never is.
+    pub allow_private: bool,
 }
 
 /// The imported toolkit, before it is written.
@@ -159,17 +174,48 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         .toolkit
         .clone()
         .or_else(|| options.overlay.as_ref().and_then(|o| o.toolkit.clone()))
-        .unwrap_or_else(|| pascal(doc["info"]["title"].as_str().unwrap_or("Imported")));
-    let base_url = match &options.base_url {
-        Some(url) => url.clone(),
-        None => server_url(doc).ok_or("the document has no `servers` (or `host`); pass --base-url")?,
+        .unwrap_or_else(|| short_title(doc["info"]["title"].as_str().unwrap_or("Imported")));
+    let prefix = snake(&toolkit).to_uppercase();
+    let (base, base_note) = server::base(
+        doc,
+        options.base_url.as_deref(),
+        options.location.as_deref(),
+        options.allow_private,
+        &prefix,
+    )?;
+    notes.extend(base_note);
+    let base_url = match base {
+        server::Base::Url(url) => url,
+        server::Base::Secret { name, why } => {
+            notes.push(format!(
+                "{why}: the tools read their base URL from the secret `{name}` (put the API's URL there in the server's [secrets]), or re-import with --base-url"
+            ));
+            secrets.insert(name.clone());
+            format!("{{{{secret.{name}}}}}")
+        }
     };
-    let schemes = schemes(doc, &toolkit);
+    let mut schemes = schemes(doc, &toolkit);
+    // A token endpoint the description names gets the client secret: the same rule as the
+    // server URL (issue #30.11).
+    let inside: Vec<(String, String)> = schemes
+        .usable
+        .iter()
+        .filter_map(|(name, (auth, _))| {
+            let url = url::Url::parse(auth["oauth2"]["token_url"].as_str()?).ok()?;
+            let why = server::internal(&url, options.allow_private).err()?;
+            Some((name.clone(), why.replace("server URL", "token URL")))
+        })
+        .collect();
+    for (name, why) in inside {
+        schemes.usable.remove(&name);
+        schemes.unusable.insert(name, why);
+    }
     let mut picked: Vec<Option<String>> = Vec::new();
     // Tool names leave room for the toolkit's in OTC's `Toolkit_tool`.
     let budget = MAX_OTC_NAME.saturating_sub(toolkit.len() + 1).clamp(16, MAX_NAME);
     let mut tools = Vec::new();
     let mut names = BTreeSet::new();
+    let mut cut: Vec<(String, String)> = Vec::new();
     let paths = doc["paths"].as_object().cloned().unwrap_or_default();
     for (path, item) in &paths {
         let item = resolve(doc, item, 0).unwrap_or(Value::Null);
@@ -193,8 +239,32 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
                 continue;
             }
             let name = unique_within(&base_name, &mut names, budget);
+            if name != base_name {
+                cut.push((base_name.clone(), name.clone()));
+            }
             let mut params: Vec<Value> = item["parameters"].as_array().cloned().unwrap_or_default();
             params.extend(op["parameters"].as_array().cloned().unwrap_or_default());
+            let mut draft = match operation::draft(
+                doc,
+                name,
+                where_.clone(),
+                method,
+                path,
+                op,
+                &params,
+                &op_tags,
+                &mut notes,
+            ) {
+                Ok(draft) => draft,
+                Err(why) => {
+                    notes.push(format!("{where_}: skipped: {why}"));
+                    continue;
+                }
+            };
+            if let Err(why) = guard(&mut draft, &mut notes) {
+                notes.push(format!("{where_}: skipped: {why}"));
+                continue;
+            }
             picked.push(match pick_scheme(doc, op, &schemes) {
                 Ok(scheme) => scheme,
                 Err(why) => {
@@ -204,13 +274,21 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
                     None
                 }
             });
-            tools.push(draft(
-                doc, name, where_, method, path, op, &params, &op_tags, &mut notes,
-            ));
+            tools.push(draft);
         }
     }
     if tools.is_empty() {
-        return Err("no operation matched; check --operations and --tags".to_owned());
+        return Err(if !options.operations.is_empty() || !options.tags.is_empty() {
+            "no operation matched; check --operations and --tags".to_owned()
+        } else if names.is_empty() {
+            "the description has no operations under `paths` (only webhooks or components?); there is nothing to call"
+                .to_owned()
+        } else {
+            format!("no operation could be imported:\n{}", notes.join("\n"))
+        });
+    }
+    if let Some(note) = cut_note(&cut, &toolkit, budget) {
+        notes.push(note);
     }
     for d in &tools {
         for field in &d.structured {
@@ -361,371 +439,6 @@ fn scalar(value: &Value) -> String {
     }
 }
 
-/// One operation's tool.
-#[allow(clippy::too_many_arguments)]
-fn draft(
-    doc: &Value,
-    name: String,
-    where_: String,
-    method: &str,
-    path: &str,
-    op: &Value,
-    params: &[Value],
-    tags: &[String],
-    notes: &mut Vec<String>,
-) -> Draft {
-    let mut inputs: Vec<Value> = Vec::new();
-    let mut input_names = BTreeSet::new();
-    let mut structured = Vec::new();
-    let mut query = Map::new();
-    let mut headers = Map::new();
-    let mut body = Map::new();
-    let mut form = Map::new();
-    // Some descriptions tell apart operations on one path by a fragment (`/x#variant`), which
-    // is never sent.
-    let mut template_path = path.split('#').next().unwrap_or_default().to_owned();
-    let mut add_input =
-        |original: &str, place: &'static str, schema: &Value, required: bool, description: &str| -> Option<String> {
-            let Some(mut input) = scalar_input(schema) else {
-                structured.push(Structured {
-                    name: original.to_owned(),
-                    place,
-                    schema: schema.clone(),
-                    required,
-                    description: description.to_owned(),
-                });
-                return None;
-            };
-            let input_name = unique(&snake(original), &mut input_names);
-            input["name"] = json!(input_name);
-            input["description"] = json!(describe(description, schema, original));
-            if !required {
-                input["required"] = json!(false);
-            }
-            inputs.push(input);
-            Some(input_name)
-        };
-    let hole = |n: &str| json!(format!("{{{{input.{n}}}}}"));
-    for p in params {
-        let p = resolve(doc, p, 0).unwrap_or(Value::Null);
-        let (Some(original), Some(location)) = (p["name"].as_str(), p["in"].as_str()) else {
-            continue;
-        };
-        // A Swagger 2.0 parameter in another file keeps its type beside its name.
-        let schema = match p.get("schema") {
-            None if p.get("type").is_some() => p.clone(),
-            _ => resolve_noted(
-                doc,
-                &p["schema"],
-                &format!("{where_}: parameter `{}`", p["name"].as_str().unwrap_or("?")),
-                notes,
-            ),
-        };
-        let description = p["description"].as_str().unwrap_or_default();
-        let required = p["required"].as_bool().unwrap_or(location == "path");
-        match location {
-            "cookie" => notes.push(format!("{where_}: cookie parameter `{original}` is skipped")),
-            "path" => match add_input(original, "path", &schema, true, description) {
-                Some(n) => {
-                    template_path = template_path.replace(&format!("{{{original}}}"), &format!("{{{{input.{n}}}}}"));
-                }
-                None => notes.push(format!(
-                    "{where_}: path parameter `{original}` is not a scalar; the tool cannot call this operation until an overlay sets it"
-                )),
-            },
-            "query" => {
-                // A list of scalars (`?status=a&status=b`, or `a,b` unexploded): a string input
-                // of comma-separated values, each checked by the pattern when they are an enum.
-                let items = resolve(doc, &schema["items"], 0).unwrap_or(Value::Null);
-                if types(&schema) == ["array"] && scalar_input(&items).is_some() {
-                    let mut list = items.clone();
-                    let one = match scalar_input(&items).and_then(|i| i["pattern"].as_str().map(str::to_owned)) {
-                        Some(p) if items.get("enum").is_some() => Some(p.trim_start_matches('^').trim_end_matches('$').to_owned()),
-                        _ => None,
-                    };
-                    if let Some(o) = list.as_object_mut() {
-                        o.remove("enum");
-                        o.insert("type".into(), json!("string"));
-                        if let Some(one) = &one {
-                            o.insert("pattern".into(), json!(format!("^{one}(,{one})*$")));
-                        }
-                    }
-                    let text = format!(
-                        "{} Several values are separated by commas.",
-                        describe(description, &items, original).trim_end()
-                    );
-                    if let Some(n) = add_input(original, "query", &list, required, &text) {
-                        let exploded = p["explode"].as_bool().unwrap_or(true);
-                        let value = if exploded {
-                            json!({"jq": format!(".input.{n} | split(\",\")")})
-                        } else {
-                            hole(&n)
-                        };
-                        query.insert(original.to_owned(), value);
-                    }
-                } else if let Some(n) = add_input(original, "query", &schema, required, description) {
-                    query.insert(original.to_owned(), hole(&n));
-                }
-            }
-            "header" => {
-                if let Some(n) = add_input(original, "headers", &schema, required, description) {
-                    headers.insert(original.to_owned(), hole(&n));
-                }
-            }
-            _ => {}
-        }
-    }
-    let request_body = resolve(doc, &op["requestBody"], 0).unwrap_or(Value::Null);
-    if let Some(content) = request_body["content"].as_object() {
-        let json_media = content
-            .iter()
-            .find(|(media, _)| media.as_str() == "application/json" || media.ends_with("+json"));
-        let form_media = content.get("application/x-www-form-urlencoded");
-        match (json_media, form_media) {
-            (Some((_, media)), _) | (None, Some(media)) => {
-                let (place, target) = if json_media.is_some() {
-                    ("body", &mut body)
-                } else {
-                    ("form", &mut form)
-                };
-                let schema = resolve(doc, &media["schema"], 0).unwrap_or(Value::Null);
-                let required: BTreeSet<&str> = schema["required"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                let body_required = request_body["required"].as_bool().unwrap_or(false);
-                for (prop, prop_schema) in schema["properties"].as_object().into_iter().flatten() {
-                    let prop_schema =
-                        resolve_noted(doc, prop_schema, &format!("{where_}: body property `{prop}`"), notes);
-                    if prop_schema["readOnly"].as_bool() == Some(true) {
-                        continue;
-                    }
-                    let description = prop_schema["description"].as_str().unwrap_or_default().to_owned();
-                    let needed = required.contains(prop.as_str()) && body_required;
-                    if let Some(n) = add_input(prop, place, &prop_schema, needed, &description) {
-                        target.insert(prop.clone(), hole(&n));
-                    }
-                }
-                if schema["properties"].as_object().is_none_or(Map::is_empty) && json_media.is_some() {
-                    // A body that is not an object of properties (an array, a free-form object):
-                    // one structured field standing for the whole body.
-                    structured.push(Structured {
-                        name: "body".to_owned(),
-                        place: "whole_body",
-                        schema: schema.clone(),
-                        required: body_required,
-                        description: schema["description"].as_str().unwrap_or("The request body.").to_owned(),
-                    });
-                }
-            }
-            (None, None) => notes.push(format!(
-                "{where_}: a request body that is neither JSON nor a form ({}) is skipped",
-                content.keys().cloned().collect::<Vec<_>>().join(", ")
-            )),
-        }
-    }
-    let (outputs, mapping) = outputs(doc, op);
-    let mut step = json!({"name": STEP, "method": method.to_uppercase(), "path": template_path});
-    if !query.is_empty() {
-        step["query"] = Value::Object(query);
-    }
-    if !headers.is_empty() {
-        step["headers"] = Value::Object(headers);
-    }
-    if !body.is_empty() {
-        step["body"] = Value::Object(body);
-    }
-    if !form.is_empty() {
-        step["form"] = Value::Object(form);
-    }
-    let description = description(op, &where_);
-    Draft {
-        source: where_,
-        name,
-        description,
-        tags: tags.iter().filter(|t| !t.trim().is_empty()).cloned().collect(),
-        inputs,
-        outputs,
-        steps: vec![step],
-        mapping,
-        structured,
-        auth: None,
-        backend: None,
-        // GET, HEAD and OPTIONS are safe and idempotent (RFC 9110 §9.2); the rest say nothing.
-        version: None,
-        annotations: matches!(method, "get" | "head" | "options")
-            .then(|| json!({"read_only": true, "idempotent": true})),
-    }
-}
-
-/// The outputs of an operation: the 2xx JSON response's top-level scalar properties, typed;
-/// else one `json` output with the whole body.
-fn outputs(doc: &Value, op: &Value) -> (Vec<Value>, Value) {
-    let whole = (
-        vec![json!({"name": "result", "type": "json", "required": false, "description": "The upstream's answer."})],
-        json!({"result": format!("{STEP}.body")}),
-    );
-    let responses = op["responses"].as_object().cloned().unwrap_or_default();
-    let Some(ok) = responses
-        .iter()
-        .find(|(code, _)| code.starts_with('2'))
-        .map(|(_, r)| resolve(doc, r, 0).unwrap_or(Value::Null))
-    else {
-        return whole;
-    };
-    let schema = resolve(doc, &ok["content"]["application/json"]["schema"], 0).unwrap_or(Value::Null);
-    let Some(properties) = schema["properties"].as_object().filter(|p| !p.is_empty()) else {
-        return whole;
-    };
-    let mut outs = Vec::new();
-    let mut mapping = Map::new();
-    let mut names = BTreeSet::new();
-    for (prop, prop_schema) in properties {
-        let prop_schema = resolve(doc, prop_schema, 0).unwrap_or(Value::Null);
-        let plain = prop.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && prop.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
-        if !plain {
-            continue;
-        }
-        let name = unique(&snake(prop), &mut names);
-        let kind = match types(&prop_schema).as_slice() {
-            ["string"] if prop_schema.get("enum").is_none() => "string",
-            ["integer"] => "int",
-            ["number"] => "number",
-            ["boolean"] => "boolean",
-            _ => "json",
-        };
-        outs.push(json!({
-            "name": name, "type": kind, "required": false,
-            "description": describe(prop_schema["description"].as_str().unwrap_or_default(), &prop_schema, prop),
-        }));
-        mapping.insert(name, json!(format!("{STEP}.body.{prop}")));
-    }
-    if outs.is_empty() {
-        return whole;
-    }
-    (outs, Value::Object(mapping))
-}
-
-/// A catalog input for a scalar schema (type and constraints), or `None`.
-pub(crate) fn scalar_input(schema: &Value) -> Option<Value> {
-    let ty = types(schema);
-    // No `type`, but a shape (properties, items, a union): not a scalar either.
-    let structured = ["properties", "items", "oneOf", "anyOf"]
-        .iter()
-        .any(|k| schema.get(*k).is_some());
-    if ty.is_empty() && structured {
-        return None;
-    }
-    let mut input = Map::new();
-    match ty.as_slice() {
-        ["string"] | [] if schema.get("enum").is_none() => {
-            input.insert("type".into(), json!("string"));
-            if let Some(n) = schema["maxLength"].as_u64() {
-                input.insert("max_length".into(), json!(n));
-            }
-            if let Some(p) = schema["pattern"].as_str() {
-                input.insert("pattern".into(), json!(p));
-            }
-            Some(Value::Object(input))
-        }
-        ["string"] | [] => {
-            // Enum values as written (catalog enums are UPPER_SNAKE, APIs' rarely are): a
-            // string whose pattern allows exactly them, listed in the description.
-            let values: Vec<String> = schema["enum"]
-                .as_array()?
-                .iter()
-                .filter_map(|v| v.as_str().map(regex_escape))
-                .collect();
-            input.insert("type".into(), json!("string"));
-            input.insert("pattern".into(), json!(format!("^({})$", values.join("|"))));
-            Some(Value::Object(input))
-        }
-        ["integer"] => {
-            input.insert("type".into(), json!("int"));
-            if let Some(n) = schema.get("minimum").filter(|v| v.is_i64() || v.is_u64()) {
-                input.insert("min".into(), n.clone());
-            }
-            // A catalog int without `max` stops at N-ACT's default (65535): an id above it would
-            // be refused. An API's integer without a maximum goes as far as its format does,
-            // JSON's safe integers at most.
-            let max = schema
-                .get("maximum")
-                .filter(|v| v.is_i64() || v.is_u64())
-                .cloned()
-                .unwrap_or_else(|| match schema["format"].as_str() {
-                    Some("int32") => json!(i32::MAX),
-                    _ => json!(MAX_SAFE_INTEGER),
-                });
-            input.insert("max".into(), max);
-            Some(Value::Object(input))
-        }
-        ["number"] => {
-            input.insert("type".into(), json!("number"));
-            if let Some(n) = schema.get("minimum").filter(|v| v.is_number()) {
-                input.insert("min".into(), n.clone());
-            }
-            if let Some(n) = schema.get("maximum").filter(|v| v.is_number()) {
-                input.insert("max".into(), n.clone());
-            }
-            Some(Value::Object(input))
-        }
-        ["boolean"] => {
-            input.insert("type".into(), json!("boolean"));
-            Some(Value::Object(input))
-        }
-        _ => None,
-    }
-}
-
-/// The JSON types a schema allows, `null` left out (3.0 `nullable`, 3.1 type arrays).
-fn types(schema: &Value) -> Vec<&str> {
-    match &schema["type"] {
-        Value::String(t) => vec![t.as_str()],
-        Value::Array(ts) => ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// `value` with local `$ref`s resolved (`#/components/...`), `allOf` merged; `None` past
-/// [`MAX_REF_DEPTH`] or for a reference that does not resolve.
-fn resolve(doc: &Value, value: &Value, depth: usize) -> Option<Value> {
-    if depth > MAX_REF_DEPTH {
-        return None;
-    }
-    if let Some(reference) = value.get("$ref").and_then(Value::as_str) {
-        let target = doc.pointer(reference.strip_prefix('#')?)?;
-        return resolve(doc, target, depth + 1);
-    }
-    if let Some(all) = value.get("allOf").and_then(Value::as_array) {
-        let mut merged = Map::new();
-        let mut properties = Map::new();
-        let mut required = Vec::new();
-        for part in all {
-            let part = resolve(doc, part, depth + 1)?;
-            for (k, v) in part.as_object()? {
-                match k.as_str() {
-                    "properties" => properties.extend(v.as_object().cloned().unwrap_or_default()),
-                    "required" => required.extend(v.as_array().cloned().unwrap_or_default()),
-                    _ => {
-                        merged.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        if !properties.is_empty() {
-            merged.insert("properties".into(), Value::Object(properties));
-        }
-        if !required.is_empty() {
-            merged.insert("required".into(), Value::Array(required));
-        }
-        return Some(Value::Object(merged));
-    }
-    Some(value.clone())
-}
-
 /// Whether some operation answers 2xx with JSON.
 fn json_answers(doc: &Value) -> bool {
     doc["paths"].as_object().into_iter().flatten().any(|(_, item)| {
@@ -755,18 +468,6 @@ fn resolve_noted(doc: &Value, value: &Value, what: &str, notes: &mut Vec<String>
             Value::Null
         }
     }
-}
-
-/// The first server's URL, its variables at their defaults.
-fn server_url(doc: &Value) -> Option<String> {
-    let server = doc["servers"].as_array()?.first()?;
-    let mut url = server["url"].as_str()?.to_owned();
-    for (name, var) in server["variables"].as_object().into_iter().flatten() {
-        if let Some(default) = var["default"].as_str() {
-            url = url.replace(&format!("{{{name}}}"), default);
-        }
-    }
-    Some(url.trim_end_matches('/').to_owned())
 }
 
 /// The document's security schemes: each one a server can use as catalog `auth` (reading
@@ -915,111 +616,6 @@ pub(crate) fn describe(text: &str, schema: &Value, name: &str) -> String {
         );
     }
     text.chars().take(MAX_DESCRIPTION).collect()
-}
-
-/// `snake_case` of an identifier or a `METHOD /path`, starting with a letter, at most 64.
-pub fn snake(text: &str) -> String {
-    let mut out = String::new();
-    let mut previous_lower = false;
-    for c in text.chars() {
-        if matches!(c, '\'' | '’') {
-            continue;
-        }
-        if c.is_ascii_alphanumeric() {
-            if c.is_ascii_uppercase() && previous_lower && !out.ends_with('_') {
-                out.push('_');
-            }
-            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-            out.push(c.to_ascii_lowercase());
-        } else {
-            previous_lower = false;
-            if !out.is_empty() && !out.ends_with('_') {
-                out.push('_');
-            }
-        }
-    }
-    let mut out = out.trim_matches('_').to_owned();
-    if !out.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        out = format!("op_{out}");
-    }
-    out.chars()
-        .take(MAX_NAME)
-        .collect::<String>()
-        .trim_end_matches('_')
-        .to_owned()
-}
-
-/// `PascalCase` of a title, for a toolkit name: whole words up to [`MAX_TOOLKIT`] characters,
-/// since the toolkit's name and each tool's share OTC's 63.
-pub(crate) fn pascal(text: &str) -> String {
-    let mut name = String::new();
-    for word in snake(text).split('_') {
-        let mut c = word.chars();
-        let word = c
-            .next()
-            .map_or_else(String::new, |f| f.to_ascii_uppercase().to_string() + c.as_str());
-        if !name.is_empty() && name.len() + word.len() > MAX_TOOLKIT {
-            break;
-        }
-        name.push_str(&word);
-    }
-    if name.is_empty() {
-        "Imported".to_owned()
-    } else {
-        name.chars().take(MAX_TOOLKIT).collect()
-    }
-}
-
-/// `base`, or `base_2`, `base_3`… (kept within the name limit), not yet in `taken`.
-fn unique(base: &str, taken: &mut BTreeSet<String>) -> String {
-    unique_within(base, taken, MAX_NAME)
-}
-
-/// [`unique`] within `max` characters.
-pub(crate) fn unique_within(base: &str, taken: &mut BTreeSet<String>, max: usize) -> String {
-    let base: String = base
-        .chars()
-        .take(max)
-        .collect::<String>()
-        .trim_end_matches('_')
-        .to_owned();
-    let mut name = base.clone();
-    let mut n = 2;
-    while taken.contains(&name) {
-        let suffix = format!("_{n}");
-        let stem: String = base.chars().take(max.saturating_sub(suffix.len())).collect();
-        name = format!("{stem}{suffix}");
-        n += 1;
-    }
-    taken.insert(name.clone());
-    name
-}
-
-/// Whether `name` matches a glob with `*` (any run) and `?` (one character).
-pub(crate) fn glob(pattern: &str, name: &str) -> bool {
-    fn go(p: &[char], n: &[char]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
-        }
-    }
-    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
-    go(&p, &n)
-}
-
-fn regex_escape(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if "\\.+*?()|[]{}^$".contains(c) {
-                vec!['\\', c]
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

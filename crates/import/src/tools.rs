@@ -53,7 +53,8 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
             continue;
         }
         // The same scalar rules as an OpenAPI import (an integer without `maximum` goes as far
-        // as JSON's safe integers, an enum of strings is a string with their pattern).
+        // as JSON's safe integers, an enumeration is an enum whose names map to the upstream's
+        // values, `New York` as `NEW_YORK`).
         // Anything else (objects, arrays, unions) is a `json` input with its schema, `$ref`s
         // into the tool's `$defs` written out: served over MCP, OTC and WoA, not N-ACT.
         let mut inputs = Vec::new();
@@ -84,7 +85,12 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
                     json!({"type": "json", "schema": schema})
                 });
             entry["name"] = json!(p.name);
-            entry["description"] = json!(super::describe(&p.description, &p.schema, &p.name));
+            let listed = if entry["type"] == "enum" {
+                &Value::Null
+            } else {
+                &p.schema
+            };
+            entry["description"] = json!(super::describe(&p.description, listed, &p.name));
             if !p.required {
                 entry["required"] = json!(false);
             }

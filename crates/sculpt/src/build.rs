@@ -277,6 +277,34 @@ impl<'a> Builder<'a> {
     }
 
     fn base_url(&mut self, place: &str, text: &str) -> Option<String> {
+        // `{{secret.NAME}}`: the server's config says where the upstream is (an imported API
+        // whose description names no usable server, issue #32.6). Read once, here; `check`,
+        // which has no config, takes it on trust.
+        let from_secret;
+        let written = text;
+        let text = match text.trim().strip_prefix("{{").and_then(|t| t.strip_suffix("}}")) {
+            None => text,
+            Some(hole) => match Reference::parse(hole.trim(), &self.names(&[], true)) {
+                Ok(Reference::Secret(reference::SecretSlot::Server(secret))) => {
+                    from_secret = secret.expose().trim().to_owned();
+                    from_secret.as_str()
+                }
+                Ok(Reference::Secret(reference::SecretSlot::Call(_))) if !self.secrets.check => {
+                    return Some("http://base-url.from-a-secret.invalid".to_owned());
+                }
+                Ok(_) => {
+                    self.problem(
+                        place,
+                        format!("`{text}`: a base URL is written out, or read from the server's `[secrets]` as `{{{{secret.NAME}}}}`"),
+                    );
+                    return None;
+                }
+                Err(e) => {
+                    self.problem(place, e);
+                    return None;
+                }
+            },
+        };
         let checked = Url::parse(text).map_err(|e| format!("`{text}` is not a URL ({e})")).and_then(|url| {
             if !matches!(url.scheme(), "http" | "https") {
                 return Err(format!("`{text}` must be an http:// or https:// URL"));
@@ -291,6 +319,14 @@ impl<'a> Builder<'a> {
                 return Err("credentials do not belong in the URL; use `auth` with a secret".to_owned());
             }
             Ok(url.as_str().trim_end_matches('/').to_owned())
+        });
+        // A secret's value is never quoted.
+        let checked = checked.map_err(|e| {
+            if written == text {
+                e
+            } else {
+                format!("the secret `{written}` reads does not hold a base URL: an http(s) URL of scheme, host, port and an optional path")
+            }
         });
         checked.map_err(|e| self.problem(place, e)).ok()
     }

@@ -216,7 +216,8 @@ enum ImportCommand {
         /// The toolkit's name (default: the overlay's, else from the document's title).
         #[arg(long)]
         toolkit: Option<String>,
-        /// The upstream's base URL (default: the document's first server).
+        /// The upstream's base URL (default: the document's first server; without a usable one,
+        /// the tools read it from the secret `TOOLKIT_BASE_URL` at serve time).
         #[arg(long)]
         base_url: Option<String>,
         /// Only operations whose name matches one of these globs (comma-separated).
@@ -233,7 +234,8 @@ enum ImportCommand {
         #[arg(long, default_value = "catalog")]
         out: PathBuf,
         /// Let a URL description (and the files it refers to) be read from loopback and private
-        /// addresses.
+        /// addresses, and take a description whose server URL is one (link-local addresses such
+        /// as the cloud metadata service never are; `--base-url` is always taken as written).
         #[arg(long)]
         allow_private: bool,
     },
@@ -342,6 +344,8 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
         operations,
         tags,
         overlay,
+        location: Some(spec.clone()),
+        allow_private,
     };
     let imported = toolhost_import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
     write_import(&imported, &out)
@@ -389,7 +393,20 @@ fn import_tools(
 /// was left out and what changed.
 fn write_import(imported: &toolhost_import::Imported, out: &std::path::Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(out).with_context(|| format!("failed to create {}", out.display()))?;
-    let file = out.join(imported.file_name());
+    // A toolkit renamed (by an overlay's `toolkit:` or --toolkit) goes on in the file the same
+    // description was imported into, not into a second one with every tool twice (issue #32.7).
+    let mut file = out.join(imported.file_name());
+    if !file.exists()
+        && let Some(earlier) = imported_from(out, &imported.title)
+    {
+        eprintln!(
+            "note: {} holds an earlier import of {}: toolkit `{}` goes there, not into a second file",
+            earlier.display(),
+            imported.title,
+            imported.toolkit
+        );
+        file = earlier;
+    }
     let (tools, report) = match std::fs::read_to_string(&file) {
         Ok(existing) => {
             let merged = toolhost_import::merge::merge(&existing, &file.display().to_string(), imported)
@@ -428,6 +445,23 @@ fn write_import(imported: &toolhost_import::Imported, out: &std::path::Path) -> 
         out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The catalog file in `out` an earlier import of the description titled `title` wrote (its
+/// first line says so), if any.
+fn imported_from(out: &std::path::Path, title: &str) -> Option<PathBuf> {
+    let first_line = format!("# Imported from {title} by `toolhost import");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files.into_iter().find(|p| {
+        std::fs::read_to_string(p)
+            .ok()
+            .is_some_and(|text| text.lines().next().is_some_and(|l| l.starts_with(&first_line)))
+    })
 }
 
 /// What `toolhost try` is given.

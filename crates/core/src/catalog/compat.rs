@@ -5,7 +5,7 @@
 //! change a type, tighten a constraint, or drop an input enum value. Each message names both
 //! versions and the parameter, and says what to do instead.
 
-use super::{InputType, OutputType, Version};
+use super::{EnumValue, InputType, OutputType, Version};
 
 const RULE: &str = "(N-ACT §5.4); publish the change as a new tool instead";
 
@@ -94,6 +94,7 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
                         ));
                     }
                 }
+                rewired(v0, v1, "input", name, &mut problems);
             }
             (InputType::Json { schema: s0 }, InputType::Json { schema: s1 }) => {
                 if s0 != s1 {
@@ -136,6 +137,7 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
                         value.name
                     ));
                 }
+                rewired(v0, v1, "output", name, &mut problems);
             }
             (a, b) if a.name() != b.name() => problems.push(format!(
                 "changes the type of output `{name}` from {} in {o} to {} in {n}; types never change {RULE}",
@@ -146,6 +148,23 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
         }
     }
     problems
+}
+
+/// A name kept whose wire value changed: callers send the same name, and the backend would
+/// receive (or answer) something else for it.
+fn rewired(old: &[EnumValue], new: &[EnumValue], what: &str, name: &str, problems: &mut Vec<String>) {
+    for before in old {
+        if let Some(after) = new.iter().find(|v| v.name == before.name)
+            && after.wire() != before.wire()
+        {
+            problems.push(format!(
+                "changes what enum value `{}` of {what} `{name}` sends upstream, from {} to {}; a name keeps its value {RULE}",
+                before.name,
+                before.wire(),
+                after.wire()
+            ));
+        }
+    }
 }
 
 /// What `new` changes from `old` that callers of `old` can live with: inputs and outputs added,

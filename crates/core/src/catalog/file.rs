@@ -185,6 +185,9 @@ pub(super) struct OutputDef {
 pub(super) struct EnumValueDef {
     pub name: String,
     pub description: String,
+    /// What the backend sends and receives, when not the name: a string, number or boolean.
+    #[serde(default)]
+    pub value: Option<Value>,
 }
 
 /// `backend: { kind: native, function: calculator.add }`: the kind picks a factory, which reads

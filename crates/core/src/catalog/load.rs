@@ -967,8 +967,26 @@ fn enum_values(defs: Option<Vec<EnumValueDef>>, place: &Place, ctx: &mut Context
             &mut ctx.problems,
         );
     }
+    let mut wires = HashSet::new();
+    let mut named = HashSet::new();
+    // A name listed twice is said once, above, not again as a shared wire value.
+    for v in defs.iter().filter(|v| named.insert(&v.name)) {
+        let wire = v
+            .value
+            .clone()
+            .unwrap_or_else(|| serde_json::Value::String(v.name.clone()));
+        if matches!(
+            wire,
+            serde_json::Value::Null | serde_json::Value::Array(_) | serde_json::Value::Object(_)
+        ) {
+            ctx.error(place, format!("the `value` of enum value `{}` must be a string, a number or a boolean: what the backend sends and receives for it", v.name));
+        } else if !wires.insert(wire.to_string()) {
+            ctx.error(place, format!("enum value `{}` sends {wire}, as another value does; each name needs its own `value`, or the answer could not be told apart", v.name));
+        }
+    }
     defs.into_iter()
         .map(|v| EnumValue {
+            value: v.value.filter(|w| w.as_str() != Some(v.name.as_str())),
             name: v.name,
             description: v.description,
         })

@@ -33,20 +33,34 @@ pub fn signature(tool: &Tool, version: &Version) -> Value {
         .inputs
         .iter()
         .map(|p| {
-            json!({
+            let mut signature = json!({
                 "id": p.id, "name": p.name, "description": p.description, "required": p.required,
                 "header": p.header, "schema": property(&version.input_schema, &p.name),
-            })
+            });
+            // What each name sends is part of the contract, though no schema shows it; only
+            // written when there are wire values, so older versions keep their hashes.
+            if let super::InputType::Enum { values } = &p.kind
+                && super::has_wire_values(values)
+            {
+                signature["wire"] = values.iter().map(|v| json!([v.name, v.wire()])).collect();
+            }
+            signature
         })
         .collect();
     let outputs: Vec<Value> = version
         .outputs
         .iter()
         .map(|o| {
-            json!({
+            let mut signature = json!({
                 "id": o.id, "name": o.name, "description": o.description, "required": o.required,
                 "schema": property(&version.output_schema, &o.name),
-            })
+            });
+            if let super::OutputType::Enum { values } = &o.kind
+                && super::has_wire_values(values)
+            {
+                signature["wire"] = values.iter().map(|v| json!([v.name, v.wire()])).collect();
+            }
+            signature
         })
         .collect();
     canonical(&json!({

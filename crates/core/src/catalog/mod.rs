@@ -387,6 +387,34 @@ impl Tool {
 }
 
 impl Version {
+    /// The input as the backend receives it: each enum name replaced by its wire value (an
+    /// API's own `open` for `OPEN`). Runs after validation, so every enum value is a name.
+    pub fn names_to_wire(&self, input: &mut serde_json::Map<String, Value>) {
+        for p in &self.inputs {
+            if let InputType::Enum { values } = &p.kind
+                && has_wire_values(values)
+                && let Some(given) = input.get_mut(&p.name)
+                && let Some(v) = values.iter().find(|v| given.as_str() == Some(v.name.as_str()))
+            {
+                *given = v.wire();
+            }
+        }
+    }
+
+    /// The backend's output as callers see it: each enum output's wire value replaced by its
+    /// name. A value that is no wire value is left as it is (and fails the output check).
+    pub fn wire_to_names(&self, output: &mut serde_json::Map<String, Value>) {
+        for o in &self.outputs {
+            if let OutputType::Enum { values } = &o.kind
+                && has_wire_values(values)
+                && let Some(got) = output.get_mut(&o.name)
+                && let Some(v) = values.iter().find(|v| v.wire() == *got)
+            {
+                *got = Value::String(v.name.clone());
+            }
+        }
+    }
+
     /// Whether every input is a scalar (none `json`): what N-ACT's signatures can carry (§6.1).
     pub fn scalar_inputs_only(&self) -> bool {
         !self.inputs.iter().any(|p| matches!(p.kind, InputType::Json { .. }))
@@ -424,6 +452,22 @@ pub struct EnumValue {
     pub name: String,
     /// What choosing it means.
     pub description: String,
+    /// What the backend sends and receives for it when that is not the name (an API's `open`,
+    /// `New York` or `2`): any JSON scalar. Callers only ever see the name; the engine maps
+    /// names to these values before the backend runs and back after (docs/protocols.md §1).
+    pub value: Option<Value>,
+}
+
+impl EnumValue {
+    /// What the backend sends and receives: the wire value, else the name.
+    pub fn wire(&self) -> Value {
+        self.value.clone().unwrap_or_else(|| Value::String(self.name.clone()))
+    }
+}
+
+/// Whether any of `values` has a wire value other than its name.
+pub fn has_wire_values(values: &[EnumValue]) -> bool {
+    values.iter().any(|v| v.value.is_some())
 }
 
 /// One output of a tool.

@@ -449,3 +449,29 @@ fn json_input_mistakes_are_load_errors() {
         assert!(text.contains(phrase), "expected {phrase:?} in\n{text}");
     }
 }
+
+/// Issue #32.2: a name that keeps its place but sends another wire value breaks callers; two
+/// names sending one value, or a value that is not a scalar, are refused at load.
+#[test]
+fn a_changed_wire_value_is_breaking_and_wire_values_are_scalars_and_distinct() {
+    let with = |wire: &str| format!("values: [{{name: OPEN, description: Open., value: {wire}}}]");
+    let text = crate::tool(
+        "t",
+        &[
+            crate::v("1.0.0").input("s", "enum", &with("open")),
+            crate::v("1.1.0").input("s", "enum", &with("opened")),
+        ],
+    );
+    crate::error_with(&text, "changes what enum value `OPEN` of input `s` sends upstream");
+    let same = crate::tool(
+        "t",
+        &[crate::v("1.0.0").input(
+            "s",
+            "enum",
+            "values: [{name: A_B, description: x, value: a-b}, {name: A_B_2, description: y, value: a-b}]",
+        )],
+    );
+    crate::error_with(&same, "sends \"a-b\", as another value does");
+    let object = crate::tool("t", &[crate::v("1.0.0").input("s", "enum", &with("{x: 1}"))]);
+    crate::error_with(&object, "must be a string, a number or a boolean");
+}

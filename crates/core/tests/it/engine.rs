@@ -578,3 +578,43 @@ async fn replace_serves_the_new_catalog() {
         "a catalog taken before the swap stays intact"
     );
 }
+
+/// Issue #32.2: an enum value with a wire `value` is its UPPER_SNAKE name to callers and the
+/// upstream's own value to the backend, both ways; a string, a number and an empty string.
+#[tokio::test]
+async fn enum_names_reach_the_backend_as_their_wire_values_and_come_back_as_names() {
+    let values = r#"values: [{name: OPEN, description: Open., value: open}, {name: NEW_YORK, description: The city., value: "New York"}, {name: TWO, description: Two., value: 2}, {name: EMPTY, description: None., value: ""}]"#;
+    let engine = Engine::new(clean(&crate::doc(&[
+        // The output is `json`: what the backend received, as it received it.
+        crate::t(
+            "sent",
+            &[v("1.0.0").input("status", "enum", values).output("status", "json", "")],
+        ),
+        crate::t(
+            "round_trip",
+            &[v("1.0.0")
+                .input("status", "enum", values)
+                .output("status", "enum", values)],
+        ),
+    ])));
+    for (name, wire) in [
+        ("OPEN", json!("open")),
+        ("NEW_YORK", json!("New York")),
+        ("TWO", json!(2)),
+        ("EMPTY", json!("")),
+    ] {
+        let out = invoke(&engine, "sent", VersionSelector::Latest, json!({"status": name}))
+            .await
+            .unwrap();
+        assert_eq!(out.output["status"], wire, "{name}");
+        let out = invoke(&engine, "round_trip", VersionSelector::Latest, json!({"status": name}))
+            .await
+            .unwrap();
+        assert_eq!(out.output["status"], json!(name));
+    }
+    // The wire value is not a name a caller may send.
+    assert!(matches!(
+        invoke(&engine, "sent", VersionSelector::Latest, json!({"status": "open"})).await,
+        Err(Error::InvalidInput { .. })
+    ));
+}

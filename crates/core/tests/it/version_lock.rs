@@ -115,3 +115,43 @@ fn the_lock_catches_what_a_restart_would_hide() {
         "locked ones are kept"
     );
 }
+
+/// Issue #32.2: what an enum name sends upstream is part of a served version: changing it in
+/// place is caught on reload, and a catalog without wire values keeps its hashes.
+#[test]
+fn a_wire_value_changed_in_place_is_named() {
+    let with = |wire: &str| {
+        format!(
+            "          - version: 1.0.0\n            inputs: [{{ name: state, type: enum, description: State., values: [{{ name: OPEN, description: Open.{wire} }}] }}]\n            outputs: [{{ name: temp, type: int, description: Degrees. }}]\n            backend: {{ kind: native, function: testing.echo }}\n"
+        )
+    };
+    let (plain, open, opened) = (
+        catalog(&with(""), ""),
+        catalog(&with(", value: open"), ""),
+        catalog(&with(", value: opened"), ""),
+    );
+    let problems = changed(&open, &opened);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].to_string().contains("input `state` changed"),
+        "{}",
+        problems[0]
+    );
+    assert_eq!(
+        changed(&plain, &open).len(),
+        1,
+        "a wire value added in place is a change too"
+    );
+    let signature = |c: &Catalog| {
+        let tool = c.find("forecast").unwrap();
+        toolhost_core::catalog::lock::signature(tool, &tool.versions[0])
+    };
+    assert!(
+        signature(&plain)["inputs"][0].get("wire").is_none(),
+        "no wire values, the signature as before: locked hashes still hold"
+    );
+    assert_eq!(
+        signature(&open)["inputs"][0]["wire"],
+        serde_json::json!([["OPEN", "open"]])
+    );
+}

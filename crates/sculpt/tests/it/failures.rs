@@ -294,3 +294,63 @@ async fn an_unreachable_upstream_is_retryable() {
         "no URL in the detail"
     );
 }
+
+/// Issue #32.6: a base URL read from the server's `[secrets]` (an imported API whose
+/// description names no server) is where the requests go; without the secret the catalog does
+/// not load, and a secret that holds no URL is refused without quoting it.
+#[tokio::test]
+async fn a_base_url_may_come_from_a_server_secret() {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let upstream = serve(echo_router(Arc::clone(&hits))).await;
+    let text = tool(
+        CITY,
+        OUT,
+        "kind: http\nbase_url: \"{{secret.API_ROOT}}\"\nsteps: [{ name: s, path: \"/v1/{{input.city}}\" }]\noutputs: { value: s.body.path }\n",
+    );
+    let served = engine(&text, "", &[("API_ROOT", &upstream.base)]);
+    assert_eq!(
+        call(&served, json!({"city": "x"})).await.unwrap()["value"],
+        json!("/v1/x")
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    let missing = crate::support::load_with(&text, "", &[]).unwrap_err();
+    assert!(
+        missing.iter().any(|p| p.to_string().contains("secret `API_ROOT`")),
+        "{missing:?}"
+    );
+    let wrong = crate::support::load_with(&text, "", &[("API_ROOT", "not-a-url-sekrit")]).unwrap_err();
+    let wrong = crate::support::render(&wrong);
+    assert!(
+        wrong.contains("does not hold a base URL") && !wrong.contains("sekrit"),
+        "{wrong}"
+    );
+}
+
+/// Issue #30.11: no input reaches the host. A value that looks like another address
+/// (`//169.254.169.254/`, `@10.0.0.1`) is one percent-encoded path segment on the origin the
+/// operator wrote.
+#[tokio::test]
+async fn an_input_never_changes_the_host() {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let upstream = serve(echo_router(Arc::clone(&hits))).await;
+    let text = tool(
+        CITY,
+        OUT,
+        "kind: http\nbase_url: BASE\nsteps: [{ name: s, path: \"/{{input.city}}\" }]\noutputs: { value: s.body.path }\n",
+    );
+    let served = engine(&text, &upstream.base, &[]);
+    for sneaky in ["//169.254.169.254/latest", "@10.0.0.1:80", "http://169.254.169.254/"] {
+        let got = call(&served, json!({"city": sneaky})).await.unwrap();
+        assert!(
+            got["value"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("/") && p.contains("%2F") || p.contains("%40")),
+            "{sneaky}: {got:?}"
+        );
+    }
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        3,
+        "every request reached the operator's upstream"
+    );
+}

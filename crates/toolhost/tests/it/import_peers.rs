@@ -135,7 +135,7 @@ async fn imported_petstore_tools_call_a_prism_mock_of_the_same_description() {
     );
     let config = dir.write(
         "toolhost.toml",
-        "[secrets]\nSWAGGER_PETSTORE_API_KEY = { env = \"PETSTORE_KEY\" }\n",
+        "[secrets]\nPETSTORE_API_KEY = { env = \"PETSTORE_KEY\" }\n",
     );
     let server = Server::start(
         &["--catalog", out.to_str().unwrap(), "--config", config.to_str().unwrap()],

@@ -13,6 +13,7 @@ mod federation;
 mod federation_peers;
 mod identity;
 mod import;
+mod import_fidelity;
 mod import_peers;
 #[path = "../../../../tests/spec-servers/launch.rs"]
 mod launch;

@@ -1,0 +1,521 @@
+//! One OpenAPI operation as a [`Draft`]: its parameters and body as inputs, its answer as
+//! outputs, one step `call` that sends them. Nothing the API requires is left out silently
+//! (issue #32.3): a union of scalars is an input, a required object or array is a `json` input
+//! (flattened one level when its fields are scalars, so N-ACT keeps the tool), a body the step
+//! cannot send skips the tool with the reason.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use super::schema::{fit_pattern, flat_object, json_schema, resolve, scalar_input, types, union_words, with_members};
+use super::{Draft, STEP, Structured, describe, description, regex_escape, resolve_noted, snake, unique};
+
+/// The inputs of one operation as they are gathered.
+#[derive(Default)]
+struct Inputs {
+    list: Vec<Value>,
+    names: BTreeSet<String>,
+    structured: Vec<Structured>,
+    /// Notes about single inputs (a pattern rewritten).
+    notes: Vec<String>,
+    /// `json` inputs, which keep the tool off N-ACT.
+    json: Vec<String>,
+}
+
+impl Inputs {
+    /// A scalar input for `original`, its name; `None` (and the field kept as structured) when
+    /// the schema is not a scalar.
+    fn scalar(
+        &mut self,
+        original: &str,
+        place: &'static str,
+        schema: &Value,
+        required: bool,
+        description: &str,
+    ) -> Option<String> {
+        let Some(mut input) = scalar_input(schema) else {
+            self.structured.push(Structured {
+                name: original.to_owned(),
+                place,
+                schema: schema.clone(),
+                required,
+                description: description.to_owned(),
+            });
+            return None;
+        };
+        if let Some(what) = fit_pattern(&mut input) {
+            self.notes.push(format!("`{original}`: {what}"));
+        }
+        let mut text = description.to_owned();
+        if let Some(words) = union_words(schema) {
+            text = format!("{} It is {words}.", text.trim_end());
+        }
+        Some(self.push(input, original, &text, schema, required))
+    }
+
+    /// A `json` input holding `original`'s whole value, with its self-contained schema.
+    fn json(&mut self, doc: &Value, original: &str, schema: &Value, required: bool, description: &str) -> String {
+        let input = json!({"type": "json", "schema": json_schema(doc, schema, 0)});
+        let name = self.push(input, original, description, &Value::Null, required);
+        self.json.push(name.clone());
+        name
+    }
+
+    fn push(&mut self, mut input: Value, original: &str, description: &str, schema: &Value, required: bool) -> String {
+        let name = unique(&snake(original), &mut self.names);
+        input["name"] = json!(name);
+        // A typed enumeration lists its values itself (with their descriptions).
+        let listed = if input["type"] == "enum" { &Value::Null } else { schema };
+        input["description"] = json!(describe(description, listed, original));
+        if !required {
+            input["required"] = json!(false);
+        }
+        self.list.push(input);
+        name
+    }
+}
+
+/// A parameter's description: its own, else its schema's (the `$ref`'d one's when the reference
+/// is all there is), with the default and an example when they help a model fill it.
+fn parameter_text(p: &Value, written: &Value, schema: &Value) -> String {
+    // A schema's `title` ("Spotify Album ID") says more than nothing.
+    let text = [
+        &p["description"],
+        &written["description"],
+        &schema["description"],
+        &schema["title"],
+    ]
+    .into_iter()
+    .find_map(|d| d.as_str().map(str::trim).filter(|d| !d.is_empty()))
+    .unwrap_or_default();
+    with_hints(text, schema, p)
+}
+
+/// `text` with ` Default: X.` and ` Example: Y.` when the schema (or parameter) gives them and
+/// they are short; an enumeration's default is said by its value instead.
+fn with_hints(text: &str, schema: &Value, p: &Value) -> String {
+    let mut text = text.trim().to_owned();
+    let short = |v: &Value| {
+        let written = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+        (!v.is_null() && !v.is_object() && !v.is_array() && written.chars().count() <= 60).then_some(written)
+    };
+    let sentence = |text: &mut String, what: &str, value: String| {
+        if !text.is_empty() && !text.ends_with('.') {
+            text.push('.');
+        }
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&format!("{what}: {value}."));
+    };
+    if schema.get("enum").is_none()
+        && let Some(default) = schema.get("default").and_then(short)
+    {
+        sentence(&mut text, "Default", default);
+    }
+    let example = [
+        p.get("example"),
+        schema.get("example"),
+        schema["examples"].as_array().and_then(|e| e.first()),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(short);
+    if schema.get("enum").is_none()
+        && let Some(example) = example
+    {
+        sentence(&mut text, "Example", example);
+    }
+    text
+}
+
+/// One operation's tool, or why it is not imported.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn draft(
+    doc: &Value,
+    name: String,
+    where_: String,
+    method: &str,
+    path: &str,
+    op: &Value,
+    params: &[Value],
+    tags: &[String],
+    notes: &mut Vec<String>,
+) -> Result<Draft, String> {
+    let mut inputs = Inputs::default();
+    let mut query = Map::new();
+    let mut headers = Map::new();
+    let mut body = Map::new();
+    let mut form = Map::new();
+    let mut whole_body: Option<Value> = None;
+    // Some descriptions tell apart operations on one path by a fragment (`/x#variant`), which
+    // is never sent.
+    let mut template_path = path.split('#').next().unwrap_or_default().to_owned();
+    // The path is a template in the catalog: `{{secret.X}}` in it would send a server secret to
+    // the description's server (issue #30.3).
+    if template_path.contains("{{") || template_path.contains("}}") {
+        return Err("its path has `{{` or `}}`, which a catalog reads as a template (a server secret, the caller's token), so it is not imported".to_owned());
+    }
+    let hole = |n: &str| json!(format!("{{{{input.{n}}}}}"));
+    for p in params {
+        let p = resolve(doc, p, 0).unwrap_or(Value::Null);
+        let (Some(original), Some(location)) = (p["name"].as_str(), p["in"].as_str()) else {
+            continue;
+        };
+        let token = |n: &str| {
+            !n.is_empty()
+                && n.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        };
+        if location == "header" && !token(original) {
+            notes.push(format!(
+                "{where_}: header parameter `{original}` is not a valid header name; it is left out"
+            ));
+            continue;
+        }
+        if original.is_empty() {
+            continue;
+        }
+        if original.contains(['{', '}']) {
+            notes.push(format!(
+                "{where_}: parameter `{original}` has `{{` or `}}` in its name, which a catalog reads as a template; it is left out"
+            ));
+            continue;
+        }
+        // A Swagger 2.0 parameter in another file keeps its type beside its name.
+        let schema = match p.get("schema") {
+            None if p.get("type").is_some() => p.clone(),
+            _ => resolve_noted(doc, &p["schema"], &format!("{where_}: parameter `{original}`"), notes),
+        };
+        let schema = with_members(doc, schema);
+        let description = parameter_text(&p, &p["schema"], &schema);
+        let required = p["required"].as_bool().unwrap_or(location == "path");
+        match location {
+            "cookie" => notes.push(format!("{where_}: cookie parameter `{original}` is skipped")),
+            "path" => match inputs.scalar(original, "path", &schema, true, &description) {
+                Some(n) => {
+                    template_path = template_path.replace(&format!("{{{original}}}"), &format!("{{{{input.{n}}}}}"));
+                }
+                None => notes.push(format!(
+                    "{where_}: path parameter `{original}` is not a scalar; the tool cannot call this operation until an overlay sets it"
+                )),
+            },
+            "query" => {
+                // A list of scalars (`?status=a&status=b`, or `a,b` unexploded): a string input
+                // of comma-separated values, each checked by the pattern when they are an enum.
+                let items = resolve(doc, &schema["items"], 0).unwrap_or(Value::Null);
+                if types(&schema) == ["array"] && scalar_input(&items).is_some() {
+                    let mut list = items.clone();
+                    let one = items["enum"].as_array().map(|values| {
+                        let values: Vec<String> = values
+                            .iter()
+                            .filter(|v| !v.is_null())
+                            .map(|v| regex_escape(&v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
+                            .collect();
+                        format!("({})", values.join("|"))
+                    });
+                    if let Some(o) = list.as_object_mut() {
+                        o.remove("enum");
+                        o.insert("type".into(), json!("string"));
+                        if let Some(one) = &one {
+                            o.insert("pattern".into(), json!(format!("^{one}(,{one})*$")));
+                        }
+                    }
+                    let text = format!(
+                        "{} Several values are separated by commas.",
+                        describe(&description, &items, original).trim_end()
+                    );
+                    if let Some(n) = inputs.scalar(original, "query", &list, required, &text) {
+                        let exploded = p["explode"].as_bool().unwrap_or(true);
+                        let value = if exploded {
+                            json!({"jq": format!(".input.{n} | split(\",\")")})
+                        } else {
+                            hole(&n)
+                        };
+                        query.insert(original.to_owned(), value);
+                    }
+                } else if let Some(n) = inputs.scalar(original, "query", &schema, required, &description) {
+                    query.insert(original.to_owned(), hole(&n));
+                }
+            }
+            "header" => {
+                if let Some(n) = inputs.scalar(original, "headers", &schema, required, &description) {
+                    headers.insert(original.to_owned(), hole(&n));
+                }
+            }
+            _ => {}
+        }
+    }
+    let request_body = resolve(doc, &op["requestBody"], 0).unwrap_or(Value::Null);
+    let body_required = request_body["required"].as_bool().unwrap_or(false);
+    let content = request_body["content"].as_object().filter(|c| !c.is_empty());
+    let bodiless = matches!(method, "get" | "head");
+    if let Some(content) = content.filter(|_| bodiless) {
+        // The step cannot send a body with GET or HEAD (nor do most servers read one).
+        notes.push(format!(
+            "{where_}: a {} request with a body ({}): the body is left out{}",
+            method.to_uppercase(),
+            content.keys().cloned().collect::<Vec<_>>().join(", "),
+            if body_required {
+                ", although the API requires it; an overlay can skip the tool"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(content) = content.filter(|_| !bodiless) {
+        let json_media = content
+            .iter()
+            .find(|(media, _)| media.as_str() == "application/json" || media.ends_with("+json"));
+        let form_media = content.get("application/x-www-form-urlencoded");
+        match (json_media, form_media) {
+            (Some((_, media)), _) | (None, Some(media)) => {
+                let (place, target) = if json_media.is_some() {
+                    ("body", &mut body)
+                } else {
+                    ("form", &mut form)
+                };
+                let schema = resolve(doc, &media["schema"], 0).unwrap_or(Value::Null);
+                let required = required_of(&schema);
+                for (prop, written) in schema["properties"].as_object().into_iter().flatten() {
+                    let prop_schema = resolve_noted(doc, written, &format!("{where_}: body property `{prop}`"), notes);
+                    if prop_schema["readOnly"].as_bool() == Some(true) {
+                        continue;
+                    }
+                    let prop_schema = with_members(doc, prop_schema);
+                    let description = parameter_text(&Value::Null, written, &prop_schema);
+                    let needed = required.contains(prop.as_str()) && body_required;
+                    if let Some(n) = inputs.scalar(prop, place, &prop_schema, needed, &description) {
+                        target.insert(prop.clone(), hole(&n));
+                        continue;
+                    }
+                    // A required object or array: the API needs it, so the tool takes it.
+                    if !needed || place != "body" {
+                        continue;
+                    }
+                    inputs.structured.pop();
+                    if let Some(fields) = flat_object(&prop_schema) {
+                        let inner = required_of(&prop_schema);
+                        let mut object = Map::new();
+                        for (field, field_schema) in fields {
+                            let text = parameter_text(&Value::Null, field_schema, field_schema);
+                            let text = if text.is_empty() {
+                                format!("The {field} of {prop}.")
+                            } else {
+                                text
+                            };
+                            if let Some(n) = inputs.scalar(
+                                &format!("{prop}_{field}"),
+                                place,
+                                field_schema,
+                                inner.contains(field.as_str()),
+                                &text,
+                            ) {
+                                object.insert(field.clone(), hole(&n));
+                            }
+                        }
+                        target.insert(prop.clone(), Value::Object(object));
+                    } else {
+                        let n = inputs.json(doc, prop, &prop_schema, true, &description);
+                        target.insert(prop.clone(), hole(&n));
+                    }
+                }
+                if schema["properties"].as_object().is_none_or(Map::is_empty) && json_media.is_some() {
+                    // A body that is not an object of properties (an array, a free-form object).
+                    let description = schema["description"].as_str().unwrap_or("The request body.");
+                    if body_required {
+                        let n = inputs.json(doc, "body", &schema, true, description);
+                        whole_body = Some(hole(&n));
+                    } else {
+                        inputs.structured.push(Structured {
+                            name: "body".to_owned(),
+                            place: "whole_body",
+                            schema: schema.clone(),
+                            required: false,
+                            description: description.to_owned(),
+                        });
+                    }
+                }
+            }
+            (None, None) => {
+                let media = content.keys().cloned().collect::<Vec<_>>().join(", ");
+                if body_required {
+                    return Err(format!(
+                        "its request body is {media}, which a sculpted step cannot send (it sends JSON or a form)"
+                    ));
+                }
+                notes.push(format!(
+                    "{where_}: its optional request body ({media}) is left out: a sculpted step sends JSON or a form"
+                ));
+            }
+        }
+    }
+    // A tool already off N-ACT (it takes JSON the API requires) loses nothing more by taking
+    // its optional objects and lists as JSON too.
+    if !inputs.json.is_empty() {
+        let optional: Vec<Structured> = std::mem::take(&mut inputs.structured);
+        for field in optional {
+            if field.place == "body" && !field.name.contains(['{', '}']) {
+                let n = inputs.json(doc, &field.name, &field.schema, false, &field.description);
+                body.insert(field.name.clone(), hole(&n));
+            } else {
+                inputs.structured.push(field);
+            }
+        }
+    }
+    notes.extend(inputs.notes.iter().map(|n| format!("{where_}: {n}")));
+    if !inputs.json.is_empty() {
+        notes.push(format!(
+            "{where_}: {} {} JSON (objects or lists, at least one of which the API requires): served over MCP, OTC and WoA, not N-ACT, whose inputs are scalars (§6.1)",
+            inputs.json.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+            if inputs.json.len() == 1 { "takes" } else { "take" },
+        ));
+    }
+    let answer = outputs(doc, op);
+    let mut step = json!({"name": STEP, "method": method.to_uppercase(), "path": template_path});
+    if !query.is_empty() {
+        step["query"] = Value::Object(query);
+    }
+    if let Some(accept) = &answer.accept
+        && !headers.keys().any(|h| h.eq_ignore_ascii_case("accept"))
+    {
+        headers.insert("Accept".to_owned(), json!(accept));
+    }
+    if !headers.is_empty() {
+        step["headers"] = Value::Object(headers);
+    }
+    if let Some(whole) = whole_body {
+        step["body"] = whole;
+    } else if !body.is_empty() {
+        step["body"] = Value::Object(body);
+    }
+    if !form.is_empty() {
+        step["form"] = Value::Object(form);
+    }
+    let description = description(op, &where_);
+    Ok(Draft {
+        source: where_,
+        name,
+        description,
+        tags: tags.iter().filter(|t| !t.trim().is_empty()).cloned().collect(),
+        inputs: inputs.list,
+        outputs: answer.outputs,
+        steps: vec![step],
+        mapping: answer.mapping,
+        structured: inputs.structured,
+        auth: None,
+        backend: None,
+        version: None,
+        // GET, HEAD and OPTIONS are safe and idempotent (RFC 9110 §9.2); the rest say nothing.
+        annotations: matches!(method, "get" | "head" | "options")
+            .then(|| json!({"read_only": true, "idempotent": true})),
+    })
+}
+
+/// The names a schema's `required` lists.
+fn required_of(schema: &Value) -> BTreeSet<&str> {
+    schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+/// What an operation answers, as outputs.
+struct Answer {
+    outputs: Vec<Value>,
+    mapping: Value,
+    /// The step's own `Accept`, when the operation answers in something other than JSON (the
+    /// toolkit asks for JSON): a text/plain-only operation answers 406 to `application/json`.
+    accept: Option<String>,
+}
+
+/// The 2xx answer: its JSON's top-level scalar properties, typed (required when the schema says
+/// so and they cannot be null); a text answer as one string; else one `json` output with the
+/// whole body.
+fn outputs(doc: &Value, op: &Value) -> Answer {
+    let whole = |accept: Option<String>| Answer {
+        outputs: vec![
+            json!({"name": "result", "type": "json", "required": false, "description": "The upstream's answer."}),
+        ],
+        mapping: json!({"result": format!("{STEP}.body")}),
+        accept,
+    };
+    let responses = op["responses"].as_object().cloned().unwrap_or_default();
+    let Some(ok) = responses
+        .iter()
+        .find(|(code, _)| code.starts_with('2'))
+        .map(|(_, r)| resolve(doc, r, 0).unwrap_or(Value::Null))
+    else {
+        return whole(None);
+    };
+    let media: Vec<&String> = ok["content"]
+        .as_object()
+        .map(|c| c.keys().collect())
+        .unwrap_or_default();
+    let json_media = media
+        .iter()
+        .find(|m| m.as_str() == "application/json" || m.ends_with("+json"));
+    let Some(json_media) = json_media else {
+        if media.is_empty() {
+            return whole(None);
+        }
+        let accept = Some(media.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", "));
+        if media.iter().any(|m| m.starts_with("text/")) {
+            return Answer {
+                outputs: vec![
+                    json!({"name": "result", "type": "string", "required": false, "description": "The upstream's answer, as text."}),
+                ],
+                mapping: json!({"result": format!("{STEP}.body")}),
+                accept,
+            };
+        }
+        return whole(accept);
+    };
+    let schema = resolve(doc, &ok["content"][json_media.as_str()]["schema"], 0).unwrap_or(Value::Null);
+    let Some(properties) = schema["properties"].as_object().filter(|p| !p.is_empty()) else {
+        return whole(None);
+    };
+    let required = required_of(&schema);
+    let mut outs = Vec::new();
+    let mut mapping = Map::new();
+    let mut names = BTreeSet::new();
+    for (prop, prop_schema) in properties {
+        let prop_schema = resolve(doc, prop_schema, 0).unwrap_or(Value::Null);
+        let plain = prop.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && prop.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+        if !plain {
+            continue;
+        }
+        let name = unique(&snake(prop), &mut names);
+        let kind = match types(&prop_schema).as_slice() {
+            // An upstream's enumeration may grow before its description does: a string, which
+            // any new value still is.
+            ["string"] => "string",
+            ["integer"] => "int",
+            ["number"] => "number",
+            ["boolean"] => "boolean",
+            _ => "json",
+        };
+        let nullable = prop_schema["nullable"] == json!(true)
+            || prop_schema["type"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t == "null"));
+        let is_required = required.contains(prop.as_str()) && !nullable && kind != "json";
+        outs.push(json!({
+            "name": name, "type": kind, "required": is_required,
+            "description": describe(prop_schema["description"].as_str().unwrap_or_default(), &prop_schema, prop),
+        }));
+        mapping.insert(name, json!(format!("{STEP}.body.{prop}")));
+    }
+    if outs.is_empty() {
+        return whole(None);
+    }
+    Answer {
+        outputs: outs,
+        mapping: Value::Object(mapping),
+        accept: None,
+    }
+}
