@@ -56,11 +56,19 @@ pub struct Grants {
     pub authorization: std::collections::HashMap<String, toolhost_core::Secret>,
 }
 
-/// Who a grant is for: a JWT's subject, or an API key by name (never mistaken for each other).
+/// Who a grant is for: a JWT's subject within its issuer, or an API key by name (never mistaken
+/// for each other).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Grantee {
-    /// A verified JWT's `sub`.
-    Subject(String),
+    /// A verified JWT's `sub`, from the `[[auth.jwt]]` entry configured with this `issuer`
+    /// (`None`: the entry without one). OIDC subjects are unique only within their issuer, so
+    /// another tenant's `alice` is another grantee (issue #30.4).
+    Subject {
+        /// The verifying entry's configured `issuer`.
+        issuer: Option<String>,
+        /// The token's `sub`.
+        subject: String,
+    },
     /// A configured API key's name.
     ApiKey(String),
 }
@@ -267,14 +275,21 @@ impl Authenticator {
         if self.issuers.is_empty() {
             return Err(Refusal::Invalid("the bearer token is not a valid API key".to_owned()));
         }
-        jwt::verify(&self.issuers, token).await.map(|(id, scopes, claims)| {
-            let mut caller = Caller::with_scopes(id, scopes);
+        jwt::verify(&self.issuers, token).await.map(|verified| {
+            let mut caller = Caller::with_scopes(verified.id, verified.scopes);
             caller.token = Some(toolhost_core::Secret::new(token));
-            caller.subject = claims.get("sub").and_then(serde_json::Value::as_str).map(str::to_owned);
-            if let serde_json::Value::Object(map) = claims {
+            caller.subject = verified
+                .claims
+                .get("sub")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned);
+            if let serde_json::Value::Object(map) = verified.claims {
                 caller.claims = Some(Arc::new(map));
             }
-            let grantee = caller.subject.clone().map(Grantee::Subject);
+            let grantee = caller.subject.clone().map(|subject| Grantee::Subject {
+                issuer: verified.issuer,
+                subject,
+            });
             self.grant(caller, grantee)
         })
     }
