@@ -16,6 +16,7 @@
 //! jwks_url = "https://issuer.example/.well-known/jwks.json"   # or jwks_file, public_key_file,
 //!                                          # secret_env / secret_file (HS256)
 //!
+//! operator_scope = "toolhost:operator"     # the scope that reads /metrics (the default)
 //! token_authorization = ["corp"]           # a caller's own verified JWT meets
 //!                                          # `requirements.authorization` of provider `corp`
 //!
@@ -51,6 +52,9 @@ pub struct AuthFile {
     /// Provider ids of `requirements.authorization` a caller's own verified JWT meets.
     #[serde(default)]
     token_authorization: Vec<String>,
+    /// The scope that lets a caller read `/metrics` (default `toolhost:operator`).
+    #[serde(default)]
+    operator_scope: Option<String>,
 }
 
 /// One `[[auth.callers]]` entry.
@@ -153,7 +157,9 @@ impl AuthFile {
             }
         }
         Ok(Arc::new(
-            Authenticator::new(keys, issuers).with_grants(grants, self.token_authorization.clone()),
+            Authenticator::new(keys, issuers)
+                .with_grants(grants, self.token_authorization.clone())
+                .with_operator_scope(self.operator_scope.clone()),
         ))
     }
 }

@@ -156,7 +156,13 @@ pub struct Authenticator {
     grants: std::collections::HashMap<Grantee, Arc<Grants>>,
     /// Provider ids of `requirements.authorization` that a caller's own verified JWT meets.
     token_authorization: Vec<String>,
+    /// The scope that lets a caller read `/metrics` (`None`: [`OPERATOR_SCOPE`]).
+    operator_scope: Option<String>,
 }
+
+/// The scope that lets a caller read what concerns every caller and every tool (`/metrics`:
+/// hidden tools' names, other callers' outcomes) when no other is configured.
+pub const OPERATOR_SCOPE: &str = "toolhost:operator";
 
 /// Why a request's credentials were refused; the text goes to the caller, so it names no key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +181,28 @@ impl Authenticator {
             issuers,
             grants: std::collections::HashMap::new(),
             token_authorization: Vec::new(),
+            operator_scope: None,
+        }
+    }
+
+    /// The same, with `scope` as the operator scope (see [`Authenticator::is_operator`]).
+    #[must_use]
+    pub fn with_operator_scope(mut self, scope: Option<String>) -> Self {
+        self.operator_scope = scope;
+        self
+    }
+
+    /// The scope operators hold.
+    pub fn operator_scope(&self) -> &str {
+        self.operator_scope.as_deref().unwrap_or(OPERATOR_SCOPE)
+    }
+
+    /// Whether `caller` may read what concerns every caller and tool (`/metrics`): everyone when
+    /// authentication is off, else a caller holding the operator scope (issue #30.8).
+    pub fn is_operator(&self, caller: &Caller) -> bool {
+        match &caller.access {
+            Access::All => true,
+            Access::Scopes(scopes) => scopes.contains(self.operator_scope()),
         }
     }
 
