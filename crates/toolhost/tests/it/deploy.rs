@@ -122,7 +122,7 @@ fn the_manifests_validate_and_use_only_what_toolhost_serve_takes() {
     );
     let checked = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["check", "--config", config.to_str().unwrap(), catalog.to_str().unwrap()])
-        .env("REDIS_PASSWORD", "x")
+        .env("REDIS_PASSWORD", "a-password-for-check")
         .output()
         .unwrap();
     assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));
