@@ -394,6 +394,49 @@ async fn a_store_that_restarts_empty_runs_no_call_id_twice() {
     assert!(b.terminate());
 }
 
+/// Issue #30.5: a store that comes back from an older copy (a snapshot, a replica that lagged)
+/// still has its epoch, but not the last claims; its generation went back, which the replica
+/// notices: the repeat of a lost claim is not run again.
+#[tokio::test]
+async fn a_store_that_goes_back_in_time_runs_no_call_id_twice() {
+    let Some((_redis, port)) = redis(None, &[]).await else {
+        return;
+    };
+    let opened = Arc::new(AtomicUsize::new(0));
+    let base = ticket_desk(Arc::clone(&opened), Arc::new(AtomicU64::new(0))).await;
+    let dir = Scratch::new();
+    let replica = fleet(&dir, &base, &local(port), 1, &[]).remove(0);
+    settled(std::slice::from_ref(&replica)).await;
+    opened.store(0, Ordering::SeqCst);
+    let first = json_of(otc_call(&replica.base, "c-old", "before")).await;
+    assert_eq!(first["result"]["success"], true, "{first}");
+
+    // The store loses its last writes: the claims, and the generation goes back to 1.
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new("redis-cli")
+            .args(["-p", &port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dropped = cli(&[
+        "EVAL",
+        "local n = 0 for _, k in ipairs(redis.call('KEYS', 'toolhost:call:*')) do n = n + redis.call('DEL', k) end redis.call('SET', 'toolhost:generation', '1') return n",
+        "0",
+    ]);
+    assert!(dropped.trim().parse::<u32>().is_ok_and(|n| n >= 2), "{dropped}");
+
+    let again = until_answered(|| otc_call(&replica.base, "c-old", "before")).await;
+    assert_eq!(again["result"]["success"], false, "{again}");
+    assert!(again.to_string().contains("may have acted"), "{again}");
+    assert_eq!(opened.load(Ordering::SeqCst), 1, "not run again");
+    let logs = replica.logs_when(|_| true).join("\n");
+    assert!(logs.contains("lost its state"), "{logs}");
+    assert!(replica.terminate());
+}
+
 #[tokio::test]
 async fn replicas_share_one_oauth_token() {
     let Some((_redis, port)) = redis(None, &[]).await else {
