@@ -69,6 +69,10 @@ impl Reply {
 #[derive(Debug, Clone)]
 pub(crate) struct Http {
     client: reqwest::Client,
+    /// For calls (`POST`): a redirect to another origin is refused, whatever the credentials.
+    /// A 307/308 would send the call's body there, OTC's `context` (secrets, authorization
+    /// tokens) with it (issue #30.9).
+    calls: reqwest::Client,
     guard: Guard,
     cache: Option<Cache>,
     max_body: usize,
@@ -106,17 +110,22 @@ impl Http {
         } else {
             guard.redirect_policy_same_origin()
         };
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .dns_resolver(std::sync::Arc::new(guard.clone()))
-            .redirect(redirect)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .timeout(timeout)
-            .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| Error::Setup(chain(&e)))?;
+        let build = |redirect: reqwest::redirect::Policy| {
+            reqwest::Client::builder()
+                .no_proxy()
+                .dns_resolver(std::sync::Arc::new(guard.clone()))
+                .redirect(redirect)
+                .connect_timeout(timeout.min(Duration::from_secs(10)))
+                .timeout(timeout)
+                .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| Error::Setup(chain(&e)))
+        };
+        let client = build(redirect)?;
+        let calls = build(guard.redirect_policy_same_origin())?;
         Ok(Self {
             client,
+            calls,
             guard,
             cache,
             max_body,
@@ -311,7 +320,7 @@ impl Http {
         self.guard.check_url(url).await?;
         let headers = self.credentials_with(url, bearer)?;
         let request = self
-            .client
+            .calls
             .post(url.clone())
             .header(ACCEPT, "application/json, application/problem+json")
             .headers(headers)
