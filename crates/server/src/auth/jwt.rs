@@ -477,6 +477,46 @@ mod tests {
         jsonwebtoken::encode(&header, &claims, &key).unwrap()
     }
 
+    /// Issue #30.4: a token verified by an entry without `issuer`, beside a pinned one, may
+    /// claim the pinned issuer's `iss`; it is never taken for that issuer's caller.
+    #[tokio::test]
+    async fn an_unpinned_issuers_token_is_never_another_issuers_caller() {
+        let (pinned, unpinned) = (
+            "the-pinned-issuers-secret-of-32-bytes!",
+            "the-unpinned-issuers-secret-32-bytes!!",
+        );
+        let issuers = [
+            Issuer::new(
+                Some("https://a.example".into()),
+                None,
+                &["HS256".into()],
+                KeySource::Secret(pinned.into()),
+            )
+            .unwrap(),
+            Issuer::new(None, None, &["HS256".into()], KeySource::Secret(unpinned.into())).unwrap(),
+        ];
+        let exp = toolhost_core::unix_ms() / 1000 + 600;
+        let claims = serde_json::json!({"iss": "https://a.example", "sub": "alice", "exp": exp});
+        let sign = |secret: &str| {
+            jsonwebtoken::encode(
+                &Header::new(Algorithm::HS256),
+                &claims,
+                &EncodingKey::from_secret(secret.as_bytes()),
+            )
+            .unwrap()
+        };
+        let real = verify(&issuers, &sign(pinned)).await.unwrap();
+        assert_eq!(
+            (real.id.as_str(), real.issuer.as_deref()),
+            ("jwt:https://a.example:alice", Some("https://a.example"))
+        );
+        let posing = verify(&issuers, &sign(unpinned)).await.unwrap();
+        assert_eq!(
+            (posing.id.as_str(), posing.issuer),
+            ("jwt#1:https://a.example:alice", None)
+        );
+    }
+
     /// Issue #21.6: while the key endpoint is slow, tokens with a known key are verified at
     /// once; a probe that gives up (is cancelled) does not cancel the fetch it started.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
