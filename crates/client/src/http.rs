@@ -69,6 +69,10 @@ impl Reply {
 #[derive(Debug, Clone)]
 pub(crate) struct Http {
     client: reqwest::Client,
+    /// For calls (`POST`): a redirect to another origin is refused, whatever the credentials.
+    /// A 307/308 would send the call's body there, OTC's `context` (secrets, authorization
+    /// tokens) with it (issue #30.9).
+    calls: reqwest::Client,
     guard: Guard,
     cache: Option<Cache>,
     max_body: usize,
@@ -106,17 +110,22 @@ impl Http {
         } else {
             guard.redirect_policy_same_origin()
         };
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .dns_resolver(std::sync::Arc::new(guard.clone()))
-            .redirect(redirect)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .timeout(timeout)
-            .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| Error::Setup(chain(&e)))?;
+        let build = |redirect: reqwest::redirect::Policy| {
+            reqwest::Client::builder()
+                .no_proxy()
+                .dns_resolver(std::sync::Arc::new(guard.clone()))
+                .redirect(redirect)
+                .connect_timeout(timeout.min(Duration::from_secs(10)))
+                .timeout(timeout)
+                .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| Error::Setup(chain(&e)))
+        };
+        let client = build(redirect)?;
+        let calls = build(guard.redirect_policy_same_origin())?;
         Ok(Self {
             client,
+            calls,
             guard,
             cache,
             max_body,
@@ -133,13 +142,7 @@ impl Http {
         } else {
             HeaderMap::new()
         };
-        let text = url.as_str();
-        if let Some((_, headers)) = self
-            .by_prefix
-            .iter()
-            .filter(|(prefix, _)| text.starts_with(prefix.as_str()))
-            .max_by_key(|(prefix, _)| prefix.len())
-        {
+        if let Some(headers) = self.server_entry(url) {
             for (name, value) in headers {
                 out.insert(name.clone(), value.clone());
             }
@@ -147,14 +150,39 @@ impl Http {
         out
     }
 
+    /// The headers of the servers file entry whose prefix `url` is under (the longest).
+    fn server_entry(&self, url: &Url) -> Option<&HeaderMap> {
+        let text = url.as_str();
+        self.by_prefix
+            .iter()
+            .filter(|(prefix, _)| text.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, headers)| headers)
+    }
+
+    /// Whether `url` is at a server the user named: the origin of a URL they gave (their
+    /// source, the upstream a catalog names), or under a servers file entry. Credentials go
+    /// only there; an address a server advertised (a WoA `transports.rest.base` or MCP `server`,
+    /// a lockfile entry) elsewhere gets none (issue #30.9).
+    fn named_by_user(&self, url: &Url) -> bool {
+        self.guard.policy().trusts(url) || self.server_entry(url).is_some()
+    }
+
     /// [`Http::credentials_for`], with a per-call `bearer` in place of the client's own
     /// credentials (its `Authorization` and `OTC-API-Key`): the call is the bearer's, not the
-    /// client's.
+    /// client's. The bearer (a caller's forwarded or exchanged token, an OAuth token fetched
+    /// for the upstream) is held to the same origins as the client's own credentials: a
+    /// document that points a transport at another host does not receive it.
     pub fn credentials_with(&self, url: &Url, bearer: Option<&toolhost_core::Secret>) -> Result<HeaderMap, Error> {
         let mut headers = self.credentials_for(url);
         if let Some(bearer) = bearer {
             headers.remove("otc-api-key");
-            headers.insert(http::header::AUTHORIZATION, bearer_value(bearer)?);
+            if self.named_by_user(url) {
+                headers.insert(http::header::AUTHORIZATION, bearer_value(bearer)?);
+            } else {
+                tracing::debug!(%url, "the call's token is not sent: this address is not at the server it is for");
+                headers.remove(http::header::AUTHORIZATION);
+            }
         }
         Ok(headers)
     }
@@ -292,7 +320,7 @@ impl Http {
         self.guard.check_url(url).await?;
         let headers = self.credentials_with(url, bearer)?;
         let request = self
-            .client
+            .calls
             .post(url.clone())
             .header(ACCEPT, "application/json, application/problem+json")
             .headers(headers)

@@ -25,6 +25,13 @@ pub enum SecretSource {
     File(PathBuf),
 }
 
+/// The fewest bytes a secret may have (issue #30.16). Every secret is scrubbed from upstream
+/// text before it reaches a caller; a two-letter secret would be scrubbed from every word that
+/// holds those letters, and where `<redacted>` appears tells the secret. Refused at load, not
+/// warned about: a warning leaves the oracle open, and no real key, token or password is
+/// this short.
+pub const MIN_SECRET_BYTES: usize = 8;
+
 /// Why the server's secrets could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -41,6 +48,12 @@ pub enum Error {
     /// The value is empty, which is never meant.
     #[error("secret `{name}` is empty")]
     Empty { name: String },
+    /// The value is shorter than [`MIN_SECRET_BYTES`]: scrubbing it from answers would turn
+    /// `<redacted>` into an oracle (every occurrence of a short string is a guess confirmed).
+    #[error(
+        "secret `{name}` in [secrets] has {length} bytes; a secret needs at least {MIN_SECRET_BYTES} (a shorter one cannot be told from ordinary text, so redacting it from answers would reveal it): use a longer value"
+    )]
+    Short { name: String, length: usize },
     /// The name cannot be written in a template.
     #[error("secret name `{name}` is not allowed; use letters, digits and underscores")]
     Name { name: String },
@@ -89,6 +102,12 @@ pub fn resolve(sources: &BTreeMap<String, SecretSource>, base: &Path) -> Result<
         if value.is_empty() {
             return Err(Error::Empty { name: name.clone() });
         }
+        if value.len() < MIN_SECRET_BYTES {
+            return Err(Error::Short {
+                name: name.clone(),
+                length: value.len(),
+            });
+        }
         secrets.insert(name.clone(), Secret::new(value));
     }
     Ok(secrets)
@@ -102,10 +121,10 @@ mod tests {
     fn secrets_come_from_files_relative_to_the_config() {
         let dir = std::env::temp_dir().join(format!("toolhost-sculpt-secrets-{}", std::process::id()));
         let _ = std::fs::create_dir_all(&dir);
-        let _ = std::fs::write(dir.join("key"), "s3cret\n");
+        let _ = std::fs::write(dir.join("key"), "s3cret-value\n");
         let sources = BTreeMap::from([("KEY".to_owned(), SecretSource::File("key".into()))]);
         let secrets = resolve(&sources, &dir).unwrap_or_default();
-        assert_eq!(secrets.get("KEY").map(Secret::expose), Some("s3cret"));
+        assert_eq!(secrets.get("KEY").map(Secret::expose), Some("s3cret-value"));
         let missing = BTreeMap::from([("NOPE".to_owned(), SecretSource::File("missing".into()))]);
         let error = resolve(&missing, &dir).map(|_| ()).unwrap_err().to_string();
         assert!(error.contains("secret `NOPE`") && error.contains("missing"), "{error}");
@@ -118,6 +137,25 @@ mod tests {
             SecretSource::Env("TOOLHOST_SCULPT_TEST_SURELY_UNSET".into()),
         )]);
         assert!(matches!(resolve(&unset, &dir), Err(Error::Env { .. })));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Issue #30.16: a secret under 8 bytes is refused, naming it and never its value.
+    #[test]
+    fn a_short_secret_is_refused_by_name_without_its_value() {
+        let dir = std::env::temp_dir().join(format!("toolhost-sculpt-short-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join("pin"), "x7Qz9\n");
+        let _ = std::fs::write(dir.join("eight"), "x7Qz9abc\n");
+        let short = BTreeMap::from([("PIN".to_owned(), SecretSource::File("pin".into()))]);
+        let error = resolve(&short, &dir).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            error.contains("secret `PIN`") && error.contains("5 bytes") && error.contains("at least 8"),
+            "{error}"
+        );
+        assert!(!error.contains("x7Qz9"), "never the value: {error}");
+        let eight = BTreeMap::from([("EIGHT".to_owned(), SecretSource::File("eight".into()))]);
+        assert!(resolve(&eight, &dir).is_ok(), "8 bytes are enough");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

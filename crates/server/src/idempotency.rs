@@ -18,10 +18,11 @@ pub enum Refusal {
     Conflict,
     /// The call was refused before running (its response is passed through, not stored).
     Rejected(Response),
-    /// The shared store cannot be reached: the call was not run (retryable).
+    /// The shared store cannot be reached, or is recovering from a loss of its state: the call
+    /// was not run (retryable).
     Unavailable,
-    /// The first call with the key started on a replica that did not finish it in its lease: its
-    /// outcome is unknown, and it is not run again.
+    /// The first call with the key started on a replica that did not finish it in its lease, or
+    /// the shared store lost its record: its outcome is unknown, and it is not run again.
     Lost,
 }
 

@@ -95,7 +95,12 @@ impl State {
         shared: shared::Shared,
         lease: std::time::Duration,
     ) -> Arc<Self> {
-        let calls = Arc::new(shared::Calls::new(shared.clone(), config.idempotency_ttl, lease));
+        let calls = Arc::new(shared::Calls::new(
+            shared.clone(),
+            config.idempotency_ttl,
+            lease,
+            config.idempotency_max_entries,
+        ));
         Self::build(engine, config, calls, Some(shared))
     }
 

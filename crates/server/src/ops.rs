@@ -387,7 +387,22 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
     json_response(code, body.to_string())
 }
 
-async fn render() -> Response {
+/// The Prometheus text, for operators only: it names every tool, hidden ones too, and counts
+/// every caller's outcomes, while a hidden tool must be indistinguishable from an unknown one
+/// (issue #30.8). Another caller is refused (403) without a word of it.
+async fn render(Extract(state): Extract<Arc<State>>, caller: crate::auth::Caller) -> Response {
+    let auth = state.auth();
+    if !auth.is_operator(&caller) {
+        return crate::http::problem::ProblemResponse::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!(
+                "reading /metrics needs the operator scope `{}` (a token's `scope`, or an API key's `scopes`)",
+                auth.operator_scope()
+            ),
+        )
+        .into_response();
+    }
     let handle = metrics();
     handle.run_upkeep();
     let mut response = handle.render().into_response();

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
 mod cache;
+mod credentials;
 mod guard;
 #[path = "../../../../tests/spec-servers/launch.rs"]
 mod launch;

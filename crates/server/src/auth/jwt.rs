@@ -338,8 +338,21 @@ async fn fetch(http: &reqwest::Client, url: &str) -> Result<JwkSet, String> {
     response.json::<JwkSet>().await.map_err(|e| e.to_string())
 }
 
-/// Verifies `token` against the issuers it may come from; returns the caller id and scopes.
-pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<(String, BTreeSet<String>, Value), Refusal> {
+/// A token one of the configured issuers verified.
+#[derive(Debug)]
+pub(super) struct Verified {
+    /// The caller id: `jwt:<iss>:<sub>`, the issuer as configured (see [`identity`]).
+    pub id: String,
+    pub scopes: BTreeSet<String>,
+    pub claims: Value,
+    /// The `issuer` of the `[[auth.jwt]]` entry whose key verified the token (`None`: an entry
+    /// without one). Subjects are unique only within their issuer (OIDC Core §2), so grants are
+    /// keyed on this and the subject, never on the subject alone (issue #30.4).
+    pub issuer: Option<String>,
+}
+
+/// Verifies `token` against the issuers it may come from.
+pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<Verified, Refusal> {
     let malformed = || Refusal::Invalid("the bearer token is neither a known API key nor a well-formed JWT".to_owned());
     let header = jsonwebtoken::decode_header(token).map_err(|_| malformed())?;
     // The unverified `iss` only picks which issuer's keys to try; the signature decides.
@@ -347,7 +360,11 @@ pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<(String, B
         .ok()
         .and_then(|t| t.claims.get("iss").and_then(Value::as_str).map(str::to_owned));
     let mut last = Refusal::Invalid("the token's issuer is not one this server trusts".to_owned());
-    for issuer in issuers.iter().filter(|i| i.iss.is_none() || i.iss == claimed_iss) {
+    for (index, issuer) in issuers
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.iss.is_none() || i.iss == claimed_iss)
+    {
         if !issuer.algorithms.contains(&header.alg) {
             last = Refusal::Invalid(format!("tokens signed with {:?} are not accepted", header.alg));
             continue;
@@ -361,8 +378,16 @@ pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<(String, B
         };
         match jsonwebtoken::decode::<Value>(token, &key, &issuer.validation(header.alg)) {
             Ok(data) => {
-                let (id, scopes) = identity(&data.claims);
-                return Ok((id, scopes, data.claims));
+                let (id, scopes) = identity(
+                    &data.claims,
+                    (issuer.iss.is_none() && issuers.len() > 1).then_some(index),
+                );
+                return Ok(Verified {
+                    id,
+                    scopes,
+                    claims: data.claims,
+                    issuer: issuer.iss.clone(),
+                });
             }
             Err(e) => last = Refusal::Invalid(describe(e.kind()).to_owned()),
         }
@@ -385,9 +410,15 @@ fn describe(kind: &ErrorKind) -> &'static str {
 }
 
 /// The caller id, and the scopes granted by `scope` (space-separated) or `scp` (list or string).
-fn identity(claims: &Value) -> (String, BTreeSet<String>) {
+/// A token verified by an entry without a configured `issuer` beside others (`unpinned`, its
+/// index) may carry any `iss`, among them another entry's: its id names the entry, so it is
+/// never mistaken for that issuer's caller (their `call_id` results, their rate bucket).
+fn identity(claims: &Value, unpinned: Option<usize>) -> (String, BTreeSet<String>) {
     let text = |k: &str| claims.get(k).and_then(Value::as_str).unwrap_or("");
-    let id = format!("jwt:{}:{}", text("iss"), text("sub"));
+    let id = match unpinned {
+        None => format!("jwt:{}:{}", text("iss"), text("sub")),
+        Some(index) => format!("jwt#{index}:{}:{}", text("iss"), text("sub")),
+    };
     let mut scopes = BTreeSet::new();
     for claim in ["scope", "scp"] {
         match claims.get(claim) {
@@ -444,6 +475,46 @@ mod tests {
         let claims = serde_json::json!({"iss": "https://rs.example", "sub": "alice", "exp": exp});
         let key = EncodingKey::from_rsa_pem(fixture("rsa-private.pem").as_bytes()).unwrap();
         jsonwebtoken::encode(&header, &claims, &key).unwrap()
+    }
+
+    /// Issue #30.4: a token verified by an entry without `issuer`, beside a pinned one, may
+    /// claim the pinned issuer's `iss`; it is never taken for that issuer's caller.
+    #[tokio::test]
+    async fn an_unpinned_issuers_token_is_never_another_issuers_caller() {
+        let (pinned, unpinned) = (
+            "the-pinned-issuers-secret-of-32-bytes!",
+            "the-unpinned-issuers-secret-32-bytes!!",
+        );
+        let issuers = [
+            Issuer::new(
+                Some("https://a.example".into()),
+                None,
+                &["HS256".into()],
+                KeySource::Secret(pinned.into()),
+            )
+            .unwrap(),
+            Issuer::new(None, None, &["HS256".into()], KeySource::Secret(unpinned.into())).unwrap(),
+        ];
+        let exp = toolhost_core::unix_ms() / 1000 + 600;
+        let claims = serde_json::json!({"iss": "https://a.example", "sub": "alice", "exp": exp});
+        let sign = |secret: &str| {
+            jsonwebtoken::encode(
+                &Header::new(Algorithm::HS256),
+                &claims,
+                &EncodingKey::from_secret(secret.as_bytes()),
+            )
+            .unwrap()
+        };
+        let real = verify(&issuers, &sign(pinned)).await.unwrap();
+        assert_eq!(
+            (real.id.as_str(), real.issuer.as_deref()),
+            ("jwt:https://a.example:alice", Some("https://a.example"))
+        );
+        let posing = verify(&issuers, &sign(unpinned)).await.unwrap();
+        assert_eq!(
+            (posing.id.as_str(), posing.issuer),
+            ("jwt#1:https://a.example:alice", None)
+        );
     }
 
     /// Issue #21.6: while the key endpoint is slow, tokens with a known key are verified at

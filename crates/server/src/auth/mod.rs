@@ -56,11 +56,19 @@ pub struct Grants {
     pub authorization: std::collections::HashMap<String, toolhost_core::Secret>,
 }
 
-/// Who a grant is for: a JWT's subject, or an API key by name (never mistaken for each other).
+/// Who a grant is for: a JWT's subject within its issuer, or an API key by name (never mistaken
+/// for each other).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Grantee {
-    /// A verified JWT's `sub`.
-    Subject(String),
+    /// A verified JWT's `sub`, from the `[[auth.jwt]]` entry configured with this `issuer`
+    /// (`None`: the entry without one). OIDC subjects are unique only within their issuer, so
+    /// another tenant's `alice` is another grantee (issue #30.4).
+    Subject {
+        /// The verifying entry's configured `issuer`.
+        issuer: Option<String>,
+        /// The token's `sub`.
+        subject: String,
+    },
     /// A configured API key's name.
     ApiKey(String),
 }
@@ -148,7 +156,13 @@ pub struct Authenticator {
     grants: std::collections::HashMap<Grantee, Arc<Grants>>,
     /// Provider ids of `requirements.authorization` that a caller's own verified JWT meets.
     token_authorization: Vec<String>,
+    /// The scope that lets a caller read `/metrics` (`None`: [`OPERATOR_SCOPE`]).
+    operator_scope: Option<String>,
 }
+
+/// The scope that lets a caller read what concerns every caller and every tool (`/metrics`:
+/// hidden tools' names, other callers' outcomes) when no other is configured.
+pub const OPERATOR_SCOPE: &str = "toolhost:operator";
 
 /// Why a request's credentials were refused; the text goes to the caller, so it names no key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,6 +181,28 @@ impl Authenticator {
             issuers,
             grants: std::collections::HashMap::new(),
             token_authorization: Vec::new(),
+            operator_scope: None,
+        }
+    }
+
+    /// The same, with `scope` as the operator scope (see [`Authenticator::is_operator`]).
+    #[must_use]
+    pub fn with_operator_scope(mut self, scope: Option<String>) -> Self {
+        self.operator_scope = scope;
+        self
+    }
+
+    /// The scope operators hold.
+    pub fn operator_scope(&self) -> &str {
+        self.operator_scope.as_deref().unwrap_or(OPERATOR_SCOPE)
+    }
+
+    /// Whether `caller` may read what concerns every caller and tool (`/metrics`): everyone when
+    /// authentication is off, else a caller holding the operator scope (issue #30.8).
+    pub fn is_operator(&self, caller: &Caller) -> bool {
+        match &caller.access {
+            Access::All => true,
+            Access::Scopes(scopes) => scopes.contains(self.operator_scope()),
         }
     }
 
@@ -267,14 +303,21 @@ impl Authenticator {
         if self.issuers.is_empty() {
             return Err(Refusal::Invalid("the bearer token is not a valid API key".to_owned()));
         }
-        jwt::verify(&self.issuers, token).await.map(|(id, scopes, claims)| {
-            let mut caller = Caller::with_scopes(id, scopes);
+        jwt::verify(&self.issuers, token).await.map(|verified| {
+            let mut caller = Caller::with_scopes(verified.id, verified.scopes);
             caller.token = Some(toolhost_core::Secret::new(token));
-            caller.subject = claims.get("sub").and_then(serde_json::Value::as_str).map(str::to_owned);
-            if let serde_json::Value::Object(map) = claims {
+            caller.subject = verified
+                .claims
+                .get("sub")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned);
+            if let serde_json::Value::Object(map) = verified.claims {
                 caller.claims = Some(Arc::new(map));
             }
-            let grantee = caller.subject.clone().map(Grantee::Subject);
+            let grantee = caller.subject.clone().map(|subject| Grantee::Subject {
+                issuer: verified.issuer,
+                subject,
+            });
             self.grant(caller, grantee)
         })
     }

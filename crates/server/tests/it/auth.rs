@@ -71,6 +71,7 @@ async fn start() -> Fixture {
     let keys = vec![
         ApiKey::new("ops", &hash_key("key-with-admin"), vec!["admin".into()]).unwrap(),
         ApiKey::new("ci", &hash_key("key-without-scopes"), vec![]).unwrap(),
+        ApiKey::new("sre", &hash_key("key-of-an-operator"), vec!["toolhost:operator".into()]).unwrap(),
     ];
     let issuers = vec![
         Issuer::new(
@@ -600,4 +601,37 @@ async fn per_caller_documents_are_private_and_vary_on_credentials() {
         );
         assert!(reply.headers().get("vary").is_none(), "{path}");
     }
+}
+
+/// Issue #30.8: `/metrics` names every tool and counts every caller's outcomes, so only an
+/// operator (scope `toolhost:operator`) reads it; any other caller, even one who may call the
+/// hidden tool, is refused without a tool's name.
+#[tokio::test]
+async fn metrics_are_for_operators_and_name_no_hidden_tool_to_others() {
+    let f = start().await;
+    let called = f
+        .http
+        .post(format!("{}/nact/tools/admin_echo:invoke", f.base))
+        .header("OTC-API-Key", "key-with-admin")
+        .json(&json!({"input_parameters": [{"name": "text", "value": "x"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(called.status(), 200);
+    let metrics = |key: &'static str| {
+        let request = f.http.get(format!("{}/metrics", f.base));
+        async move {
+            let reply = request.header("OTC-API-Key", key).send().await.unwrap();
+            (reply.status().as_u16(), reply.text().await.unwrap())
+        }
+    };
+    for key in ["key-without-scopes", "key-with-admin"] {
+        let (status, body) = metrics(key).await;
+        assert_eq!(status, 403, "{key}: {body}");
+        assert!(!body.contains("admin_echo") && !body.contains("toolhost_"), "{body}");
+        assert!(body.contains("toolhost:operator"), "says what it takes: {body}");
+    }
+    let (status, body) = metrics("key-of-an-operator").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("tool=\"admin_echo\""), "{body}");
 }

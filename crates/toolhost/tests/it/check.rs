@@ -142,7 +142,7 @@ fn check_takes_one_file_and_the_servers_config() {
 
     let with_config = |args: &[&str]| {
         let mut command = std::process::Command::new(crate::support::BIN);
-        command.args(args).env("CHECK_TEST_API_TOKEN", "t");
+        command.args(args).env("CHECK_TEST_API_TOKEN", "a-test-token");
         command.output().unwrap()
     };
     let config = config.to_str().unwrap();

@@ -51,7 +51,7 @@ fn the_manifests_validate_and_use_only_what_toolhost_serve_takes() {
         "ConfigMap/toolhost-catalog",
         "ConfigMap/toolhost-config",
         "Secret/toolhost-secrets",
-        "Deployment/toolhost-redis",
+        "StatefulSet/toolhost-redis",
         "Service/toolhost-redis",
     ] {
         assert!(kinds.iter().any(|k| k == expected), "{expected} missing from {kinds:?}");
@@ -79,6 +79,33 @@ fn the_manifests_validate_and_use_only_what_toolhost_serve_takes() {
         );
     }
     assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+
+    // The store keeps what it acknowledged across its own restart (issue #30.5): an append-only
+    // file fsynced per write, on a volume claimed for the pod, nothing evicted.
+    let redis = &documents
+        .iter()
+        .find(|(_, d)| d["metadata"]["name"] == "toolhost-redis" && d["kind"] == "StatefulSet")
+        .unwrap()
+        .1;
+    let args: Vec<&str> = redis["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for pair in [
+        ["--appendonly", "yes"],
+        ["--appendfsync", "always"],
+        ["--maxmemory-policy", "noeviction"],
+        ["--dir", "/data"],
+    ] {
+        assert!(args.windows(2).any(|w| w == pair), "{pair:?} missing from {args:?}");
+    }
+    assert_eq!(
+        redis["spec"]["volumeClaimTemplates"][0]["metadata"]["name"],
+        redis["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][0]["name"],
+        "the data directory is on the claimed volume"
+    );
     assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
 
     // The shipped catalog and config pass `check` as `serve` would load them.
@@ -95,7 +122,7 @@ fn the_manifests_validate_and_use_only_what_toolhost_serve_takes() {
     );
     let checked = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["check", "--config", config.to_str().unwrap(), catalog.to_str().unwrap()])
-        .env("REDIS_PASSWORD", "x")
+        .env("REDIS_PASSWORD", "a-password-for-check")
         .output()
         .unwrap();
     assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));

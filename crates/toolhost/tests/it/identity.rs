@@ -15,6 +15,12 @@ const SECRET: &str = "the-issuers-shared-secret-of-32-bytes!";
 
 /// An HS256 JWT for `sub`, valid for ten minutes.
 fn jwt(sub: &str) -> String {
+    jwt_from("https://issuer.example", SECRET, sub)
+}
+
+/// An HS256 JWT for `sub` (and `sub@example.com`) from `iss`, signed with `secret`, valid for
+/// ten minutes.
+fn jwt_from(iss: &str, secret: &str, sub: &str) -> String {
     let exp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -22,8 +28,8 @@ fn jwt(sub: &str) -> String {
         + 600;
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &json!({"iss": "https://issuer.example", "aud": "toolhost", "sub": sub, "email": format!("{sub}@example.com"), "exp": exp}),
-        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()),
+        &json!({"iss": iss, "aud": "toolhost", "sub": sub, "email": format!("{sub}@example.com"), "exp": exp}),
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
     )
     .unwrap()
 }
@@ -612,5 +618,127 @@ async fn mcp_clients_of_both_sdks_authorize_with_a_real_authorization_server() {
     }
     let logs = server.logs_when(|_| true).join("\n");
     assert!(!logs.contains("eyJ"), "no token in the logs");
+    assert!(server.terminate());
+}
+
+/// Issue #30.4: a grant is for a subject of one issuer. A token of a second configured issuer
+/// with the same `sub` gets none of the first's grants, on any protocol; a config that leaves
+/// the issuer of a grant open with two issuers is refused, saying why.
+#[tokio::test]
+async fn a_grant_is_for_one_issuers_subject_not_for_another_issuers_namesake() {
+    const OTHER_SECRET: &str = "the-other-tenants-secret-of-32-bytes!!";
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let base = upstream(Arc::clone(&seen)).await;
+    let dir = Scratch::new();
+    std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
+    dir.write(
+        "catalog/mine.yaml",
+        &format!(
+            r#"toolkits:
+  - name: Mine
+    tools:
+      - name: repos
+        description: Reads the caller's repositories upstream.
+        requirements: {{ secrets: [GITHUB_TOKEN] }}
+        versions:
+          - version: 1.0.0
+            inputs: []
+            outputs: [{{ name: greeting, type: string, description: The greeting. }}]
+            backend:
+              kind: http
+              base_url: {base}
+              steps: [{{ name: me, path: /me, headers: {{ Authorization: "Bearer {{{{secret.GITHUB_TOKEN}}}}" }} }}]
+              outputs: {{ greeting: me.body.greeting }}
+"#
+        ),
+    );
+    let issuers = "[[auth.jwt]]\nissuer = \"https://issuer.example\"\naudience = \"toolhost\"\nalgorithms = [\"HS256\"]\nsecret_env = \"JWT_SECRET\"\n\n[[auth.jwt]]\nissuer = \"https://other.example\"\naudience = \"toolhost\"\nalgorithms = [\"HS256\"]\nsecret_env = \"OTHER_SECRET\"\n";
+    let grant = "[secrets]\nALICE_GH = { env = \"ALICE_GH\" }\n\n[[auth.callers]]\nsubject = \"alice\"\nsecrets = { GITHUB_TOKEN = \"ALICE_GH\" }\n";
+    let envs = [
+        ("JWT_SECRET", SECRET),
+        ("OTHER_SECRET", OTHER_SECRET),
+        ("ALICE_GH", "alices-github-token"),
+    ];
+
+    // Without `issuer`, the grant could be for either tenant's alice: refused, saying so.
+    let open = dir.write("open.toml", &format!("{grant}\n{issuers}"));
+    let refused = std::process::Command::new(crate::support::BIN)
+        .args(["check", "--config", open.to_str().unwrap()])
+        .arg(dir.0.join("catalog"))
+        .envs(envs)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned() + &String::from_utf8_lossy(&refused.stdout);
+    assert!(!refused.status.success(), "{said}");
+    assert!(
+        said.contains("auth.callers[0]") && said.contains("needs `issuer`") && said.contains("https://other.example"),
+        "{said}"
+    );
+
+    let config = dir.write(
+        "toolhost.toml",
+        &format!("{grant}issuer = \"https://issuer.example\"\n\n{issuers}"),
+    );
+    let server = Server::start(
+        &[
+            "--catalog",
+            dir.0.join("catalog").to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &envs,
+        None,
+    );
+    let http = reqwest::Client::new();
+    let alice = format!("Bearer {}", jwt_from("https://issuer.example", SECRET, "alice"));
+    let namesake = format!("Bearer {}", jwt_from("https://other.example", OTHER_SECRET, "alice"));
+
+    // Alice of the granted issuer: her secret reaches the upstream.
+    let answer = json_of(
+        http.post(format!("{}/nact/tools/repos:invoke", server.base))
+            .header("authorization", &alice)
+            .json(&json!({"input_parameters": []})),
+    )
+    .await;
+    assert_eq!(outputs_of(&answer)["greeting"], "hello", "{answer}");
+    assert_eq!(seen.lock().unwrap().as_slice(), ["Bearer alices-github-token "]);
+
+    // The other issuer's alice: not listed, and every protocol's call is refused before
+    // anything is sent, naming what is missing.
+    let listed = json_of(
+        http.get(format!("{}/nact/tools", server.base))
+            .header("authorization", &namesake),
+    )
+    .await;
+    assert_eq!(listed["items"], json!([]), "{listed}");
+    let mcp_list = mcp_request(
+        &server.base,
+        ("authorization", &namesake),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}),
+    )
+    .await;
+    assert_eq!(mcp_list["result"]["tools"], json!([]), "{mcp_list}");
+    let calls = [
+        http.post(format!("{}/nact/tools/repos:invoke", server.base))
+            .json(&json!({"input_parameters": []})),
+        http.post(format!("{}/otc/tools/call", server.base))
+            .json(&json!({"request": {"tool_id": "Mine.repos", "input": {}}})),
+        http.post(format!("{}/woa/agents/repos/invoke", server.base))
+            .json(&json!({"input": {}})),
+    ];
+    for call in calls {
+        let reply = call.header("authorization", &namesake).send().await.unwrap();
+        let text = reply.text().await.unwrap();
+        assert!(text.contains("GITHUB_TOKEN") && !text.contains("hello"), "{text}");
+    }
+    let mcp = mcp_request(
+        &server.base,
+        ("authorization", &namesake),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "repos", "arguments": {}}}),
+    )
+    .await;
+    assert!(mcp["result"]["isError"] == true || mcp["error"].is_object(), "{mcp}");
+    assert!(!mcp.to_string().contains("hello"), "{mcp}");
+    assert_eq!(seen.lock().unwrap().len(), 1, "nothing was sent for the namesake");
     assert!(server.terminate());
 }

@@ -150,7 +150,7 @@ async fn an_imported_openapi_document_is_a_working_catalog() {
 
     let check = run(&["check", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
-    let server = serve_with_key(&dir, &out, "PET_SHOP_API_KEY", "k-123");
+    let server = serve_with_key(&dir, &out, "PET_SHOP_API_KEY", "k-1234567");
     let (_, pet) = invoke(&server.base, "get_pet_by_id", json!([{"name": "pet_id", "value": 42}])).await;
     let values: Vec<(&str, &Value)> = pet["output_parameters"]
         .as_array()
@@ -178,7 +178,7 @@ async fn an_imported_openapi_document_is_a_working_catalog() {
     assert_eq!(refused, 422, "the enum is enforced before the upstream is called");
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "{seen:?}");
-    assert_eq!(seen[0], "GET 42 key=k-123");
+    assert_eq!(seen[0], "GET 42 key=k-1234567");
     // The model's `PENDING` reaches the API as its own `pending` (issue #32.2).
     assert!(
         seen[1].contains("\"name\":\"Tom\"") && seen[1].contains("\"status\":\"pending\""),
@@ -267,7 +267,7 @@ async fn an_overlay_sculpts_the_imported_tools_and_combines_operations() {
     let check = run(&["check", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 
-    let server = serve_with_key(&dir, &out, "PETS_API_KEY", "k-1");
+    let server = serve_with_key(&dir, &out, "PETS_API_KEY", "k-1000001");
     let (status, pet) = invoke(&server.base, "pet", json!([{"name": "id", "value": 42}])).await;
     assert_eq!(status, 200, "{pet}");
     let values = outputs_of(&pet);
@@ -296,13 +296,13 @@ async fn an_overlay_sculpts_the_imported_tools_and_combines_operations() {
     assert_eq!(values["peers"][1]["name"], json!("Kit"), "{both}");
 
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen[0], "GET 42 key=k-1 trace=toolhost", "{seen:?}");
+    assert_eq!(seen[0], "GET 42 key=k-1000001 trace=toolhost", "{seen:?}");
     assert!(
         seen[1].contains("\"owner\":{\"id\":5}"),
         "the JSON text is sent as JSON: {seen:?}"
     );
     // The combined tool: the pet, then the pets with its status (`x_trace` not kept: not sent).
-    assert_eq!(seen[2..], ["GET 7 key=k-1", "LIST status=available"], "{seen:?}");
+    assert_eq!(seen[2..], ["GET 7 key=k-1000001", "LIST status=available"], "{seen:?}");
     assert!(server.terminate());
 
     // Mistakes in the overlay name the tool and what it has.

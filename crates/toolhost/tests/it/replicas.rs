@@ -76,6 +76,16 @@ fn fleet(dir: &Scratch, base: &str, state: &str, n: usize, extra: &[&str]) -> Ve
     (0..n).map(|_| Server::start(&args, &[], None)).collect()
 }
 
+/// Waits until the replicas run calls with a `call_id`: a store met empty holds them back for
+/// a few seconds (refused, retryable), while replicas that remember its lost state write it
+/// back (issue #30.5).
+async fn settled(replicas: &[Server]) {
+    for (i, replica) in replicas.iter().enumerate() {
+        let id = format!("warm-up-{i}");
+        until_answered(|| otc_call(&replica.base, &id, "warm-up")).await;
+    }
+}
+
 /// A catalog dir with `create_ticket` (not idempotent) calling `base`, and a config with a short
 /// lease; their paths.
 fn desk(dir: &Scratch, base: &str) -> (std::path::PathBuf, std::path::PathBuf) {
@@ -135,6 +145,8 @@ async fn a_call_id_runs_once_across_the_fleet_and_the_rate_holds_for_it() {
     let base = ticket_desk(Arc::clone(&opened), Arc::clone(&delay)).await;
     let dir = Scratch::new();
     let replicas = fleet(&dir, &base, &local(port), 3, &[]);
+    settled(&replicas).await;
+    opened.store(0, Ordering::SeqCst);
 
     // The same call to all three at once: one ticket, one answer everywhere.
     let answers = all(replicas
@@ -227,6 +239,8 @@ async fn a_stopped_store_fails_only_what_needs_it_and_a_dead_replicas_call_is_no
     let base = ticket_desk(Arc::clone(&opened), Arc::clone(&delay)).await;
     let dir = Scratch::new();
     let mut replicas = fleet(&dir, &base, &local(port), 2, &["--rate-limit-per-second", "100"]);
+    settled(&replicas).await;
+    opened.store(0, Ordering::SeqCst);
 
     // The replica running a call dies: past the lease, a repeat learns the outcome is unknown,
     // and the tool is not run again.
@@ -296,6 +310,131 @@ async fn a_stopped_store_fails_only_what_needs_it_and_a_dead_replicas_call_is_no
     for replica in replicas {
         assert!(replica.terminate());
     }
+}
+
+/// Sends `request` until it is not refused as unavailable (503: the store is down or
+/// recovering), for at most 30 s; its JSON answer.
+async fn until_answered(request: impl Fn() -> reqwest::RequestBuilder) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let reply = request().send().await.unwrap();
+        if reply.status() != 503 {
+            return reply.json().await.unwrap();
+        }
+        assert!(Instant::now() < deadline, "still unavailable");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Issue #30.5: the store restarts empty (no persistence) while a call runs. A repeat of that
+/// `call_id`, and of one that finished before, on either replica, never runs the tool again:
+/// the running one's result is still recorded and given, the finished one's outcome is
+/// unknown. New `call_id`s run again once the replicas have written back what they saw.
+#[tokio::test]
+async fn a_store_that_restarts_empty_runs_no_call_id_twice() {
+    let Some((redis_server, port)) = redis(None, &[]).await else {
+        return;
+    };
+    let opened = Arc::new(AtomicUsize::new(0));
+    let delay = Arc::new(AtomicU64::new(0));
+    let base = ticket_desk(Arc::clone(&opened), Arc::clone(&delay)).await;
+    let dir = Scratch::new();
+    let (catalog, config) = desk(&dir, &base);
+    std::fs::write(&config, "state_lease_secs = 60\n").unwrap();
+    let args = [
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--state",
+        &local(port),
+    ];
+    let replicas = [Server::start(&args, &[], None), Server::start(&args, &[], None)];
+    settled(&replicas).await;
+    opened.store(0, Ordering::SeqCst);
+    let [a, b] = replicas;
+
+    // One call finished before the loss, one runs through it.
+    let done = json_of(otc_call(&a.base, "c-done", "before")).await;
+    assert_eq!(done["result"]["success"], true, "{done}");
+    delay.store(3000, Ordering::SeqCst);
+    let running = tokio::spawn(json_of(otc_call(&a.base, "c-running", "through")));
+    while opened.load(Ordering::SeqCst) < 2 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(redis_server);
+    let (_redis, _) = redis(Some(port), &[]).await.unwrap();
+    delay.store(0, Ordering::SeqCst);
+
+    // Repeats on the other replica (which never ran them) and on the first.
+    let repeat_running = until_answered(|| otc_call(&b.base, "c-running", "through")).await;
+    let repeat_done = until_answered(|| otc_call(&b.base, "c-done", "before")).await;
+    let first = running.await.unwrap();
+    assert_eq!(first["result"]["success"], true, "{first}");
+    assert_eq!(
+        repeat_running["result"]["value"], first["result"]["value"],
+        "the running call's result is recorded after the loss and given to its repeat: {repeat_running}"
+    );
+    assert_eq!(repeat_done["result"]["success"], false, "{repeat_done}");
+    assert!(repeat_done.to_string().contains("may have acted"), "{repeat_done}");
+    assert_eq!(repeat_done["result"]["error"]["can_retry"], false, "{repeat_done}");
+    let again = until_answered(|| otc_call(&a.base, "c-done", "before")).await;
+    assert_eq!(again["result"]["success"], false, "{again}");
+    assert_eq!(opened.load(Ordering::SeqCst), 2, "no call_id ran twice");
+
+    // A new call_id runs (once the recovery window is over), once.
+    let fresh = until_answered(|| otc_call(&b.base, "c-new", "after")).await;
+    assert_eq!(fresh["result"]["success"], true, "{fresh}");
+    let fresh_again = until_answered(|| otc_call(&a.base, "c-new", "after")).await;
+    assert_eq!(fresh_again["result"]["value"], fresh["result"]["value"]);
+    assert_eq!(opened.load(Ordering::SeqCst), 3);
+    let logs = a.logs_when(|_| true).join("\n");
+    assert!(logs.contains("lost its state"), "{logs}");
+    assert!(a.terminate());
+    assert!(b.terminate());
+}
+
+/// Issue #30.5: a store that comes back from an older copy (a snapshot, a replica that lagged)
+/// still has its epoch, but not the last claims; its generation went back, which the replica
+/// notices: the repeat of a lost claim is not run again.
+#[tokio::test]
+async fn a_store_that_goes_back_in_time_runs_no_call_id_twice() {
+    let Some((_redis, port)) = redis(None, &[]).await else {
+        return;
+    };
+    let opened = Arc::new(AtomicUsize::new(0));
+    let base = ticket_desk(Arc::clone(&opened), Arc::new(AtomicU64::new(0))).await;
+    let dir = Scratch::new();
+    let replica = fleet(&dir, &base, &local(port), 1, &[]).remove(0);
+    settled(std::slice::from_ref(&replica)).await;
+    opened.store(0, Ordering::SeqCst);
+    let first = json_of(otc_call(&replica.base, "c-old", "before")).await;
+    assert_eq!(first["result"]["success"], true, "{first}");
+
+    // The store loses its last writes: the claims, and the generation goes back to 1.
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new("redis-cli")
+            .args(["-p", &port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dropped = cli(&[
+        "EVAL",
+        "local n = 0 for _, k in ipairs(redis.call('KEYS', 'toolhost:call:*')) do n = n + redis.call('DEL', k) end redis.call('SET', 'toolhost:generation', '1') return n",
+        "0",
+    ]);
+    assert!(dropped.trim().parse::<u32>().is_ok_and(|n| n >= 2), "{dropped}");
+
+    let again = until_answered(|| otc_call(&replica.base, "c-old", "before")).await;
+    assert_eq!(again["result"]["success"], false, "{again}");
+    assert!(again.to_string().contains("may have acted"), "{again}");
+    assert_eq!(opened.load(Ordering::SeqCst), 1, "not run again");
+    let logs = replica.logs_when(|_| true).join("\n");
+    assert!(logs.contains("lost its state"), "{logs}");
+    assert!(replica.terminate());
 }
 
 #[tokio::test]
@@ -400,6 +539,7 @@ async fn through_sentinels_a_replica_follows_a_failover() {
     let base = ticket_desk(Arc::clone(&opened), Arc::new(AtomicU64::new(0))).await;
     let state = format!("redis+sentinel://127.0.0.1:{sentinel_port}/mymaster");
     let server = fleet(&dir, &base, &state, 1, &[]).remove(0);
+    settled(std::slice::from_ref(&server)).await;
     let first = json_of(otc_call(&server.base, "s-1", "before")).await;
     assert_eq!(first["result"]["success"], true, "{first}");
     tokio::time::sleep(Duration::from_millis(1000)).await;

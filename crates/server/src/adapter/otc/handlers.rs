@@ -146,7 +146,7 @@ pub(super) async fn call(
             let mut response = server_error(
                 schema,
                 format!(
-                    "call_id `{call_id}` cannot be recorded now (the shared call store is unreachable), so the call was not run; try again with the same call_id"
+                    "call_id `{call_id}` cannot be recorded now (the shared call store is unreachable, or recovering from a loss of its state), so the call was not run; try again with the same call_id"
                 ),
                 None,
             );
@@ -159,7 +159,7 @@ pub(super) async fn call(
         }
         Err(Refusal::Lost) => {
             let failure = toolhost_core::ToolFailure::outcome_unknown(format!(
-                "the first call with call_id `{call_id}` did not finish on the replica that ran it; it may have acted"
+                "the first call with call_id `{call_id}` did not finish on the replica that ran it, or its record was lost with the shared store's state; it may have acted"
             ));
             let error = toolhost_core::Error::Failed {
                 tool: tool.name.clone(),

@@ -13,17 +13,20 @@
 //! replica waits for `done:FINGERPRINT:RESULT`, a different call with the key is refused. A
 //! replica that dies while running leaves `run:` past its deadline (the lease): the next same
 //! call then marks it `lost:` and every repeat of that `call_id` answers that the outcome is
-//! unknown, rather than running the tool a second time. Results expire after the TTL.
+//! unknown, rather than running the tool a second time. Results expire after the TTL. A store
+//! that lost its state (restarted without persistence, rolled back) is detected by its epoch
+//! and generation, and no `call_id` seen before the loss runs again ([`calls`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::response::Response;
 use redis::aio::ConnectionManager;
 use toolhost_core::{BoxFuture, Secret};
 
-use crate::idempotency::{Refusal, Store};
+mod calls;
+
+pub use calls::Calls;
 
 /// How long one store command may take.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(1);
@@ -183,19 +186,27 @@ impl Shared {
     }
 
     /// Runs one command within [`COMMAND_TIMEOUT`], recording whether the store answered.
-    async fn run<T: redis::FromRedisValue>(&self, command: redis::Cmd) -> Result<T, Unavailable> {
+    pub(crate) async fn run<T: redis::FromRedisValue>(&self, command: redis::Cmd) -> Result<T, Unavailable> {
         let mut connection = ConnectionManager::clone(&self.connection.load());
         let answer = tokio::time::timeout(COMMAND_TIMEOUT, command.query_async::<T>(&mut connection)).await;
         self.settle(answer)
     }
 
     /// Runs a script within [`COMMAND_TIMEOUT`], recording whether the store answered.
-    async fn script<T: redis::FromRedisValue>(
+    pub(crate) async fn script<T: redis::FromRedisValue>(
         &self,
         invocation: redis::ScriptInvocation<'_>,
     ) -> Result<T, Unavailable> {
         let mut connection = ConnectionManager::clone(&self.connection.load());
         let answer = tokio::time::timeout(COMMAND_TIMEOUT, invocation.invoke_async::<T>(&mut connection)).await;
+        self.settle(answer)
+    }
+
+    /// Runs a pipeline within `limit` (a batch of writes larger than one command's worth),
+    /// recording whether the store answered.
+    pub(crate) async fn pipeline(&self, pipeline: &redis::Pipeline, limit: Duration) -> Result<(), Unavailable> {
+        let mut connection = ConnectionManager::clone(&self.connection.load());
+        let answer = tokio::time::timeout(limit, pipeline.query_async::<()>(&mut connection)).await;
         self.settle(answer)
     }
 
@@ -249,130 +260,6 @@ fn shown(url: &str) -> String {
             format!("{scheme}://{user}:***@{host}{path}")
         }
         None => url.to_owned(),
-    }
-}
-
-/// OTC `call_id` results in the shared store.
-#[derive(Debug)]
-pub struct Calls {
-    shared: Shared,
-    /// How long results are kept.
-    ttl: Duration,
-    /// How long a replica may run a call before others take it as lost.
-    lease: Duration,
-}
-
-/// Sets `done:` (or deletes, with an empty result) only while the key still holds our `run:`.
-const FINISH: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
-return 1";
-
-/// Replaces a `run:` whose lease ran out with `lost:`, if it is still that `run:`.
-const LOSE: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-return 1";
-
-impl Calls {
-    /// Results kept for `ttl`; a call's lease is `lease` (longer than any call may run).
-    pub fn new(shared: Shared, ttl: Duration, lease: Duration) -> Self {
-        Self { shared, ttl, lease }
-    }
-
-    async fn claim(&self, key: &str, value: &str) -> Result<bool, Unavailable> {
-        let mut command = redis::cmd("SET");
-        command
-            .arg(key)
-            .arg(value)
-            .arg("NX")
-            .arg("PX")
-            .arg(self.ttl.max(self.lease).as_millis() as u64);
-        let answer: Option<String> = self.shared.run(command).await?;
-        Ok(answer.is_some())
-    }
-
-    async fn finish(&self, key: &str, ours: &str, value: &str) -> Result<(), Unavailable> {
-        let script = redis::Script::new(FINISH);
-        let mut invocation = script.prepare_invoke();
-        invocation
-            .key(key)
-            .arg(ours)
-            .arg(value)
-            .arg(self.ttl.as_millis() as u64);
-        self.shared.script::<i64>(invocation).await.map(drop)
-    }
-
-    async fn once_inner(
-        &self,
-        key: &str,
-        fingerprint: &str,
-        run: BoxFuture<'_, Result<Arc<str>, Response>>,
-    ) -> Result<Arc<str>, Refusal> {
-        let key = format!("toolhost:call:{key}");
-        let deadline = toolhost_core::unix_ms() + self.lease.as_millis() as u64;
-        let ours = format!("run:{fingerprint}:{deadline}:{}", uuid::Uuid::new_v4());
-        let unavailable = |_| Refusal::Unavailable;
-        let mut wait = Duration::from_millis(10);
-        let mut run = Some(run);
-        loop {
-            if self.claim(&key, &ours).await.map_err(unavailable)? {
-                let Some(run) = run.take() else {
-                    return Err(Refusal::Unavailable);
-                };
-                return match run.await {
-                    Ok(result) => {
-                        // A store that fails now has the tool run and its result unrecorded: the
-                        // caller gets the result; a repeat finds `run:` and, past the lease, `lost:`.
-                        let _ = self.finish(&key, &ours, &format!("done:{fingerprint}:{result}")).await;
-                        Ok(result)
-                    }
-                    Err(response) => {
-                        let _ = self.finish(&key, &ours, "").await;
-                        Err(Refusal::Rejected(response))
-                    }
-                };
-            }
-            let found: Option<String> = self.shared.run(redis::Cmd::get(&key)).await.map_err(unavailable)?;
-            let Some(found) = found else {
-                continue;
-            };
-            let (state, rest) = found.split_once(':').unwrap_or((&found, ""));
-            let (theirs, rest) = rest.split_once(':').unwrap_or((rest, ""));
-            if theirs != fingerprint {
-                return Err(Refusal::Conflict);
-            }
-            match state {
-                "done" => return Ok(rest.into()),
-                "lost" => return Err(Refusal::Lost),
-                _ => {
-                    let their_deadline: u64 = rest.split(':').next().and_then(|d| d.parse().ok()).unwrap_or(0);
-                    if toolhost_core::unix_ms() > their_deadline {
-                        let script = redis::Script::new(LOSE);
-                        let mut invocation = script.prepare_invoke();
-                        invocation.key(&key).arg(&found).arg(format!("lost:{fingerprint}"));
-                        let _ = self.shared.script::<i64>(invocation).await;
-                        tracing::warn!(
-                            "a call_id's call outlived its lease (the replica running it stopped?): its outcome is unknown, and repeats are told so"
-                        );
-                        return Err(Refusal::Lost);
-                    }
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 2).min(Duration::from_millis(200));
-                }
-            }
-        }
-    }
-}
-
-impl Store for Calls {
-    fn once<'a>(
-        &'a self,
-        key: &'a str,
-        fingerprint: &'a str,
-        run: BoxFuture<'a, Result<Arc<str>, Response>>,
-    ) -> BoxFuture<'a, Result<Arc<str>, Refusal>> {
-        Box::pin(self.once_inner(key, fingerprint, run))
     }
 }
 
