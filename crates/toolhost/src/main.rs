@@ -397,7 +397,7 @@ fn write_import(imported: &toolhost_import::Imported, out: &std::path::Path) -> 
     // description was imported into, not into a second one with every tool twice (issue #32.7).
     let mut file = out.join(imported.file_name());
     if !file.exists()
-        && let Some(earlier) = imported_from(out, &imported.title)
+        && let Some(earlier) = imported_from(out, imported)
     {
         eprintln!(
             "note: {} holds an earlier import of {}: toolkit `{}` goes there, not into a second file",
@@ -449,8 +449,16 @@ fn write_import(imported: &toolhost_import::Imported, out: &std::path::Path) -> 
 
 /// The catalog file in `out` an earlier import of the description titled `title` wrote (its
 /// first line says so), if any.
-fn imported_from(out: &std::path::Path, title: &str) -> Option<PathBuf> {
-    let first_line = format!("# Imported from {title} by `toolhost import");
+/// The file of `out` an earlier import of the same description wrote, when it holds a tool of
+/// the same name (a `--prefix` that makes every name new is a second toolkit, not a duplicate).
+fn imported_from(out: &std::path::Path, imported: &toolhost_import::Imported) -> Option<PathBuf> {
+    let first_line = format!("# Imported from {} by `toolhost import", imported.title);
+    let names: std::collections::HashSet<&str> = imported.tools.iter().map(|t| t.name.as_str()).collect();
+    let holds_a_name = |text: &str| {
+        text.lines()
+            .filter_map(|l| l.trim_start().trim_start_matches("- ").strip_prefix("name: "))
+            .any(|name| names.contains(name.trim().trim_matches(['"', '\''])))
+    };
     let mut files: Vec<PathBuf> = std::fs::read_dir(out)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -460,7 +468,7 @@ fn imported_from(out: &std::path::Path, title: &str) -> Option<PathBuf> {
     files.into_iter().find(|p| {
         std::fs::read_to_string(p)
             .ok()
-            .is_some_and(|text| text.lines().next().is_some_and(|l| l.starts_with(&first_line)))
+            .is_some_and(|text| text.lines().next().is_some_and(|l| l.starts_with(&first_line)) && holds_a_name(&text))
     })
 }
 
