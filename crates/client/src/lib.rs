@@ -32,7 +32,8 @@ mod validate;
 mod woa;
 
 pub use cache::default_dir as default_cache_dir;
-pub use client::{CallContext, Client, Options, ServerHeaders};
+pub use client::{CallContext, Client, MAX_SESSIONS_PER_OWNER, Options, ServerHeaders};
+pub use mcp::{ChildEnv, KEPT_ENV};
 pub use discover::Limits;
 pub use error::{Error, ToolFailure};
 pub use export::{Exported, Format, NameMap};

@@ -170,6 +170,7 @@ pub(crate) fn recipe(
         signature,
         secrets: &secret_names,
         problems: Vec::new(),
+        same_audience: def.same_audience,
     };
     if def.steps.is_empty() {
         b.problem("`steps`", "there are no steps; add at least one request".to_owned());
@@ -214,6 +215,9 @@ pub(crate) fn recipe(
     })
 }
 
+/// Why `forward: bearer` is refused without `same_audience` (issue #30.10).
+const PASSTHROUGH: &str = "`forward: bearer` sends the caller's own token, issued for this server, to the upstream, which could replay it here (token passthrough, which the MCP specification forbids). Use `exchange: {token_url, client_id, client_secret, params: {audience: ...}}` (RFC 8693 token exchange) to get a token for the upstream's own audience; or, if every upstream of this backend is part of this server's audience and accepts the same tokens anyway, say so with `same_audience: true` on the backend";
+
 /// Backend-level settings every step inherits.
 struct Shared<'a> {
     base_url: Option<&'a str>,
@@ -227,6 +231,9 @@ struct Builder<'a> {
     signature: &'a Signature<'a>,
     secrets: &'a reference::SecretNames<'a>,
     problems: Vec<String>,
+    /// The backend's `same_audience`: its upstreams accept this server's tokens anyway, so
+    /// `forward: bearer` may send them the caller's.
+    same_audience: bool,
 }
 
 impl<'a> Builder<'a> {
@@ -741,10 +748,15 @@ impl<'a> Builder<'a> {
 
     fn auth(&mut self, place: &str, def: &AuthDef, earlier: &[String]) -> Option<Auth> {
         let names = self.names(earlier, true);
+        let same_audience = self.same_audience;
         let mut t = |field: &str, text: &str| self.template(&format!("{place}.{field}"), text, &names);
         Some(match def {
             AuthDef::None => return None,
             AuthDef::Bearer(token) => Auth::Bearer(t("bearer", token)?),
+            AuthDef::Forward(what) if what == "bearer" && !same_audience => {
+                self.problem(place, PASSTHROUGH.to_owned());
+                return None;
+            }
             AuthDef::Forward(what) if what == "bearer" => {
                 Auth::Bearer(Template::hole(Reference::Caller { token: true }, "caller.token"))
             }

@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use crate::import::outputs_of;
 use crate::support::{Scratch, Server, json_of};
 
-const SECRET: &str = "the-issuers-shared-secret-of-32-bytes!";
+pub const SECRET: &str = "the-issuers-shared-secret-of-32-bytes!";
 
 /// An HS256 JWT for `sub`, valid for ten minutes.
-fn jwt(sub: &str) -> String {
+pub fn jwt(sub: &str) -> String {
     let exp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -71,6 +71,7 @@ fn me_catalog(base: &str) -> String {
             backend:
               kind: http
               base_url: {base}
+              same_audience: true
               auth: {{ forward: bearer }}
               steps: [{{ name: me, path: /me, query: {{ user: "{{{{caller.sub}}}}", email: "{{{{caller.email}}}}" }} }}]
               outputs: {{ greeting: me.body.greeting }}
@@ -80,7 +81,7 @@ fn me_catalog(base: &str) -> String {
 
 /// One MCP JSON-RPC request to `{base}/mcp` with a credential header, without a session
 /// (toolhost answers stateless requests); the JSON-RPC answer, from JSON or from SSE.
-async fn mcp_request(base: &str, credential: (&str, &str), request: Value) -> Value {
+pub async fn mcp_request(base: &str, credential: (&str, &str), request: Value) -> Value {
     let text = reqwest::Client::new()
         .post(format!("{base}/mcp"))
         .header(credential.0, credential.1)
@@ -311,7 +312,7 @@ async fn a_federated_tool_forwards_the_callers_token_or_fetches_its_own() {
         &far_yaml,
         text.replacen(
             "\"kind\":\"upstream\"",
-            "\"auth\":{\"forward\":\"bearer\"},\"kind\":\"upstream\"",
+            "\"auth\":{\"forward\":\"bearer\"},\"same_audience\":true,\"kind\":\"upstream\"",
             1,
         ),
     )

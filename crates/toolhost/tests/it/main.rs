@@ -9,6 +9,7 @@ mod client_protocols;
 mod client_support;
 mod deploy;
 mod federation;
+mod federation_hostile;
 mod federation_peers;
 mod identity;
 mod import;
