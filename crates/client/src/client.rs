@@ -358,7 +358,9 @@ impl Client {
                 ..
             } => {
                 // The MCP transport (draft §4.3.2): the agent is the MCP tool of that name.
-                let lease = self.session(&Source::Url(server.clone()), bearer, context.owner.as_deref()).await?;
+                let lease = self
+                    .session(&Source::Url(server.clone()), bearer, context.owner.as_deref())
+                    .await?;
                 let mut as_mcp = tool.clone();
                 as_mcp.name.clone_from(agent);
                 let answer = lease.session.call(&as_mcp, None, &input, timeout).await;
@@ -594,16 +596,14 @@ fn make_room(sessions: &mut HashMap<SessionKey, Entry>, owner: Option<&str>) -> 
     let owned = |e: &Entry| owner.is_some() && e.owner.as_deref() == owner;
     let theirs = sessions.iter().filter(|(k, e)| with_token(k) && owned(e)).count();
     let all = sessions.keys().filter(|k| with_token(k)).count();
-    let pool: Box<dyn Fn(&SessionKey, &Entry) -> bool> = if theirs >= MAX_SESSIONS_PER_OWNER {
-        Box::new(|k, e| with_token(k) && owned(e))
-    } else if all >= MAX_TOKEN_SESSIONS {
-        Box::new(|k, _| with_token(k))
-    } else {
+    // Their own sessions when they hold their share, else anyone's when the table is full.
+    let only_theirs = theirs >= MAX_SESSIONS_PER_OWNER;
+    if !only_theirs && all < MAX_TOKEN_SESSIONS {
         return (true, None);
-    };
+    }
     let victim = sessions
         .iter()
-        .filter(|(k, e)| pool(k, e) && e.idle())
+        .filter(|(k, e)| with_token(k) && (!only_theirs || owned(e)) && e.idle())
         .min_by_key(|(_, e)| e.used)
         .map(|(k, _)| k.clone());
     let Some(victim) = victim else {

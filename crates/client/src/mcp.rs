@@ -10,12 +10,12 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::model::ClientConfig;
 use rmcp::model::{CallToolRequestParams, JsonObject, MetaObject, PaginatedRequestParams, RequestMetaObject};
+use rmcp::service::NotificationContext;
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
-use rmcp::model::ClientConfig;
-use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt as _;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
-use toolhost_client::{Error, Protocol, Source, Tool};
+use toolhost_client::{Error, Source, Tool};
 use toolhost_core::{Backend, BackendCall, BoxFuture, ToolFailure};
 use toolhost_sculpt::{Scrubber, TokenSource};
 
@@ -131,7 +131,7 @@ impl Upstreamed {
             Ok(mut value) => {
                 // The tool ran to its end: what it did is known to be done, so not an unknown
                 // outcome, but its answer is not passed on.
-                self.usable(tool, &value)?;
+                self.usable(&value)?;
                 scrubber.scrub_value(&mut value);
                 Ok(self.outputs(tool, value))
             }
@@ -143,47 +143,29 @@ impl Upstreamed {
                     tokens.invalidate(bearer);
                 }
                 if !matches!(error, Error::Tool(_) | Error::InvalidArguments { .. }) {
-                    upstream.forget().await;
+                    upstream.forget();
                 }
                 Err(self.failure(&error, &scrubber))
             }
         }
     }
 
-    /// Refuses an answer that cannot be passed on: over the tool's `max_response_bytes`, or an
-    /// MCP result that is not text or structured content (an image, audio, a resource), which
-    /// no catalog output carries (issue #30.13, #30.15).
-    fn usable(&self, tool: &Tool, value: &Value) -> Result<(), ToolFailure> {
+    /// Refuses an answer over the tool's `max_response_bytes` (issue #30.15). An MCP result that
+    /// is not text or structured content (an image, audio, a resource) is its content blocks, which
+    /// a `json` output carries as they are and any other output type refuses (`invalid_output`):
+    /// never dropped (issue #30.13).
+    fn usable(&self, value: &Value) -> Result<(), ToolFailure> {
         let size = json_size(value);
         if size > self.max_response_bytes {
             tracing::warn!(tool = %self.watched.catalog_tool, bytes = size, limit = self.max_response_bytes, "the upstream's answer is over the tool's max_response_bytes; not passed on");
-            return Err(ToolFailure::permanent("the service behind this tool ran it, but answered with more than this tool passes on")
-                .with_code("response_too_large")
-                .with_developer_message(format!(
-                    "{}: the answer is {size} bytes of JSON, over {} (`max_response_bytes`)",
-                    self.upstream.name, self.max_response_bytes
-                )));
-        }
-        if tool.protocol == Protocol::Mcp && !matches!(value, Value::Object(_) | Value::String(_)) {
-            let kinds: Vec<&str> = match value {
-                Value::Array(items) => items
-                    .iter()
-                    .filter_map(|c| c.get("type").and_then(Value::as_str))
-                    .filter(|t| *t != "text")
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let kinds = if kinds.is_empty() {
-                "content that is neither text nor structured".to_owned()
-            } else {
-                kinds.join(", ")
-            };
-            tracing::warn!(tool = %self.watched.catalog_tool, content = %kinds, "the upstream answered with content no catalog output carries; not passed on");
             return Err(ToolFailure::permanent(
-                "the service behind this tool ran it, but answered with content this server does not pass on (only text and structured results are)",
+                "the service behind this tool ran it, but answered with more than this tool passes on",
             )
-            .with_code("upstream_unexpected")
-            .with_developer_message(format!("{}: the answer holds {kinds}", self.upstream.name)));
+            .with_code("response_too_large")
+            .with_developer_message(format!(
+                "{}: the answer is {size} bytes of JSON, over {} (`max_response_bytes`)",
+                self.upstream.name, self.max_response_bytes
+            )));
         }
         Ok(())
     }

@@ -106,9 +106,7 @@ pub(crate) fn fill(
             .ok_or_else(|| format!("`{place}`: `{{{{` is not closed"))?;
         let name = after[..end].trim();
         let Some(secret) = name.strip_prefix("secret.") else {
-            return Err(format!(
-                "`{place}`: only `{{{{secret.NAME}}}}` may be filled in here"
-            ));
+            return Err(format!("`{place}`: only `{{{{secret.NAME}}}}` may be filled in here"));
         };
         match secrets.get(secret) {
             Some(value) => out.push_str(value.expose()),
@@ -164,11 +162,7 @@ pub(crate) fn env(
             Err(e) => problems.push(e),
         }
     }
-    if problems.is_empty() {
-        Ok(filled)
-    } else {
-        Err(problems)
-    }
+    if problems.is_empty() { Ok(filled) } else { Err(problems) }
 }
 
 /// What callers, `/readyz` and metrics call an upstream: `name` when the catalog gives one; for
@@ -211,7 +205,10 @@ mod tests {
     fn a_stdio_name_never_carries_arguments_but_a_script() {
         let source = |text: &str| Source::parse(text).unwrap();
         assert_eq!(
-            name(None, &source("stdio:/usr/bin/python3 /srv/peer/server.py --api-key sk-123")),
+            name(
+                None,
+                &source("stdio:/usr/bin/python3 /srv/peer/server.py --api-key sk-123")
+            ),
             "stdio:python3 server.py"
         );
         assert_eq!(name(None, &source("stdio:npx -y @scope/server sk-123")), "stdio:npx");

@@ -143,7 +143,9 @@ impl BackendFactory for Factory {
             .max_response_bytes
             .unwrap_or(toolhost_sculpt::DEFAULT_MAX_RESPONSE_BYTES);
         if max_response_bytes == 0 {
-            return Err(vec!["`max_response_bytes` must be a positive number of bytes".to_owned()]);
+            return Err(vec![
+                "`max_response_bytes` must be a positive number of bytes".to_owned(),
+            ]);
         }
         let call_auth = match &def.auth {
             None => CallAuth::None,
@@ -258,8 +260,9 @@ struct Upstream {
     protocol: Option<Protocol>,
     /// The last listing, when it was read, and the count of the client's
     /// `notifications/tools/list_changed` then.
-    listing: tokio::sync::Mutex<Option<(Instant, u64, Arc<Listing>)>>,
-    /// Set when a reload loads this upstream again: the listing is read before the next call.
+    listing: Arc<tokio::sync::Mutex<Option<Read>>>,
+    /// Set when a reload loads this upstream again, or a call failed in a way that may mean it
+    /// restarted or changed: the listing is read again before the next call.
     stale: std::sync::atomic::AtomicBool,
     /// The client's count of `notifications/tools/list_changed`.
     changes: tokio::sync::watch::Receiver<u64>,
@@ -276,6 +279,10 @@ struct Upstream {
     /// What token endpoints are asked with.
     http: reqwest::Client,
 }
+
+/// A listing, when it was read, and the client's count of `notifications/tools/list_changed`
+/// then.
+type Read = (Instant, u64, Arc<Listing>);
 
 /// One reading of an upstream's tools, with each definition's hash computed once.
 #[derive(Debug)]
@@ -341,7 +348,7 @@ impl Upstream {
             name,
             source,
             protocol,
-            listing: tokio::sync::Mutex::new(None),
+            listing: Arc::default(),
             stale: std::sync::atomic::AtomicBool::new(false),
             served: Mutex::default(),
             watching: std::sync::atomic::AtomicBool::new(false),
@@ -375,7 +382,7 @@ impl Upstream {
                 }
                 wait = LISTING_TTL;
                 let Some(upstream) = weak.upgrade() else { break };
-                upstream.forget().await;
+                upstream.forget();
                 // Reading the listing judges every version.
                 let _ = upstream.listing().await;
                 let served = upstream.served();
@@ -414,6 +421,11 @@ impl Upstream {
     /// judged against a fresh reading, so listings leave out all that it withdraws at once.
     async fn listing(&self) -> Result<Arc<Listing>, Error> {
         let mut listing = self.listing.lock().await;
+        self.refresh(&mut listing).await
+    }
+
+    /// The listing in `listing` when it is fresh, else read again into it.
+    async fn refresh(&self, listing: &mut Option<Read>) -> Result<Arc<Listing>, Error> {
         if let Some(found) = self.fresh(listing.as_ref()) {
             return Ok(found);
         }
@@ -430,27 +442,30 @@ impl Upstream {
     }
 
     /// The listing, when it may still be trusted.
-    fn fresh(&self, listing: Option<&(Instant, u64, Arc<Listing>)>) -> Option<Arc<Listing>> {
+    fn fresh(&self, listing: Option<&Read>) -> Option<Arc<Listing>> {
         let (at, changes, found) = listing?;
-        let fresh = at.elapsed() < LISTING_TTL
-            && *changes == *self.changes.borrow()
-            && !self.stale.load(Ordering::SeqCst);
+        let fresh =
+            at.elapsed() < LISTING_TTL && *changes == *self.changes.borrow() && !self.stale.load(Ordering::SeqCst);
         fresh.then(|| Arc::clone(found))
     }
 
-    /// [`Upstream::listing`] for a call, waiting at most `wait`: the reading goes on without
-    /// the call (and the next one finds it), so a hung upstream holds no call past `wait`, and
-    /// a call that gave up was never sent (issue #30.12). `None` when the wait ran out.
+    /// [`Upstream::listing`] for a call, waiting at most `wait`: a reading runs in a task of
+    /// its own holding the listing's lock (one at a time; calls queue behind it), so it goes on
+    /// without a call that gave up, and the next call finds it. A hung upstream holds no call
+    /// past `wait`, and a call that gave up was never sent (issue #30.12). `None` when the
+    /// wait ran out.
     async fn listing_within(self: &Arc<Self>, wait: Duration) -> Option<Result<Arc<Listing>, Error>> {
-        if let Ok(listing) = self.listing.try_lock()
-            && let Some(found) = self.fresh(listing.as_ref())
-        {
-            return Some(Ok(found));
-        }
         let this = Arc::clone(self);
-        let reading = tokio::spawn(async move { this.listing().await });
-        let joined = tokio::time::timeout(wait, reading).await.ok()?;
-        Some(joined.unwrap_or_else(|e| Err(Error::Setup(format!("reading the listing failed: {e}")))))
+        let waited = tokio::time::timeout(wait, async move {
+            let mut held = Arc::clone(&this.listing).lock_owned().await;
+            if let Some(found) = this.fresh(held.as_ref()) {
+                return Ok(found);
+            }
+            tokio::spawn(async move { this.refresh(&mut held).await })
+                .await
+                .unwrap_or_else(|e| Err(Error::Setup(format!("reading the listing failed: {e}"))))
+        });
+        waited.await.ok()
     }
 
     /// Lists the upstream's tools, and the older versions that `served` ones are pinned to.
@@ -504,8 +519,8 @@ impl Upstream {
 
     /// Forgets the listing, so the next call reads it again (after a failure that may mean the
     /// upstream restarted or changed).
-    async fn forget(&self) {
-        *self.listing.lock().await = None;
+    fn forget(&self) {
+        self.stale.store(true, Ordering::SeqCst);
     }
 }
 
@@ -610,4 +625,3 @@ impl Watched {
         state
     }
 }
-

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::client_peers::installed;
-use crate::identity::{SECRET, jwt, mcp_request, token_endpoint};
+use crate::identity::{SECRET, jwt, jwt_with, mcp_request, token_endpoint};
 use crate::import::{invoke, outputs_of};
 use crate::support::{ONE_TOOL, Scratch, Server, json_of, run};
 
@@ -116,7 +116,12 @@ async fn a_stdio_upstream_reads_no_secret_of_the_servers_and_its_echo_of_its_own
         "[[auth.jwt]]\nissuer = \"https://issuer.example\"\naudience = \"toolhost\"\nalgorithms = [\"HS256\"]\nsecret_env = \"JWT_SECRET\"\n\n[secrets]\nPEER_KEY = { env = \"PEER_KEY\" }\nOTHER_KEY = { env = \"OTHER_KEY\" }\n",
     );
     let server = Server::start(
-        &["--catalog", catalog.to_str().unwrap(), "--config", config.to_str().unwrap()],
+        &[
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+        ],
         &[
             ("JWT_SECRET", SECRET),
             ("PEER_KEY", "Peer-Key-Given-To-The-Child-1"),
@@ -126,7 +131,8 @@ async fn a_stdio_upstream_reads_no_secret_of_the_servers_and_its_echo_of_its_own
         None,
     );
     let alice = format!("Bearer {}", jwt("alice"));
-    for (protocol, answer) in on_every_protocol(&server.base, ("Hostile", "environment"), json!({}), Some(&alice)).await {
+    for (protocol, answer) in on_every_protocol(&server.base, ("Hostile", "environment"), json!({}), Some(&alice)).await
+    {
         assert!(
             answer.contains("plain-visible-value") && answer.contains("PATH") && answer.contains("API_KEY"),
             "{protocol}: the child got the catalog's env and the harmless variables: {answer}"
@@ -147,7 +153,12 @@ async fn a_stdio_upstream_reads_no_secret_of_the_servers_and_its_echo_of_its_own
 
     // A secret the catalog gives the child must exist, and `env` is for stdio servers only.
     let missing = dir.write("missing.toml", "");
-    let check = run(&["check", "--config", missing.to_str().unwrap(), catalog.to_str().unwrap()]);
+    let check = run(&[
+        "check",
+        "--config",
+        missing.to_str().unwrap(),
+        catalog.to_str().unwrap(),
+    ]);
     let said = String::from_utf8_lossy(&check.stderr);
     assert!(
         !check.status.success() && said.contains("`env.API_KEY` refers to secret `PEER_KEY`"),
@@ -223,24 +234,48 @@ async fn an_http_upstream_echoing_its_headers_in_an_answer_returns_no_secret_or_
             );
         }
     }
-    assert!(issued.load(std::sync::atomic::Ordering::SeqCst) >= 1, "a token was fetched");
+    assert!(
+        issued.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+        "a token was fetched"
+    );
     assert!(server.terminate());
     drop(peers);
 }
 
 /// An HS256 token for `sub`, made unique by `n`.
 fn fresh_jwt(sub: &str, n: usize) -> String {
-    let exp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    jwt_with(sub, json!({"jti": n.to_string()}))
+}
+
+/// The faulty peer's tools imported as `toolkit` from a peer that answers well, then pointed at
+/// one with `fault`, with `extra` (JSON members) on the toolkit's backend; the peers, and the
+/// catalog in `dir`.
+async fn faulty_catalog(
+    python: &Path,
+    dir: &Scratch,
+    fault: &'static str,
+    toolkit: &'static str,
+    extra: Option<&str>,
+) -> (Vec<crate::client_peers::Peer>, PathBuf) {
+    let (peers, ports) = crate::federation::faulty_peers(python, ["none", fault]).await;
+    let out = dir.0.join("catalog");
+    let good = format!("http://127.0.0.1:{}/mcp", ports[0]);
+    tokio::task::spawn_blocking({
+        let (good, out) = (good.clone(), out.clone());
+        move || crate::federation::import(&good, &out, &["--toolkit", toolkit], &[])
+    })
+    .await
+    .unwrap();
+    let path = out.join(format!("{}.yaml", toolkit.to_lowercase()));
+    let yaml = std::fs::read_to_string(&path)
         .unwrap()
-        .as_secs()
-        + 600;
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &json!({"iss": "https://issuer.example", "aud": "toolhost", "sub": sub, "jti": n.to_string(), "exp": exp}),
-        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()),
+        .replace(&good, &format!("http://127.0.0.1:{}/mcp", ports[1]));
+    std::fs::write(
+        &path,
+        extra.map_or_else(|| yaml.clone(), |extra| with_toolkit_keys(&yaml, extra)),
     )
-    .unwrap()
+    .unwrap();
+    (peers, out)
 }
 
 /// Issue #30.6: with `forward: bearer` MCP sessions are kept per token; a caller opening
@@ -251,25 +286,9 @@ async fn fresh_tokens_of_one_caller_never_close_a_session_another_callers_call_r
     let Some(python) = installed("venv/bin/python") else {
         return;
     };
-    let (peers, ports) = crate::federation::faulty_peers(&python, ["none", "slow"]).await;
     let dir = Scratch::new();
-    let out = dir.0.join("catalog");
-    let good = format!("http://127.0.0.1:{}/mcp", ports[0]);
-    tokio::task::spawn_blocking({
-        let (good, out) = (good.clone(), out.clone());
-        move || crate::federation::import(&good, &out, &["--toolkit", "Slow"], &[])
-    })
-    .await
-    .unwrap();
-    let path = out.join("slow.yaml");
-    let yaml = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace(&good, &format!("http://127.0.0.1:{}/mcp", ports[1]));
-    std::fs::write(
-        &path,
-        with_toolkit_keys(&yaml, r#""auth":{"forward":"bearer"},"same_audience":true"#),
-    )
-    .unwrap();
+    let forward = r#""auth":{"forward":"bearer"},"same_audience":true"#;
+    let (peers, out) = faulty_catalog(&python, &dir, "slow", "Slow", Some(forward)).await;
     let config = dir.write(
         "toolhost.toml",
         "[[auth.jwt]]\nissuer = \"https://issuer.example\"\naudience = \"toolhost\"\nalgorithms = [\"HS256\"]\nsecret_env = \"JWT_SECRET\"\n",
@@ -299,8 +318,9 @@ async fn fresh_tokens_of_one_caller_never_close_a_session_another_callers_call_r
             (reply.status().as_u16(), reply.text().await.unwrap())
         }
     };
-    // Ten victims' slow calls run while one caller opens 150 sessions with fresh tokens.
-    let victims: Vec<_> = (0..10)
+    // 24 victims' slow calls run while one caller opens 150 sessions with fresh tokens; no call
+    // in flight, the victims' or the caller's own, loses its session.
+    let victims: Vec<_> = (0..24)
         .map(|i| {
             tokio::spawn(call(
                 "send",
@@ -349,18 +369,26 @@ async fn a_stdio_upstream_that_cannot_start_shows_callers_no_command_line_or_std
     });
     let server = Server::start(&["--catalog", catalog.to_str().unwrap()], &[], None);
     let hidden = ["Cmdline-Key-77", "--api-key", "cannot start with", "venv/bin"];
-    for (protocol, answer) in on_every_protocol(&server.base, ("Hostile", "greet"), json!({"name": "Ada"}), None).await {
+    for (protocol, answer) in on_every_protocol(&server.base, ("Hostile", "greet"), json!({"name": "Ada"}), None).await
+    {
         assert!(
             answer.contains("could not start") || answer.contains("unreachable"),
             "{protocol}: {answer}"
         );
-        assert!(!answer.contains("outcome_unknown"), "{protocol}: nothing was sent: {answer}");
+        assert!(
+            !answer.contains("outcome_unknown"),
+            "{protocol}: nothing was sent: {answer}"
+        );
         for text in hidden {
             assert!(!answer.contains(text), "{protocol} shows {text}: {answer}");
         }
     }
     let (status, problem) = invoke(&server.base, "greet", json!([{"name": "name", "value": "Ada"}])).await;
-    assert_eq!((status, problem["code"].as_str()), (503, Some("upstream_unreachable")), "{problem}");
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (503, Some("upstream_unreachable")),
+        "{problem}"
+    );
     let otc = json_of(
         reqwest::Client::new()
             .post(format!("{}/otc/tools/call", server.base))
@@ -368,12 +396,27 @@ async fn a_stdio_upstream_that_cannot_start_shows_callers_no_command_line_or_std
     )
     .await;
     assert!(
-        otc.to_string().contains("stdio:python mcp_hostile_server.py: the upstream could not start"),
+        otc.to_string()
+            .contains("stdio:python mcp_hostile_server.py: the upstream could not start"),
         "{otc}"
     );
     let http = reqwest::Client::new();
-    let ready = http.get(format!("{}/readyz", server.base)).send().await.unwrap().text().await.unwrap();
-    let metrics = http.get(format!("{}/metrics", server.base)).send().await.unwrap().text().await.unwrap();
+    let ready = http
+        .get(format!("{}/readyz", server.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let metrics = http
+        .get(format!("{}/metrics", server.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     for (what, text) in [("/readyz", &ready), ("/metrics", &metrics)] {
         for hidden in hidden {
             assert!(!text.contains(hidden), "{what} shows {hidden}: {text}");
@@ -382,15 +425,17 @@ async fn a_stdio_upstream_that_cannot_start_shows_callers_no_command_line_or_std
     assert!(ready.contains("stdio:python mcp_hostile_server.py"), "{ready}");
     let logs = server.logs_when(|l| l.iter().any(|x| x.contains("cannot start with")));
     assert!(
-        logs.iter().any(|x| x.contains("cannot start with") && x.contains("Cmdline-Key-77")),
+        logs.iter()
+            .any(|x| x.contains("cannot start with") && x.contains("Cmdline-Key-77")),
         "operators read why in the log: {logs:?}"
     );
     assert!(server.terminate());
 }
 
-/// Issue #30.13, #30.14, #30.15: an image answer is refused (not passed as `json`), an answer
-/// over the tool's `max_response_bytes` is refused, and an upstream that rewrites a tool and
-/// says so (`notifications/tools/list_changed`) has it withdrawn at once, not a minute later.
+/// Issue #30.13, #30.14, #30.15: an image answer is carried in a `json` output and refused by a
+/// text one (never dropped), an answer over the tool's `max_response_bytes` is refused, and an
+/// upstream that rewrites a tool and says so (`notifications/tools/list_changed`) has it
+/// withdrawn at once, not a minute later.
 #[tokio::test]
 async fn images_oversized_answers_and_announced_rug_pulls_are_refused() {
     let Some(python) = installed("venv/bin/python") else {
@@ -398,18 +443,39 @@ async fn images_oversized_answers_and_announced_rug_pulls_are_refused() {
     };
     let dir = Scratch::new();
     let catalog = hostile_catalog(&dir, &python, |yaml| {
-        yaml.replacen("\"tool\":\"big\"", "\"tool\":\"big\",\"max_response_bytes\":1000", 1)
+        let yaml = yaml.replacen("\"tool\":\"big\"", "\"tool\":\"big\",\"max_response_bytes\":1000", 1);
+        // `image` once more, declaring a text output.
+        let (_, from) = yaml.split_once("      - name: image\n").unwrap();
+        let copy = from
+            .replace("\"type\":\"json\"", "\"type\":\"string\"")
+            .replace("required\":false", "required\":true")
+            .replace("\"idempotent\":false", "\"idempotent\":true");
+        format!("{yaml}      - name: image_as_text\n{copy}")
     });
     let server = Server::start(&["--catalog", catalog.to_str().unwrap()], &[], None);
-    let (status, problem) = invoke(&server.base, "image", json!([])).await;
-    assert_eq!((status, problem["code"].as_str()), (502, Some("upstream_unexpected")), "{problem}");
-    assert!(problem.to_string().contains("image"), "{problem}");
+    // An image is the MCP content blocks in the `json` output the import declared for it; a
+    // version declaring a `string` output refuses it rather than dropping it.
+    let (status, answer) = invoke(&server.base, "image", json!([])).await;
+    assert_eq!(status, 200, "{answer}");
+    let content = &outputs_of(&answer)["result"];
+    assert_eq!(content[0]["type"], "image", "{answer}");
+    assert_eq!(content[0]["mimeType"], "image/png", "{answer}");
+    let (status, problem) = invoke(&server.base, "image_as_text", json!([])).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (502, Some("invalid_output")),
+        "{problem}"
+    );
 
     let (status, answer) = invoke(&server.base, "big", json!([{"name": "size", "value": 500}])).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(outputs_of(&answer)["result"].as_str().map(str::len), Some(500));
     let (status, problem) = invoke(&server.base, "big", json!([{"name": "size", "value": 5000}])).await;
-    assert_eq!((status, problem["code"].as_str()), (502, Some("response_too_large")), "{problem}");
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (502, Some("response_too_large")),
+        "{problem}"
+    );
 
     let name = json!([{"name": "name", "value": "Ada"}]);
     let (status, answer) = invoke(&server.base, "greet", name.clone()).await;
@@ -444,7 +510,10 @@ async fn a_reload_reads_the_listing_again_before_the_next_call() {
     let (status, answer) = invoke(&server.base, "flip", json!([{"name": "notify", "value": false}])).await;
     assert_eq!(status, 200, "{answer}");
     let (status, answer) = invoke(&server.base, "greet", name.clone()).await;
-    assert_eq!(status, 200, "unannounced, the change waits for the next reading: {answer}");
+    assert_eq!(
+        status, 200,
+        "unannounced, the change waits for the next reading: {answer}"
+    );
 
     let http = reqwest::Client::new();
     let generation = |ready: &Value| ready["catalog"]["generation"].as_u64().unwrap_or_default();
@@ -467,21 +536,8 @@ async fn a_hung_listing_fails_calls_in_time_as_not_sent() {
     let Some(python) = installed("venv/bin/python") else {
         return;
     };
-    let (peers, ports) = crate::federation::faulty_peers(&python, ["none", "hang_list"]).await;
     let dir = Scratch::new();
-    let out = dir.0.join("catalog");
-    let good = format!("http://127.0.0.1:{}/mcp", ports[0]);
-    tokio::task::spawn_blocking({
-        let (good, out) = (good.clone(), out.clone());
-        move || crate::federation::import(&good, &out, &["--toolkit", "Hung"], &[])
-    })
-    .await
-    .unwrap();
-    let path = out.join("hung.yaml");
-    let yaml = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace(&good, &format!("http://127.0.0.1:{}/mcp", ports[1]));
-    std::fs::write(&path, yaml).unwrap();
+    let (peers, out) = faulty_catalog(&python, &dir, "hang_list", "Hung", None).await;
     let server = Server::start(
         &["--catalog", out.to_str().unwrap(), "--call-timeout-ms", "2000"],
         &[],
@@ -500,7 +556,11 @@ async fn a_hung_listing_fails_calls_in_time_as_not_sent() {
             (503, Some("upstream_unreachable")),
             "{tool}: {problem}"
         );
-        assert!(started.elapsed() < Duration::from_millis(1900), "{tool}: {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_millis(1900),
+            "{tool}: {:?}",
+            started.elapsed()
+        );
     }
     let otc = json_of(
         reqwest::Client::new()
@@ -521,7 +581,9 @@ async fn forwarding_the_callers_token_upstream_needs_same_audience() {
         return;
     };
     let dir = Scratch::new();
-    let catalog = hostile_catalog(&dir, &python, |yaml| with_toolkit_keys(&yaml, r#""auth":{"forward":"bearer"}"#));
+    let catalog = hostile_catalog(&dir, &python, |yaml| {
+        with_toolkit_keys(&yaml, r#""auth":{"forward":"bearer"}"#)
+    });
     let check = run(&["check", catalog.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&check.stderr);
     assert!(!check.status.success(), "{said}");
@@ -533,7 +595,10 @@ async fn forwarding_the_callers_token_upstream_needs_same_audience() {
     let yaml = std::fs::read_to_string(&file).unwrap();
     std::fs::write(
         &file,
-        yaml.replace(r#""auth":{"forward":"bearer"}"#, r#""auth":{"forward":"bearer"},"same_audience":true"#),
+        yaml.replace(
+            r#""auth":{"forward":"bearer"}"#,
+            r#""auth":{"forward":"bearer"},"same_audience":true"#,
+        ),
     )
     .unwrap();
     let check = run(&["check", catalog.to_str().unwrap()]);

@@ -15,14 +15,23 @@ pub const SECRET: &str = "the-issuers-shared-secret-of-32-bytes!";
 
 /// An HS256 JWT for `sub`, valid for ten minutes.
 pub fn jwt(sub: &str) -> String {
+    jwt_with(sub, json!({"email": format!("{sub}@example.com")}))
+}
+
+/// An HS256 JWT for `sub` of the test issuer, valid for ten minutes, with `claims` beside.
+pub fn jwt_with(sub: &str, claims: Value) -> String {
     let exp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs()
         + 600;
+    let mut all = json!({"iss": "https://issuer.example", "aud": "toolhost", "sub": sub, "exp": exp});
+    if let (Some(all), Value::Object(claims)) = (all.as_object_mut(), claims) {
+        all.extend(claims);
+    }
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &json!({"iss": "https://issuer.example", "aud": "toolhost", "sub": sub, "email": format!("{sub}@example.com"), "exp": exp}),
+        &all,
         &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()),
     )
     .unwrap()
