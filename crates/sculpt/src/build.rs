@@ -216,7 +216,7 @@ pub(crate) fn recipe(
 }
 
 /// Why `forward: bearer` is refused without `same_audience` (issue #30.10).
-const PASSTHROUGH: &str = "`forward: bearer` sends the caller's own token, issued for this server, to the upstream, which could replay it here (token passthrough, which the MCP specification forbids). Use `exchange: {token_url, client_id, client_secret, params: {audience: ...}}` (RFC 8693 token exchange) to get a token for the upstream's own audience; or, if every upstream of this backend is part of this server's audience and accepts the same tokens anyway, say so with `same_audience: true` on the backend";
+const PASSTHROUGH: &str = "`forward: bearer` (like `{{caller.token}}`) sends the caller's own token, issued for this server, to the upstream, which could replay it here (token passthrough, which the MCP specification forbids). Use `exchange: {token_url, client_id, client_secret, params: {audience: ...}}` (RFC 8693 token exchange) to get a token for the upstream's own audience; or, if every upstream of this backend is part of this server's audience and accepts the same tokens anyway, say so with `same_audience: true` on the backend";
 
 /// Backend-level settings every step inherits.
 struct Shared<'a> {
@@ -255,7 +255,21 @@ impl<'a> Builder<'a> {
     }
 
     fn template(&mut self, place: &str, text: &str, names: &Names<'_>) -> Option<Template> {
-        Template::parse(text, names).map_err(|e| self.problem(place, e)).ok()
+        let template = Template::parse(text, names).map_err(|e| self.problem(place, e)).ok()?;
+        self.token_allowed(place, template.references()).then_some(template)
+    }
+
+    /// Whether these references may be sent: the caller's token only with `same_audience`
+    /// (issue #30.10); a problem is said otherwise.
+    fn token_allowed<'r>(&mut self, place: &str, references: impl IntoIterator<Item = &'r Reference>) -> bool {
+        let passes_token = references
+            .into_iter()
+            .any(|r| matches!(r, Reference::Caller { token: true }));
+        if passes_token && !self.same_audience {
+            self.problem(place, PASSTHROUGH.to_owned());
+            return false;
+        }
+        true
     }
 
     fn step_name(&mut self, name: &str, earlier: &[String]) -> bool {
@@ -393,7 +407,8 @@ impl<'a> Builder<'a> {
         for (key, value) in &def.query {
             let place = at(&format!("query.{key}"));
             let template = match ValueTemplate::parse(value, &names, &mut programs) {
-                Ok(t) => t,
+                Ok(t) if self.token_allowed(&place, t.references()) => t,
+                Ok(_) => continue,
                 Err(e) => {
                     self.problem(&place, e);
                     continue;
@@ -449,11 +464,13 @@ impl<'a> Builder<'a> {
             (Some(body), None) => ValueTemplate::parse(body, &names, &mut programs)
                 .map_err(|e| self.problem(&at("body"), e))
                 .ok()
+                .filter(|t| self.token_allowed(&at("body"), t.references()))
                 .map(BodyTemplate::Json),
             (None, Some(form)) => {
                 let mut fields = Vec::new();
                 for (key, value) in form {
                     match ValueTemplate::parse(value, &names, &mut programs) {
+                        Ok(t) if !self.token_allowed(&at(&format!("form.{key}")), t.references()) => {}
                         Ok(t) if t.is_scalar() => fields.push((key.clone(), t)),
                         Ok(_) => self.problem(
                             &at(&format!("form.{key}")),
@@ -468,6 +485,7 @@ impl<'a> Builder<'a> {
                 (Some(_), Some(input @ Value::Object(_))) => ValueTemplate::parse(input, &names, &mut programs)
                     .map_err(|e| self.problem(&at("input"), e))
                     .ok()
+                    .filter(|t| self.token_allowed(&at("input"), t.references()))
                     .map(BodyTemplate::Json),
                 (Some(_), None) => Some(BodyTemplate::Json(ValueTemplate::Literal(Value::Object(
                     serde_json::Map::new(),

@@ -226,14 +226,17 @@ fn the_callers_token_goes_only_upstream() {
     assert!(found.contains("only `forward: bearer`"), "{found}");
 }
 
-/// Issue #30.10: `forward: bearer` passes the caller's token, issued for this server, to the
-/// upstream; it is refused unless the backend says the upstream shares the audience, and the
-/// refusal points at token exchange.
+/// Issue #30.10: `forward: bearer` (or `{{caller.token}}` written by hand) passes the caller's
+/// token, issued for this server, to the upstream; it is refused unless the backend says the
+/// upstream shares the audience, and the refusal points at token exchange.
 #[test]
 fn forwarding_the_callers_token_needs_the_operators_word_that_the_audience_is_shared() {
     for auth in [
         "auth: { forward: bearer }\nsteps: [{ name: me, path: /me }]",
         "steps: [{ name: me, path: /me, auth: { forward: bearer } }]",
+        "steps: [{ name: me, path: /me, headers: { X-Token: \"{{caller.token}}\" } }]",
+        "steps: [{ name: me, method: POST, path: /me, body: { token: \"{{caller.token}}\" } }]",
+        "steps: [{ name: me, path: /me, query: { token: \"{{caller.token}}\" } }]",
     ] {
         let backend = format!("kind: http\nbase_url: BASE\n{auth}\noutputs: {{ sent: me.body }}\n");
         let found = problems(&tool("[]", OUT, &backend)).join("\n");
