@@ -614,3 +614,75 @@ fn make_room(sessions: &mut HashMap<SessionKey, Entry>, owner: Option<&str>) -> 
         .and_then(|e| e.slot.try_lock().ok().and_then(|mut s| s.session.take()));
     (true, session)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// A table of `n` token sessions of `owner`, the first used longest ago; their keys.
+    fn fill(sessions: &mut HashMap<SessionKey, Entry>, owner: &str, n: usize, start: Instant) -> Vec<SessionKey> {
+        (0..n)
+            .map(|i| {
+                let source = Source::parse("http://127.0.0.1:9/mcp").unwrap();
+                let mut token = [0u8; 32];
+                token[..owner.len()].copy_from_slice(owner.as_bytes());
+                token[31] = u8::try_from(i).unwrap();
+                let key: SessionKey = (source, Some(token));
+                sessions.insert(
+                    key.clone(),
+                    Entry {
+                        slot: SessionSlot::default(),
+                        owner: Some(owner.to_owned()),
+                        used: start + Duration::from_millis(i as u64),
+                    },
+                );
+                key
+            })
+            .collect()
+    }
+
+    /// Issue #30.6: one owner past their share loses their own least recently used idle
+    /// session; a full table loses the least recently used idle one; a slot in use (a call
+    /// waiting for it or opening it) is never taken; with every one in use nothing is.
+    #[test]
+    fn room_is_made_from_idle_sessions_least_recently_used_first_and_per_owner() {
+        let start = Instant::now();
+        let mut sessions = HashMap::new();
+        let victims = fill(
+            &mut sessions,
+            "victim",
+            MAX_TOKEN_SESSIONS - MAX_SESSIONS_PER_OWNER,
+            start,
+        );
+        let mallory = fill(
+            &mut sessions,
+            "mallory",
+            MAX_SESSIONS_PER_OWNER,
+            start + Duration::from_secs(1),
+        );
+        // Mallory at their share: their own oldest idle one goes, not a victim's older one. (A
+        // call waiting for a slot, opening or using its session holds it.)
+        let busy = Arc::clone(&sessions[&mallory[0]].slot);
+        assert!(make_room(&mut sessions, Some("mallory")).0);
+        assert!(sessions.contains_key(&mallory[0]), "in use: kept");
+        assert!(!sessions.contains_key(&mallory[1]), "their oldest idle one went");
+        assert!(victims.iter().all(|k| sessions.contains_key(k)));
+        // Someone else at a full table: the oldest idle one of anyone's.
+        fill(&mut sessions, "carol", 1, start + Duration::from_secs(2));
+        let waiting = Arc::clone(&sessions[&victims[0]].slot);
+        assert!(make_room(&mut sessions, Some("dave")).0);
+        assert!(sessions.contains_key(&victims[0]), "in use: kept");
+        assert!(!sessions.contains_key(&victims[1]));
+        // Every one in use: nothing is taken, and the new session is not kept.
+        fill(&mut sessions, "frank", 1, start + Duration::from_secs(3));
+        assert_eq!(sessions.len(), MAX_TOKEN_SESSIONS);
+        let held: Vec<SessionSlot> = sessions.values().map(|e| Arc::clone(&e.slot)).collect();
+        let before = sessions.len();
+        assert!(!make_room(&mut sessions, Some("erin")).0);
+        assert_eq!(sessions.len(), before);
+        drop((busy, waiting, held));
+        assert!(make_room(&mut sessions, None).0);
+    }
+}
