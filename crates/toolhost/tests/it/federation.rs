@@ -190,6 +190,14 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
     // the watcher says so soon after start, before any call.
     drift(&out, "reworded");
     let server = Server::start(&["--catalog", out_text], &[], None);
+    // The watcher reads it a second after load; starting the Python server may take a few more
+    // on a loaded machine.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while json_of(reqwest::Client::new().get(format!("{}/readyz", server.base))).await["withdrawn"]["versions"] != 1
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     let logs = server.logs_when(|l| l.iter().any(|x| x.contains("upstream tool is withdrawn")));
     assert!(
         logs.iter()
