@@ -10,6 +10,9 @@ FAULT, what `tools/call` gets:
 - close: the connection closed without an answer
 - echo: a JSON-RPC error repeating the X-Api-Key header it got (as careless servers do)
 - refuse: a JSON-RPC "invalid params" error (-32602): the server ran nothing
+- headers: a correct result whose text is the request headers it got (a careless echo)
+- slow: `send` answers after 2 s (`add` at once)
+- hang_list: `tools/list` never answers (calls would)
 """
 
 import json
@@ -72,6 +75,9 @@ class Handler(BaseHTTPRequestHandler):
                 "serverInfo": {"name": "faulty-peer", "version": "1.0.0"},
             }
         elif method == "tools/list":
+            if FAULT == "hang_list":
+                time.sleep(600)
+                return
             result = {"tools": TOOLS}
         elif method == "tools/call":
             if FAULT == "hang":
@@ -92,6 +98,13 @@ class Handler(BaseHTTPRequestHandler):
                 error = {"code": -32602, "message": "invalid params: this server takes no such call"}
                 self.answer(200, json.dumps({"jsonrpc": "2.0", "id": ident, "error": error}))
                 return
+            if FAULT == "headers":
+                text = json.dumps(dict(self.headers.items()))
+                result = {"content": [{"type": "text", "text": text}], "isError": False}
+                self.answer(200, json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}))
+                return
+            if FAULT == "slow" and request["params"]["name"] == "send":
+                time.sleep(2)
             if FAULT == "close":
                 self.close_connection = True
                 self.connection.shutdown(2)

@@ -12,7 +12,7 @@ use crate::discover::{self, Ctx, Found, Limits};
 use crate::error::Error;
 use crate::guard::{Guard, Lookup, Policy, SystemLookup};
 use crate::http::{Freshness, Http};
-use crate::mcp::Session;
+use crate::mcp::{ChildEnv, Listener, Session};
 use crate::model::{Address, Protocol, Server, Source, Tool};
 use crate::retry::Retry;
 use crate::{nact, otc, woa};
@@ -32,6 +32,9 @@ pub struct CallContext {
     /// fetched for the upstream). Over MCP, calls with a token have a session of their own per
     /// token; a `stdio:` server has no place for one.
     pub bearer: Option<toolhost_core::Secret>,
+    /// Whose `bearer` it is (a server's caller), so that one owner's tokens cannot take more
+    /// than [`MAX_SESSIONS_PER_OWNER`] of the MCP sessions kept per token.
+    pub owner: Option<String>,
 }
 
 impl CallContext {
@@ -94,6 +97,9 @@ pub struct Options {
     /// user's servers file: sent to requests under that prefix only, whichever servers were
     /// typed, and the prefix's origin is reachable as if typed.
     pub server_headers: ServerHeaders,
+    /// The environment `stdio:` servers start with: this process's own by default (a command
+    /// the user typed); a server starts them with [`ChildEnv::Cleared`].
+    pub child_env: ChildEnv,
 }
 
 /// Headers by URL prefix: each prefix with its `(name, value)` pairs.
@@ -112,6 +118,7 @@ impl Default for Options {
             allow_stdio: false,
             headers: Vec::new(),
             server_headers: Vec::new(),
+            child_env: ChildEnv::Inherit,
         }
     }
 }
@@ -155,18 +162,61 @@ pub struct Client {
     options: Options,
     /// One slot per MCP server: the map's lock is held only to find a slot, so opening a
     /// session to one server never waits for another (issue #12.12).
-    sessions: tokio::sync::Mutex<HashMap<SessionKey, SessionSlot>>,
+    sessions: tokio::sync::Mutex<HashMap<SessionKey, Entry>>,
+    /// Counts the `notifications/tools/list_changed` every session heard.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 /// A session's server, and the SHA-256 of the bearer token it was opened with, if any (one
 /// caller's token never serves another's call; the token itself is not kept here).
 type SessionKey = (Source, Option<[u8; 32]>);
 
-/// How many sessions opened with a per-call token are kept; past it the oldest one is closed.
+/// How many sessions opened with a per-call token are kept; past it the least recently used
+/// idle one is closed (issue #30.6).
 const MAX_TOKEN_SESSIONS: usize = 64;
+/// How many of those one [`CallContext::owner`] may hold; past it their own least recently
+/// used idle one is closed.
+pub const MAX_SESSIONS_PER_OWNER: usize = 8;
 
 /// An MCP server's session, once opened; concurrent calls wait for one opening.
 type SessionSlot = Arc<tokio::sync::Mutex<Slot>>;
+
+/// A slot in the session table, with whose token opened it and when a call last asked for it.
+#[derive(Debug)]
+struct Entry {
+    slot: SessionSlot,
+    owner: Option<String>,
+    used: std::time::Instant,
+}
+
+impl Entry {
+    /// Whether nobody uses the slot: no call waits for it, opens its session or holds it (a
+    /// call holds the session for as long as it runs). Asked under the table's lock, which
+    /// every call passes to reach a slot, so an idle slot stays idle while it is closed.
+    fn idle(&self) -> bool {
+        Arc::strong_count(&self.slot) == 1
+            && self
+                .slot
+                .try_lock()
+                .is_ok_and(|s| s.session.as_ref().is_none_or(|s| Arc::strong_count(s) == 1))
+    }
+}
+
+/// A session for one call: kept in the table, or opened for this call alone (the table was full
+/// of sessions in use) and closed after it.
+pub(crate) struct Lease {
+    pub session: Arc<Session>,
+    kept: bool,
+}
+
+impl Lease {
+    /// Ends a session that is not kept; a kept one stays open.
+    pub async fn done(self) {
+        if !self.kept {
+            self.session.close().await;
+        }
+    }
+}
 
 /// One MCP server's session, and how starting it has failed lately.
 #[derive(Debug, Default)]
@@ -190,12 +240,19 @@ impl Client {
             http,
             options,
             sessions: tokio::sync::Mutex::new(HashMap::new()),
+            changes: Arc::new(tokio::sync::watch::channel(0).0),
         })
     }
 
     /// The options.
     pub fn options(&self) -> &Options {
         &self.options
+    }
+
+    /// How many `notifications/tools/list_changed` this client's MCP sessions have heard, as
+    /// it changes: a server holding pinned tools reads their listing again at once.
+    pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// Discovers the tools at `source`, detecting its protocol (see [`crate::discover`]).
@@ -307,10 +364,14 @@ impl Client {
                 ..
             } => {
                 // The MCP transport (draft §4.3.2): the agent is the MCP tool of that name.
-                let session = self.session(&Source::Url(server.clone()), bearer).await?;
+                let lease = self
+                    .session(&Source::Url(server.clone()), bearer, context.owner.as_deref())
+                    .await?;
                 let mut as_mcp = tool.clone();
                 as_mcp.name.clone_from(agent);
-                session.call(&as_mcp, None, &input, timeout).await
+                let answer = lease.session.call(&as_mcp, None, &input, timeout).await;
+                lease.done().await;
+                answer
             }
             Address::Woa {
                 invoke,
@@ -330,8 +391,10 @@ impl Client {
                     .await
             }
             Address::Mcp { pin } => {
-                let session = self.session(&tool.endpoint, bearer).await?;
-                session.call(tool, pin.as_ref(), &input, timeout).await
+                let lease = self.session(&tool.endpoint, bearer, context.owner.as_deref()).await?;
+                let answer = lease.session.call(tool, pin.as_ref(), &input, timeout).await;
+                lease.done().await;
+                answer
             }
         }
     }
@@ -386,7 +449,7 @@ impl Client {
     /// Ends every open MCP session (stdio servers are told to stop). Dropping the client ends
     /// them too, less politely.
     pub async fn close(&self) {
-        let slots: Vec<SessionSlot> = self.sessions.lock().await.drain().map(|(_, s)| s).collect();
+        let slots: Vec<SessionSlot> = self.sessions.lock().await.drain().map(|(_, e)| e.slot).collect();
         let mut sessions = Vec::with_capacity(slots.len());
         for slot in slots {
             sessions.extend(slot.lock().await.session.take());
@@ -412,38 +475,69 @@ impl Client {
         source: &Source,
         bearer: Option<&toolhost_core::Secret>,
     ) -> Result<Found, Error> {
-        let session = self.session(source, bearer).await?;
-        session.tools(source, self.options.limits, self.options.timeout).await
+        let lease = self.session(source, bearer, None).await?;
+        let found = lease
+            .session
+            .tools(source, self.options.limits, self.options.timeout)
+            .await;
+        lease.done().await;
+        found
     }
 
     /// The open session to `source`, opened now when there is none or the one there died (a
-    /// stdio server that exited, a transport that closed).
-    async fn session(&self, source: &Source, bearer: Option<&toolhost_core::Secret>) -> Result<Arc<Session>, Error> {
+    /// stdio server that exited, a transport that closed). A session for a token (`bearer`,
+    /// whose `owner` is given) is one of at most [`MAX_TOKEN_SESSIONS`], at most
+    /// [`MAX_SESSIONS_PER_OWNER`] of them one owner's: past either, the least recently used
+    /// idle one is closed, never one a call is using; when every one is in use, the new session
+    /// serves its call alone.
+    async fn session(
+        &self,
+        source: &Source,
+        bearer: Option<&toolhost_core::Secret>,
+        owner: Option<&str>,
+    ) -> Result<Lease, Error> {
         use sha2::Digest as _;
         // A token means nothing to a process on stdio.
         let bearer = bearer.filter(|_| matches!(source, Source::Url(_)));
         let key: SessionKey = (source.clone(), bearer.map(|b| sha2::Sha256::digest(b.expose()).into()));
-        let (slot, evicted) = {
+        let (slot, kept, evicted) = {
             let mut sessions = self.sessions.lock().await;
-            let mut evicted = None;
-            if key.1.is_some() && !sessions.contains_key(&key) {
-                let with_tokens: Vec<&SessionKey> = sessions.keys().filter(|k| k.1.is_some()).collect();
-                if with_tokens.len() >= MAX_TOKEN_SESSIONS
-                    && let Some(oldest) = with_tokens.first().map(|k| (*k).clone())
-                {
-                    evicted = sessions.remove(&oldest);
+            let now = std::time::Instant::now();
+            match sessions.get_mut(&key) {
+                Some(entry) => {
+                    entry.used = now;
+                    (Arc::clone(&entry.slot), true, None)
+                }
+                None => {
+                    let (room, evicted) = if key.1.is_some() {
+                        make_room(&mut sessions, owner)
+                    } else {
+                        (true, None)
+                    };
+                    let slot = SessionSlot::default();
+                    if room {
+                        sessions.insert(
+                            key,
+                            Entry {
+                                slot: Arc::clone(&slot),
+                                owner: owner.map(str::to_owned),
+                                used: now,
+                            },
+                        );
+                    }
+                    (slot, room, evicted)
                 }
             }
-            (Arc::clone(sessions.entry(key).or_default()), evicted)
         };
-        if let Some(evicted) = evicted
-            && let Some(session) = evicted.lock().await.session.take()
-        {
-            session.close().await;
+        if let Some(evicted) = evicted {
+            evicted.close().await;
         }
         let mut held = slot.lock().await;
         if let Some(session) = held.session.as_ref().filter(|s| s.is_alive()) {
-            return Ok(Arc::clone(session));
+            return Ok(Lease {
+                session: Arc::clone(session),
+                kept,
+            });
         }
         if let Some(dead) = held.session.take() {
             dead.close().await;
@@ -459,14 +553,27 @@ impl Client {
                     "it failed to start {failures} time(s) in a row; the next try is in {} ms. The last failure: {why}",
                     wait.as_millis()
                 ),
+                sent: false,
             });
         }
-        match Session::open(&self.http, source, bearer, self.options.timeout).await {
+        let listener = Listener {
+            changes: Arc::clone(&self.changes),
+        };
+        let opened = Session::open(
+            &self.http,
+            source,
+            bearer,
+            self.options.timeout,
+            &self.options.child_env,
+            listener,
+        )
+        .await;
+        match opened {
             Ok(session) => {
                 let session = Arc::new(session);
                 held.session = Some(Arc::clone(&session));
                 held.failed = None;
-                Ok(session)
+                Ok(Lease { session, kept })
             }
             Err(error) => {
                 if matches!(source, Source::Command { .. }) {
@@ -483,5 +590,105 @@ impl Client {
                 Err(error)
             }
         }
+    }
+}
+
+/// Makes room in the session table for one more session with a token of `owner`: when the owner
+/// holds [`MAX_SESSIONS_PER_OWNER`], or the table [`MAX_TOKEN_SESSIONS`], the least recently
+/// used idle one of theirs (of the table's) is taken out, its session returned to be closed.
+/// `false` when none is idle: the new session is not kept.
+fn make_room(sessions: &mut HashMap<SessionKey, Entry>, owner: Option<&str>) -> (bool, Option<Arc<Session>>) {
+    let with_token = |k: &SessionKey| k.1.is_some();
+    let owned = |e: &Entry| owner.is_some() && e.owner.as_deref() == owner;
+    let theirs = sessions.iter().filter(|(k, e)| with_token(k) && owned(e)).count();
+    let all = sessions.keys().filter(|k| with_token(k)).count();
+    // Their own sessions when they hold their share, else anyone's when the table is full.
+    let only_theirs = theirs >= MAX_SESSIONS_PER_OWNER;
+    if !only_theirs && all < MAX_TOKEN_SESSIONS {
+        return (true, None);
+    }
+    let victim = sessions
+        .iter()
+        .filter(|(k, e)| with_token(k) && (!only_theirs || owned(e)) && e.idle())
+        .min_by_key(|(_, e)| e.used)
+        .map(|(k, _)| k.clone());
+    let Some(victim) = victim else {
+        return (false, None);
+    };
+    let session = sessions
+        .remove(&victim)
+        .and_then(|e| e.slot.try_lock().ok().and_then(|mut s| s.session.take()));
+    (true, session)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// A table of `n` token sessions of `owner`, the first used longest ago; their keys.
+    fn fill(sessions: &mut HashMap<SessionKey, Entry>, owner: &str, n: usize, start: Instant) -> Vec<SessionKey> {
+        (0..n)
+            .map(|i| {
+                let source = Source::parse("http://127.0.0.1:9/mcp").unwrap();
+                let mut token = [0u8; 32];
+                token[..owner.len()].copy_from_slice(owner.as_bytes());
+                token[31] = u8::try_from(i).unwrap();
+                let key: SessionKey = (source, Some(token));
+                sessions.insert(
+                    key.clone(),
+                    Entry {
+                        slot: SessionSlot::default(),
+                        owner: Some(owner.to_owned()),
+                        used: start + Duration::from_millis(i as u64),
+                    },
+                );
+                key
+            })
+            .collect()
+    }
+
+    /// Issue #30.6: one owner past their share loses their own least recently used idle
+    /// session; a full table loses the least recently used idle one; a slot in use (a call
+    /// waiting for it or opening it) is never taken; with every one in use nothing is.
+    #[test]
+    fn room_is_made_from_idle_sessions_least_recently_used_first_and_per_owner() {
+        let start = Instant::now();
+        let mut sessions = HashMap::new();
+        let victims = fill(
+            &mut sessions,
+            "victim",
+            MAX_TOKEN_SESSIONS - MAX_SESSIONS_PER_OWNER,
+            start,
+        );
+        let mallory = fill(
+            &mut sessions,
+            "mallory",
+            MAX_SESSIONS_PER_OWNER,
+            start + Duration::from_secs(1),
+        );
+        // Mallory at their share: their own oldest idle one goes, not a victim's older one. (A
+        // call waiting for a slot, opening or using its session holds it.)
+        let busy = Arc::clone(&sessions[&mallory[0]].slot);
+        assert!(make_room(&mut sessions, Some("mallory")).0);
+        assert!(sessions.contains_key(&mallory[0]), "in use: kept");
+        assert!(!sessions.contains_key(&mallory[1]), "their oldest idle one went");
+        assert!(victims.iter().all(|k| sessions.contains_key(k)));
+        // Someone else at a full table: the oldest idle one of anyone's.
+        fill(&mut sessions, "carol", 1, start + Duration::from_secs(2));
+        let waiting = Arc::clone(&sessions[&victims[0]].slot);
+        assert!(make_room(&mut sessions, Some("dave")).0);
+        assert!(sessions.contains_key(&victims[0]), "in use: kept");
+        assert!(!sessions.contains_key(&victims[1]));
+        // Every one in use: nothing is taken, and the new session is not kept.
+        fill(&mut sessions, "frank", 1, start + Duration::from_secs(3));
+        assert_eq!(sessions.len(), MAX_TOKEN_SESSIONS);
+        let held: Vec<SessionSlot> = sessions.values().map(|e| Arc::clone(&e.slot)).collect();
+        let before = sessions.len();
+        assert!(!make_room(&mut sessions, Some("erin")).0);
+        assert_eq!(sessions.len(), before);
+        drop((busy, waiting, held));
+        assert!(make_room(&mut sessions, None).0);
     }
 }

@@ -115,6 +115,10 @@ pub enum Error {
         server: String,
         /// What went wrong.
         message: String,
+        /// Whether the request may have reached the server: `false` when the session never
+        /// opened (the server did not start, or is waiting out its restart backoff), so
+        /// nothing was sent.
+        sent: bool,
     },
     /// An MCP server answered the request with a JSON-RPC error (not a transport failure: the
     /// server is there and said no). See [`Error::refused_unrun`].
@@ -193,7 +197,10 @@ impl Error {
     /// Whether the request surely never reached the server (a connection that never opened),
     /// so sending it again cannot repeat anything, whatever the tool does.
     pub fn nothing_sent(&self) -> bool {
-        matches!(self, Self::Transport { connect: true, .. })
+        matches!(
+            self,
+            Self::Transport { connect: true, .. } | Self::Mcp { sent: false, .. }
+        )
     }
 
     /// How long the server asked to wait before retrying.
@@ -304,6 +311,7 @@ mod tests {
         let lost = Error::Mcp {
             server: "x".into(),
             message: "Transport closed".into(),
+            sent: true,
         };
         assert!(!lost.refused_unrun());
     }

@@ -34,12 +34,13 @@ mod validate;
 mod woa;
 
 pub use cache::default_dir as default_cache_dir;
-pub use client::{CallContext, Client, Options, ServerHeaders};
+pub use client::{CallContext, Client, MAX_SESSIONS_PER_OWNER, Options, ServerHeaders};
 pub use discover::Limits;
 pub use error::{Error, ToolFailure};
 pub use export::{Exported, Format, NameMap};
 pub use guard::{Lookup, Policy};
 pub use lock::{Finding, Lockfile};
+pub use mcp::{ChildEnv, KEPT_ENV};
 pub use model::{Kind, Output, Parameter, Protocol, Server, Source, Tool};
 pub use nact::NactClient;
 pub use raw::{Raw, RawReply};

@@ -10,11 +10,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::model::ClientConfig;
 use rmcp::model::{CallToolRequestParams, JsonObject, MetaObject, PaginatedRequestParams, RequestMetaObject};
+use rmcp::service::NotificationContext;
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
-use rmcp::{RoleClient, ServiceExt as _};
+use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt as _;
 
@@ -30,11 +32,85 @@ pub const VERSION_META: &str = "toolhost/version";
 /// How much of a stdio server's stderr is kept for error messages.
 const STDERR_TAIL: usize = 2000;
 
+/// The variables of this process a `stdio:` server started with [`ChildEnv::Cleared`] keeps:
+/// where programs, home and temporary files are, locale and time zone, and where the system's
+/// CA certificates are; nothing that carries a credential (no proxy URLs, no tokens).
+pub const KEPT_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "XDG_RUNTIME_DIR",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "SYSTEMROOT",
+];
+
+/// The environment a `stdio:` server is started with.
+#[derive(Debug, Clone, Default)]
+pub enum ChildEnv {
+    /// This process's whole environment: a command the user typed (the client's commands).
+    #[default]
+    Inherit,
+    /// Only [`KEPT_ENV`] and the locale's `LC_*` from this process, and these variables: a
+    /// server started by toolhost serve, which must not read the server's secrets and keys
+    /// from its environment (issue #30.1).
+    Cleared(Vec<(String, toolhost_core::Secret)>),
+}
+
+impl ChildEnv {
+    fn apply(&self, command: &mut tokio::process::Command) {
+        let Self::Cleared(given) = self else {
+            return;
+        };
+        command.env_clear();
+        for (name, value) in std::env::vars_os() {
+            let kept = name
+                .to_str()
+                .is_some_and(|n| KEPT_ENV.contains(&n) || n.starts_with("LC_"));
+            if kept {
+                command.env(name, value);
+            }
+        }
+        for (name, value) in given {
+            command.env(name, value.expose());
+        }
+    }
+}
+
+/// The client side of a session: it hears `notifications/tools/list_changed` (counted in
+/// `changes`, which the server's federation reads the listing again on) and otherwise does what
+/// `()` does: no sampling, roots or elicitation for the server.
+#[derive(Debug, Clone)]
+pub(crate) struct Listener {
+    pub changes: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl ClientHandler for Listener {
+    fn get_info(&self) -> ClientConfig {
+        ().get_info()
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
 /// An open MCP session.
 pub(crate) struct Session {
     label: String,
     peer: Peer<RoleClient>,
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Listener>>>,
     stderr: Option<Arc<Mutex<String>>>,
 }
 
@@ -47,17 +123,21 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// Opens a session with `source` within `timeout`.
+    /// Opens a session with `source` within `timeout`; a `stdio:` server is started with `env`.
     pub async fn open(
         http: &Http,
         source: &Source,
         bearer: Option<&toolhost_core::Secret>,
         timeout: Duration,
+        env: &ChildEnv,
+        listener: Listener,
     ) -> Result<Self, Error> {
         let label = source.to_string();
+        // Nothing of a call is sent before the session is open.
         let failed = |message: String| Error::Mcp {
             server: label.clone(),
             message,
+            sent: false,
         };
         let (service, stderr) = match source {
             Source::Url(url) => {
@@ -66,7 +146,7 @@ impl Session {
                 let headers = http.credentials_with(url, bearer)?;
                 config.custom_headers = headers.into_iter().filter_map(|(k, v)| Some((k?, v))).collect();
                 let transport = StreamableHttpClientTransport::with_client(http.reqwest().clone(), config);
-                let service = tokio::time::timeout(timeout, ().serve(transport))
+                let service = tokio::time::timeout(timeout, listener.serve(transport))
                     .await
                     .map_err(|_| failed(format!("no answer to `initialize` within {} ms", timeout.as_millis())))?
                     .map_err(|e| failed(text::plain_error(&chain(&e))))?;
@@ -75,12 +155,13 @@ impl Session {
             Source::Command { program, args } => {
                 let mut command = tokio::process::Command::new(program);
                 command.args(args);
+                env.apply(&mut command);
                 let (process, child_stderr) = TokioChildProcess::builder(command)
                     .stderr(Stdio::piped())
                     .spawn()
                     .map_err(|e| failed(format!("failed to start `{program}`: {e}")))?;
                 let tail = child_stderr.map(keep_tail);
-                let started = tokio::time::timeout(timeout, ().serve(process)).await;
+                let started = tokio::time::timeout(timeout, listener.serve(process)).await;
                 let with_stderr = |message: String| match &tail {
                     Some(tail) => {
                         let text = tail.lock().map(|t| t.clone()).unwrap_or_default();
@@ -222,6 +303,7 @@ impl Session {
                 Some(tail) => format!("{message}; its stderr ends: {}", text::one_line(&tail, STDERR_TAIL)),
                 None => message,
             },
+            sent: true,
         }
     }
 }

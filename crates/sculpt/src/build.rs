@@ -170,6 +170,7 @@ pub(crate) fn recipe(
         signature,
         secrets: &secret_names,
         problems: Vec::new(),
+        same_audience: def.same_audience,
     };
     if def.steps.is_empty() {
         b.problem("`steps`", "there are no steps; add at least one request".to_owned());
@@ -214,6 +215,9 @@ pub(crate) fn recipe(
     })
 }
 
+/// Why `forward: bearer` is refused without `same_audience` (issue #30.10).
+const PASSTHROUGH: &str = "`forward: bearer` (like `{{caller.token}}`) sends the caller's own token, issued for this server, to the upstream, which could replay it here (token passthrough, which the MCP specification forbids). Use `exchange: {token_url, client_id, client_secret, params: {audience: ...}}` (RFC 8693 token exchange) to get a token for the upstream's own audience; or, if every upstream of this backend is part of this server's audience and accepts the same tokens anyway, say so with `same_audience: true` on the backend";
+
 /// Backend-level settings every step inherits.
 struct Shared<'a> {
     base_url: Option<&'a str>,
@@ -227,6 +231,9 @@ struct Builder<'a> {
     signature: &'a Signature<'a>,
     secrets: &'a reference::SecretNames<'a>,
     problems: Vec<String>,
+    /// The backend's `same_audience`: its upstreams accept this server's tokens anyway, so
+    /// `forward: bearer` may send them the caller's.
+    same_audience: bool,
 }
 
 impl<'a> Builder<'a> {
@@ -248,7 +255,21 @@ impl<'a> Builder<'a> {
     }
 
     fn template(&mut self, place: &str, text: &str, names: &Names<'_>) -> Option<Template> {
-        Template::parse(text, names).map_err(|e| self.problem(place, e)).ok()
+        let template = Template::parse(text, names).map_err(|e| self.problem(place, e)).ok()?;
+        self.token_allowed(place, template.references()).then_some(template)
+    }
+
+    /// Whether these references may be sent: the caller's token only with `same_audience`
+    /// (issue #30.10); a problem is said otherwise.
+    fn token_allowed<'r>(&mut self, place: &str, references: impl IntoIterator<Item = &'r Reference>) -> bool {
+        let passes_token = references
+            .into_iter()
+            .any(|r| matches!(r, Reference::Caller { token: true }));
+        if passes_token && !self.same_audience {
+            self.problem(place, PASSTHROUGH.to_owned());
+            return false;
+        }
+        true
     }
 
     fn step_name(&mut self, name: &str, earlier: &[String]) -> bool {
@@ -422,7 +443,8 @@ impl<'a> Builder<'a> {
         for (key, value) in &def.query {
             let place = at(&format!("query.{key}"));
             let template = match ValueTemplate::parse(value, &names, &mut programs) {
-                Ok(t) => t,
+                Ok(t) if self.token_allowed(&place, t.references()) => t,
+                Ok(_) => continue,
                 Err(e) => {
                     self.problem(&place, e);
                     continue;
@@ -478,11 +500,13 @@ impl<'a> Builder<'a> {
             (Some(body), None) => ValueTemplate::parse(body, &names, &mut programs)
                 .map_err(|e| self.problem(&at("body"), e))
                 .ok()
+                .filter(|t| self.token_allowed(&at("body"), t.references()))
                 .map(BodyTemplate::Json),
             (None, Some(form)) => {
                 let mut fields = Vec::new();
                 for (key, value) in form {
                     match ValueTemplate::parse(value, &names, &mut programs) {
+                        Ok(t) if !self.token_allowed(&at(&format!("form.{key}")), t.references()) => {}
                         Ok(t) if t.is_scalar() => fields.push((key.clone(), t)),
                         Ok(_) => self.problem(
                             &at(&format!("form.{key}")),
@@ -497,6 +521,7 @@ impl<'a> Builder<'a> {
                 (Some(_), Some(input @ Value::Object(_))) => ValueTemplate::parse(input, &names, &mut programs)
                     .map_err(|e| self.problem(&at("input"), e))
                     .ok()
+                    .filter(|t| self.token_allowed(&at("input"), t.references()))
                     .map(BodyTemplate::Json),
                 (Some(_), None) => Some(BodyTemplate::Json(ValueTemplate::Literal(Value::Object(
                     serde_json::Map::new(),
@@ -777,10 +802,15 @@ impl<'a> Builder<'a> {
 
     fn auth(&mut self, place: &str, def: &AuthDef, earlier: &[String]) -> Option<Auth> {
         let names = self.names(earlier, true);
+        let same_audience = self.same_audience;
         let mut t = |field: &str, text: &str| self.template(&format!("{place}.{field}"), text, &names);
         Some(match def {
             AuthDef::None => return None,
             AuthDef::Bearer(token) => Auth::Bearer(t("bearer", token)?),
+            AuthDef::Forward(what) if what == "bearer" && !same_audience => {
+                self.problem(place, PASSTHROUGH.to_owned());
+                return None;
+            }
             AuthDef::Forward(what) if what == "bearer" => {
                 Auth::Bearer(Template::hole(Reference::Caller { token: true }, "caller.token"))
             }

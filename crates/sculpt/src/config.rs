@@ -30,6 +30,11 @@ pub(crate) struct BackendDef {
     /// Outbound authentication of every step (a step's own `auth` wins).
     #[serde(default)]
     pub auth: Option<AuthDef>,
+    /// The operator's word that every upstream of the backend is part of this server's
+    /// audience (it accepts the tokens this server accepts anyway), which `forward: bearer`
+    /// needs: otherwise the caller's token would be passed through to another audience.
+    #[serde(default)]
+    pub same_audience: bool,
     pub steps: Vec<StepDef>,
     /// Output name → where its value comes from. Absent: the last step's body.
     #[serde(default)]

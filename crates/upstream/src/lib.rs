@@ -22,17 +22,29 @@
 //!
 //! Upstreams are shared by the tools of one source while a catalog uses them; when no loaded
 //! catalog does (a reload removed them), they are dropped, and a stdio server with them.
+//!
+//! An upstream is a server toolhost does not control, so it is treated as an attacker (issue
+//! #30, docs/security.md): a `stdio:` server starts with a cleared environment (the harmless
+//! variables and the catalog's `env`, never the server's secrets or keys); every answer, success
+//! or failure, is scrubbed of every secret the upstream was or could have been given; callers
+//! never read a command line or a child's stderr; the listing is read again when the upstream
+//! says it changed, and after a reload.
+
+mod call;
+mod def;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
-use toolhost_client::{Client, Error, Options, Policy, Protocol, Server, Source, Tool, lock};
-use toolhost_core::{Backend, BackendCall, BackendFactory, BoxFuture, Secret, Signature, ToolFailure};
+use toolhost_client::{ChildEnv, Client, Error, Options, Policy, Protocol, Server, Source, Tool, lock};
+use toolhost_core::{Backend, BackendFactory, Secret, Signature};
 use toolhost_sculpt::{Scrubber, TokenSource};
+
+use crate::call::{CallAuth, Upstreamed};
+use crate::def::{AuthDef, Def, Forwarded, OAuthDef};
 
 /// The kind name catalogs use.
 pub const KIND: &str = "upstream";
@@ -43,79 +55,17 @@ const TOKEN_WAIT: Duration = Duration::from_secs(10);
 /// When the watcher first reads an upstream after it is loaded.
 const FIRST_CHECK: Duration = Duration::from_secs(1);
 
-/// The backend block as a catalog writes it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Def {
-    /// An http(s) URL, or `stdio:COMMAND ARGS`.
-    source: String,
-    /// The protocol to speak (probed when absent).
-    #[serde(default)]
-    protocol: Option<Protocol>,
-    /// The upstream's name for the tool.
-    tool: String,
-    /// The hash of the upstream's definition the signature was imported from.
-    pin: String,
-    /// The upstream's version calls go to, a semver (`"1.2.0"`) or an N-ACT version number
-    /// (`3`), so that a version pinned here is the same version there (chaining toolhosts);
-    /// absent: the upstream's current one (MCP, WoA).
-    #[serde(default)]
-    version: Option<Value>,
-    /// Whether the tool may be called again without repeating an effect (annotations).
-    #[serde(default)]
-    idempotent: bool,
-    /// Headers sent to the upstream (only to its origin), e.g. `Authorization: "Bearer
-    /// {{secret.PEER_TOKEN}}"`; `{{secret.NAME}}` reads the server's `[secrets]`.
-    #[serde(default)]
-    headers: std::collections::BTreeMap<String, String>,
-    /// A token per call: the caller's own (`{forward: bearer}`), one fetched with OAuth 2.0
-    /// client credentials (`{oauth2: {...}}`, also for listing), or the caller's exchanged
-    /// (`{exchange: {...}}`, RFC 8693).
-    #[serde(default)]
-    auth: Option<AuthDef>,
-}
-
-/// `auth` of an upstream backend.
-#[derive(Debug, Clone, Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-enum AuthDef {
-    Forward(Forwarded),
-    Oauth2(OAuthDef),
-    Exchange(OAuthDef),
-}
-
-/// What `forward` sends on: the caller's bearer token.
-#[derive(Debug, Clone, Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Forwarded {
-    Bearer,
-}
-
-/// A token endpoint and the server's client there; `{{secret.NAME}}` in the id and secret.
-#[derive(Debug, Clone, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-struct OAuthDef {
-    token_url: String,
-    client_id: String,
-    client_secret: String,
-    #[serde(default)]
-    scopes: Vec<String>,
-}
-
-/// How a call gets its `Authorization`.
-#[derive(Debug, Clone)]
-enum CallAuth {
-    /// The upstream's `headers`, nothing per call.
-    None,
-    /// The caller's verified token.
-    Forward,
-    /// A token from a token endpoint (client credentials, or the caller's exchanged).
-    Token(Arc<TokenSource>),
-}
-
 /// An upstream is its source as written, the protocol named for it, its headers as written,
-/// and the client credentials it is listed with (as written), if any.
-type UpstreamKey = (String, Option<Protocol>, Vec<(String, String)>, Option<String>);
+/// the client credentials it is listed with (as written), if any, its `env` as written and its
+/// name.
+type UpstreamKey = (
+    String,
+    Option<Protocol>,
+    Vec<(String, String)>,
+    Option<String>,
+    Vec<(String, String)>,
+    Option<String>,
+);
 
 /// Builds `upstream` backends; upstreams (and their MCP sessions, child processes included)
 /// are shared by every tool of the same source, for as long as a loaded catalog uses them.
@@ -143,42 +93,9 @@ impl Factory {
         }
     }
 
-    /// Fills `{{secret.NAME}}` in a header value.
-    fn fill(&self, header: &str, value: &str) -> Result<String, String> {
-        let mut out = String::new();
-        let mut rest = value;
-        while let Some(start) = rest.find("{{") {
-            out.push_str(&rest[..start]);
-            let after = &rest[start + 2..];
-            let end = after
-                .find("}}")
-                .ok_or_else(|| format!("`headers.{header}`: `{{{{` is not closed"))?;
-            let name = after[..end].trim();
-            let Some(secret) = name.strip_prefix("secret.") else {
-                return Err(format!(
-                    "`headers.{header}`: only `{{{{secret.NAME}}}}` may be filled in here"
-                ));
-            };
-            match self.secrets.get(secret) {
-                Some(value) => out.push_str(value.expose()),
-                None if !self.check_secrets => {}
-                None => {
-                    let mut known: Vec<&str> = self.secrets.keys().map(String::as_str).collect();
-                    known.sort_unstable();
-                    return Err(format!(
-                        "`headers.{header}` refers to secret `{secret}`, which is not in the server's [secrets] ({})",
-                        if known.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            known.join(", ")
-                        }
-                    ));
-                }
-            }
-            rest = &after[end + 2..];
-        }
-        out.push_str(rest);
-        Ok(out)
+    /// Fills `{{secret.NAME}}` in the value at `place`.
+    fn fill(&self, place: &str, value: &str) -> Result<String, String> {
+        def::fill(&self.secrets, !self.check_secrets, place, value)
     }
 }
 
@@ -218,11 +135,23 @@ impl BackendFactory for Factory {
         let headers: Vec<(String, String)> = def.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         let filled = headers
             .iter()
-            .map(|(k, v)| Ok((k.clone(), self.fill(k, v)?)))
+            .map(|(k, v)| Ok((k.clone(), self.fill(&format!("headers.{k}"), v)?)))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|e| vec![e])?;
+        let env = def::env(&def, &source, &self.secrets, !self.check_secrets)?;
+        let max_response_bytes = def
+            .max_response_bytes
+            .unwrap_or(toolhost_sculpt::DEFAULT_MAX_RESPONSE_BYTES);
+        if max_response_bytes == 0 {
+            return Err(vec![
+                "`max_response_bytes` must be a positive number of bytes".to_owned(),
+            ]);
+        }
         let call_auth = match &def.auth {
             None => CallAuth::None,
+            Some(AuthDef::Forward(Forwarded::Bearer)) if !def.same_audience => {
+                return Err(vec![def::PASSTHROUGH.to_owned()]);
+            }
             Some(AuthDef::Forward(Forwarded::Bearer)) => CallAuth::Forward,
             Some(AuthDef::Oauth2(oauth)) => CallAuth::Token(Arc::new(self.token_source(oauth, false)?)),
             Some(AuthDef::Exchange(oauth)) => CallAuth::Token(Arc::new(self.token_source(oauth, true)?)),
@@ -236,18 +165,32 @@ impl BackendFactory for Factory {
         let written_auth = listing_auth
             .as_ref()
             .and_then(|_| serde_json::to_string(&def.auth).ok());
-        let key = (def.source.clone(), def.protocol, headers, written_auth);
+        let written_env = def.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let key = (
+            def.source.clone(),
+            def.protocol,
+            headers,
+            written_auth,
+            written_env,
+            def.name.clone(),
+        );
         let upstream = {
             let mut upstreams = self.upstreams.lock().unwrap_or_else(PoisonError::into_inner);
             upstreams.retain(|_, u| u.strong_count() > 0);
             match upstreams.get(&key).and_then(Weak::upgrade) {
-                Some(found) => found,
+                Some(found) => {
+                    // Loaded again (a reload): the next call reads the listing first.
+                    found.stale.store(true, Ordering::SeqCst);
+                    found
+                }
                 None => {
                     let made = Arc::new(
                         Upstream::new(
+                            def::name(def.name.as_deref(), &source),
                             source,
                             def.protocol,
                             filled,
+                            env,
                             listing_auth,
                             self.http.clone(),
                             Scrubber::shared(self.secrets.values().map(Secret::expose)),
@@ -299,6 +242,7 @@ impl BackendFactory for Factory {
                 [only] => Some(only.name.clone()),
                 _ => None,
             },
+            max_response_bytes,
         }))
     }
 }
@@ -308,23 +252,37 @@ impl BackendFactory for Factory {
 struct Upstream {
     client: Client,
     source: Source,
-    /// The source for logs and messages: a URL's user, password and query values masked (a
-    /// hand-written catalog may carry them).
+    /// The source for the operator's logs: a URL's user, password and query values masked (a
+    /// hand-written catalog may carry them); a `stdio:` command line in full.
     shown: String,
+    /// The upstream for callers, `/readyz` and metrics: never a command line ([`def::name`]).
+    name: String,
     protocol: Option<Protocol>,
-    listing: tokio::sync::Mutex<Option<(Instant, Arc<Listing>)>>,
+    /// The last listing, when it was read, and the count of the client's
+    /// `notifications/tools/list_changed` then.
+    listing: Arc<tokio::sync::Mutex<Option<Read>>>,
+    /// Set when a reload loads this upstream again, or a call failed in a way that may mean it
+    /// restarted or changed: the listing is read again before the next call.
+    stale: std::sync::atomic::AtomicBool,
+    /// The client's count of `notifications/tools/list_changed`.
+    changes: tokio::sync::watch::Receiver<u64>,
     /// Every loaded catalog version this upstream serves.
     served: Mutex<Vec<Weak<Watched>>>,
     /// Whether the watcher runs.
     watching: std::sync::atomic::AtomicBool,
     /// The client credentials the upstream is listed with, if any.
     listing_auth: Option<Arc<TokenSource>>,
-    /// Removes the server's secrets (and their encodings) from what an upstream's failure
-    /// says, before it is logged or answered: an upstream may echo the headers it got.
+    /// Removes the server's secrets (and their encodings) from what an upstream answers or
+    /// says in failing, before it is logged or passed on: an upstream may echo the headers,
+    /// the environment or the tokens it got.
     scrubber: Scrubber,
     /// What token endpoints are asked with.
     http: reqwest::Client,
 }
+
+/// A listing, when it was read, and the client's count of `notifications/tools/list_changed`
+/// then.
+type Read = (Instant, u64, Arc<Listing>);
 
 /// One reading of an upstream's tools, with each definition's hash computed once.
 #[derive(Debug)]
@@ -358,10 +316,13 @@ fn is_version(tool: &Tool, version: &str) -> bool {
 }
 
 impl Upstream {
+    #[allow(clippy::too_many_arguments)]
     fn new(
+        name: String,
         source: Source,
         protocol: Option<Protocol>,
         headers: Vec<(String, String)>,
+        env: Vec<(String, Secret)>,
         listing_auth: Option<Arc<TokenSource>>,
         http: reqwest::Client,
         scrubber: Scrubber,
@@ -376,15 +337,19 @@ impl Upstream {
             policy,
             allow_stdio: true,
             headers,
+            child_env: ChildEnv::Cleared(env),
             ..Options::default()
         })
         .map_err(|e| e.to_string())?;
         Ok(Self {
+            changes: client.tool_changes(),
             client,
             shown: toolhost_client::text::shown_url(&source.to_string()),
+            name,
             source,
             protocol,
-            listing: tokio::sync::Mutex::new(None),
+            listing: Arc::default(),
+            stale: std::sync::atomic::AtomicBool::new(false),
             served: Mutex::default(),
             watching: std::sync::atomic::AtomicBool::new(false),
             listing_auth,
@@ -405,14 +370,19 @@ impl Upstream {
             return;
         }
         let weak = Arc::downgrade(this);
+        let mut changes = this.changes.clone();
         runtime.spawn(async move {
             let mut reported: HashMap<(String, String), State> = HashMap::new();
             let mut wait = FIRST_CHECK;
             loop {
-                tokio::time::sleep(wait).await;
+                // The upstream saying its tools changed is read at once (issue #30.14).
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    changed = changes.changed() => if changed.is_err() { break },
+                }
                 wait = LISTING_TTL;
                 let Some(upstream) = weak.upgrade() else { break };
-                upstream.forget().await;
+                upstream.forget();
                 // Reading the listing judges every version.
                 let _ = upstream.listing().await;
                 let served = upstream.served();
@@ -438,7 +408,7 @@ impl Upstream {
                     }
                 }
                 let up = served.iter().all(|w| w.state() != State::Unreachable);
-                metrics::gauge!("toolhost_upstream_up", "upstream" => upstream.shown.clone()).set(if up { 1.0 } else { 0.0 });
+                metrics::gauge!("toolhost_upstream_up", "upstream" => upstream.name.clone()).set(if up { 1.0 } else { 0.0 });
                 for (tool, versions) in withdrawn {
                     metrics::gauge!("toolhost_upstream_tool_withdrawn", "tool" => tool.to_owned()).set(f64::from(versions));
                 }
@@ -446,24 +416,56 @@ impl Upstream {
         });
     }
 
-    /// The upstream's current listing, read again when older than [`LISTING_TTL`]; every
-    /// version it serves is judged against a fresh reading, so listings leave out all that it
-    /// withdraws at once.
+    /// The upstream's current listing, read again when older than [`LISTING_TTL`], when the
+    /// upstream said its tools changed since, or after a reload; every version it serves is
+    /// judged against a fresh reading, so listings leave out all that it withdraws at once.
     async fn listing(&self) -> Result<Arc<Listing>, Error> {
         let mut listing = self.listing.lock().await;
-        if let Some((at, found)) = listing.as_ref()
-            && at.elapsed() < LISTING_TTL
-        {
-            return Ok(Arc::clone(found));
+        self.refresh(&mut listing).await
+    }
+
+    /// The listing in `listing` when it is fresh, else read again into it.
+    async fn refresh(&self, listing: &mut Option<Read>) -> Result<Arc<Listing>, Error> {
+        if let Some(found) = self.fresh(listing.as_ref()) {
+            return Ok(found);
         }
+        self.stale.store(false, Ordering::SeqCst);
+        let changes = *self.changes.borrow();
         let served = self.served();
         let read = self.read(&served).await.map(Arc::new);
         for watched in served {
             watched.judge(read.as_deref().ok());
         }
         let found = read?;
-        *listing = Some((Instant::now(), Arc::clone(&found)));
+        *listing = Some((Instant::now(), changes, Arc::clone(&found)));
         Ok(found)
+    }
+
+    /// The listing, when it may still be trusted.
+    fn fresh(&self, listing: Option<&Read>) -> Option<Arc<Listing>> {
+        let (at, changes, found) = listing?;
+        let fresh =
+            at.elapsed() < LISTING_TTL && *changes == *self.changes.borrow() && !self.stale.load(Ordering::SeqCst);
+        fresh.then(|| Arc::clone(found))
+    }
+
+    /// [`Upstream::listing`] for a call, waiting at most `wait`: a reading runs in a task of
+    /// its own holding the listing's lock (one at a time; calls queue behind it), so it goes on
+    /// without a call that gave up, and the next call finds it. A hung upstream holds no call
+    /// past `wait`, and a call that gave up was never sent (issue #30.12). `None` when the
+    /// wait ran out.
+    async fn listing_within(self: &Arc<Self>, wait: Duration) -> Option<Result<Arc<Listing>, Error>> {
+        let this = Arc::clone(self);
+        let waited = tokio::time::timeout(wait, async move {
+            let mut held = Arc::clone(&this.listing).lock_owned().await;
+            if let Some(found) = this.fresh(held.as_ref()) {
+                return Ok(found);
+            }
+            tokio::spawn(async move { this.refresh(&mut held).await })
+                .await
+                .unwrap_or_else(|e| Err(Error::Setup(format!("reading the listing failed: {e}"))))
+        });
+        waited.await.ok()
     }
 
     /// Lists the upstream's tools, and the older versions that `served` ones are pinned to.
@@ -517,8 +519,8 @@ impl Upstream {
 
     /// Forgets the listing, so the next call reads it again (after a failure that may mean the
     /// upstream restarted or changed).
-    async fn forget(&self) {
-        *self.listing.lock().await = None;
+    fn forget(&self) {
+        self.stale.store(true, Ordering::SeqCst);
     }
 }
 
@@ -621,211 +623,5 @@ impl Watched {
         };
         self.state.store(state as u8, Ordering::Relaxed);
         state
-    }
-}
-
-/// One catalog tool version served by an upstream's tool.
-#[derive(Debug)]
-struct Upstreamed {
-    upstream: Arc<Upstream>,
-    watched: Arc<Watched>,
-    auth: CallAuth,
-    idempotent: bool,
-    /// The one output's name when the version has exactly one (a text result fills it).
-    single_output: Option<String>,
-}
-
-impl Upstreamed {
-    async fn run(&self, call: BackendCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
-        let watched = &self.watched;
-        let failed = |reason: &'static str| {
-            metrics::counter!("toolhost_upstream_failures_total", "tool" => watched.catalog_tool.clone(), "reason" => reason)
-                .increment(1);
-        };
-        let listing = match self.upstream.listing().await {
-            Ok(listing) => listing,
-            Err(e) => {
-                failed("unreachable");
-                return Err(self.upstream.scrubber.failure(unreachable(&self.upstream.shown, &e)));
-            }
-        };
-        // Judged again: this version may have been loaded after the listing was read.
-        let state = watched.judge(Some(&listing));
-        let Some((tool, now)) = listing.find(&watched.tool, watched.version.as_deref()) else {
-            failed("missing");
-            tracing::warn!(upstream = %self.upstream.shown, tool = %watched.catalog_tool, upstream_tool = %watched.tool, version = watched.version.as_deref().unwrap_or("current"), "the upstream no longer lists this tool (or the pinned version); it is withdrawn until it is back or re-imported");
-            return Err(ToolFailure::temporary(
-                "the service behind this tool does not offer it at the moment; try again later",
-                Some(Duration::from_secs(60)),
-            )
-            .with_code("upstream_missing")
-            .with_developer_message(format!("{} lists no tool `{}`", self.upstream.shown, watched.tool)));
-        };
-        if state == State::Changed {
-            let pin = watched.pin();
-            failed("changed");
-            tracing::warn!(
-                upstream = %self.upstream.shown,
-                tool = %watched.catalog_tool,
-                upstream_tool = %watched.tool,
-                pinned = %pin,
-                now = %now,
-                "the upstream changed this tool since it was pinned; it is withdrawn until an operator re-imports it (toolhost import tools)"
-            );
-            return Err(ToolFailure::permanent(
-                "this tool is unavailable: the service behind it changed it, and it must be reviewed before it is used again",
-            )
-            .with_code("upstream_changed")
-            .with_developer_message(format!(
-                "{} changed `{}`: pinned {pin}, now {now}; re-import it with `toolhost import tools`",
-                self.upstream.shown, watched.tool
-            )));
-        }
-        let deadline = Instant::now() + call.version.timeout;
-        let bearer = match &self.auth {
-            CallAuth::None => None,
-            CallAuth::Forward => Some(
-                call.context
-                    .caller_token
-                    .clone()
-                    .ok_or_else(toolhost_sculpt::missing_caller_token)?,
-            ),
-            CallAuth::Token(tokens) => Some(
-                tokens
-                    .token(&self.upstream.http, call.context.caller_token.as_ref(), deadline)
-                    .await?,
-            ),
-        };
-        let context = toolhost_client::CallContext {
-            bearer: bearer.clone(),
-            ..Default::default()
-        };
-        let answer = self
-            .upstream
-            .client
-            .call_with(tool, Value::Object(call.input.clone()), &context)
-            .await;
-        match answer {
-            Ok(value) => Ok(self.outputs(tool, value)),
-            Err(error) => {
-                // A token the upstream refused is not used again.
-                if let (CallAuth::Token(tokens), Some(bearer), Error::Status { status: 401, .. }) =
-                    (&self.auth, &bearer, &error)
-                {
-                    tokens.invalidate(bearer);
-                }
-                if !matches!(error, Error::Tool(_) | Error::InvalidArguments { .. }) {
-                    self.upstream.forget().await;
-                }
-                Err(self.failure(&error, bearer.as_ref()))
-            }
-        }
-    }
-
-    /// The result as the version's outputs: an object as it is; text (or any other value)
-    /// into the one output.
-    fn outputs(&self, tool: &Tool, value: Value) -> Map<String, Value> {
-        match (value, &self.single_output) {
-            (Value::Object(map), _) if !tool.outputs.is_empty() || self.single_output.is_none() => map,
-            (value, Some(name)) => Map::from_iter([(name.clone(), value)]),
-            (value, None) => Map::from_iter([("result".to_owned(), value)]),
-        }
-    }
-
-    /// The failure of a call the upstream did not answer well, with every secret the call could
-    /// have sent (the server's, the call's token) removed from its texts and from the log.
-    fn failure(&self, error: &Error, bearer: Option<&Secret>) -> ToolFailure {
-        let mut scrubber = self.upstream.scrubber.clone();
-        if let Some(bearer) = bearer {
-            scrubber.add(bearer.expose());
-        }
-        let detail = scrubber.scrub(&format!("{}: {error}", self.upstream.shown));
-        // The upstream's own refusal is the tool's answer; anything else is the operator's to
-        // see (a hung, closed or garbled answer), since callers get only the kind of failure.
-        if !matches!(error, Error::Tool(_) | Error::InvalidArguments { .. }) {
-            tracing::warn!(tool = %self.watched.catalog_tool, error = %detail, "the upstream call failed");
-        }
-        scrubber.failure(self.classify(error, detail))
-    }
-
-    fn classify(&self, error: &Error, detail: String) -> ToolFailure {
-        match error {
-            Error::Tool(failure) => {
-                let mut out = if failure.retryable {
-                    ToolFailure::temporary(failure.message.clone(), failure.retry_after)
-                } else {
-                    ToolFailure::permanent(failure.message.clone())
-                };
-                out.prompt.clone_from(&failure.prompt);
-                out.with_code("upstream_tool_failed").with_developer_message(detail)
-            }
-            // Nothing reached the upstream: trying again is safe.
-            _ if error.nothing_sent() => unreachable(&self.upstream.shown, error),
-            // The upstream answered that it will not run this request: nothing was done, and
-            // the same request will be refused again.
-            _ if error.refused_unrun() => ToolFailure::permanent("the service behind this tool refused the call")
-                .with_code("upstream_refused")
-                .with_developer_message(detail),
-            Error::Transport { .. } | Error::Timeout { .. } | Error::Mcp { .. } | Error::McpError { .. }
-                if !self.idempotent =>
-            {
-                ToolFailure::outcome_unknown(
-                    "the service behind this tool stopped answering while it ran; it may have acted",
-                )
-                .with_developer_message(detail)
-            }
-            _ if error.is_retryable()
-                || matches!(
-                    error,
-                    Error::Transport { .. } | Error::Timeout { .. } | Error::Mcp { .. } | Error::McpError { .. }
-                ) =>
-            {
-                ToolFailure::temporary(
-                    "the service behind this tool is unavailable; try again",
-                    Some(Duration::from_secs(1)),
-                )
-                .with_code("upstream_unavailable")
-                .with_developer_message(detail)
-            }
-            _ => ToolFailure::permanent("the service behind this tool refused the call")
-                .with_code("upstream_refused")
-                .with_developer_message(detail),
-        }
-    }
-}
-
-/// The failure when the upstream cannot be reached or listed: retryable.
-fn unreachable(source: &str, error: &Error) -> ToolFailure {
-    ToolFailure::temporary(
-        "the service behind this tool is unreachable; try again",
-        Some(Duration::from_secs(1)),
-    )
-    .with_code("upstream_unreachable")
-    .with_developer_message(format!("{source}: {error}"))
-}
-
-impl Backend for Upstreamed {
-    fn call<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Result<Map<String, Value>, ToolFailure>> {
-        Box::pin(self.run(call))
-    }
-
-    fn dependencies(&self) -> Vec<String> {
-        match &self.upstream.source {
-            Source::Url(url) => vec![url.to_string()],
-            Source::Command { .. } => Vec::new(),
-        }
-    }
-
-    fn may_act(&self) -> bool {
-        !self.idempotent
-    }
-
-    fn upstream(&self) -> Option<(String, bool)> {
-        Some((self.upstream.shown.clone(), self.watched.state() != State::Unreachable))
-    }
-
-    fn withdrawn(&self) -> Option<&'static str> {
-        let state = self.watched.state();
-        state.withdraws().then_some(state.name())
     }
 }

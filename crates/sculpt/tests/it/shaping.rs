@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use serde_json::{Value, json};
 
-use crate::support::{call, echo_router, engine, failure, problems, serve, tool};
+use crate::support::{call, echo_router, engine, failure, load_with, problems, serve, tool};
 
 const OUT: &str = r#"[{name: sent, type: json, required: false, description: "What the upstream got."}]"#;
 const TICKET_INPUTS: &str = r#"[{name: title, description: "The title."}, {name: labels, description: "Comma-separated labels.", required: false}, {name: priority, type: enum, description: "How urgent.", values: [{name: LOW, description: "Can wait."}, {name: HIGH, description: "Now."}]}]"#;
@@ -206,7 +206,7 @@ fn the_callers_token_goes_only_upstream() {
             "[]",
             OUT,
             &format!(
-                "kind: http\nbase_url: BASE\nauth: {{ forward: bearer }}\nsteps:\n  - name: me\n    path: /me\n    query: {{ user: \"{{{{caller.sub}}}}\" }}\noutputs: {outputs}\n"
+                "kind: http\nbase_url: BASE\nsame_audience: true\nauth: {{ forward: bearer }}\nsteps:\n  - name: me\n    path: /me\n    query: {{ user: \"{{{{caller.sub}}}}\" }}\noutputs: {outputs}\n"
             ),
         )
     };
@@ -224,4 +224,28 @@ fn the_callers_token_goes_only_upstream() {
     ))
     .join("\n");
     assert!(found.contains("only `forward: bearer`"), "{found}");
+}
+
+/// Issue #30.10: `forward: bearer` (or `{{caller.token}}` written by hand) passes the caller's
+/// token, issued for this server, to the upstream; it is refused unless the backend says the
+/// upstream shares the audience, and the refusal points at token exchange.
+#[test]
+fn forwarding_the_callers_token_needs_the_operators_word_that_the_audience_is_shared() {
+    for auth in [
+        "auth: { forward: bearer }\nsteps: [{ name: me, path: /me }]",
+        "steps: [{ name: me, path: /me, auth: { forward: bearer } }]",
+        "steps: [{ name: me, path: /me, headers: { X-Token: \"{{caller.token}}\" } }]",
+        "steps: [{ name: me, method: POST, path: /me, body: { token: \"{{caller.token}}\" } }]",
+        "steps: [{ name: me, path: /me, query: { token: \"{{caller.token}}\" } }]",
+    ] {
+        let backend = format!("kind: http\nbase_url: BASE\n{auth}\noutputs: {{ sent: me.body }}\n");
+        let found = problems(&tool("[]", OUT, &backend)).join("\n");
+        assert!(
+            found.contains("token passthrough") && found.contains("exchange") && found.contains("same_audience: true"),
+            "{auth}: {found}"
+        );
+        let marked = backend.replace("kind: http\n", "kind: http\nsame_audience: true\n");
+        let loaded = load_with(&tool("[]", OUT, &marked), "http://127.0.0.1:9", &[]);
+        assert!(loaded.is_ok(), "{auth}: {:?}", loaded.err());
+    }
 }

@@ -149,6 +149,26 @@ async fn an_mcp_server_over_stdio_is_served_on_every_protocol() {
     assert!(server.terminate());
 }
 
+/// Sets the drifting peer's `TOOL_DRIFT` in `out/drift.yaml`: a `stdio:` server gets only the
+/// environment its catalog names (issue #30.1).
+fn drift(out: &Path, value: &str) {
+    let file = out.join("drift.yaml");
+    let yaml = std::fs::read_to_string(&file).unwrap();
+    let yaml = match yaml.find(",\"env\":{\"TOOL_DRIFT\":\"") {
+        Some(at) => {
+            let end = at + yaml[at..].find("\"}").unwrap() + 2;
+            format!("{}{}", &yaml[..at], &yaml[end..])
+        }
+        None => yaml,
+    };
+    let (head, tail) = yaml.split_once("mcp_drifting_server.py\"").unwrap();
+    std::fs::write(
+        &file,
+        format!("{head}mcp_drifting_server.py\",\"env\":{{\"TOOL_DRIFT\":\"{value}\"}}{tail}"),
+    )
+    .unwrap();
+}
+
 #[tokio::test]
 async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
     let Some(source) = python_server("mcp_drifting_server.py") else {
@@ -168,7 +188,16 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
 
     // The upstream now describes `add` differently: the pinned tool is not run against it, and
     // the watcher says so soon after start, before any call.
-    let server = Server::start(&["--catalog", out_text], &[("TOOL_DRIFT", "reworded")], None);
+    drift(&out, "reworded");
+    let server = Server::start(&["--catalog", out_text], &[], None);
+    // The watcher reads it a second after load; starting the Python server may take a few more
+    // on a loaded machine.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while json_of(reqwest::Client::new().get(format!("{}/readyz", server.base))).await["withdrawn"]["versions"] != 1
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     let logs = server.logs_when(|l| l.iter().any(|x| x.contains("upstream tool is withdrawn")));
     assert!(
         logs.iter()
@@ -210,7 +239,8 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
         "{said}"
     );
     assert!(run(&["check", "--lock", out_text]).status.success());
-    let server = Server::start(&["--catalog", out_text], &[("TOOL_DRIFT", "reworded")], None);
+    drift(&out, "reworded");
+    let server = Server::start(&["--catalog", out_text], &[], None);
     let (status, sum) = invoke(&server.base, "add", pair.clone()).await;
     assert_eq!(status, 200, "{sum}");
     assert_eq!(outputs_of(&sum)["result"], json!(42));
@@ -237,7 +267,8 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
     );
     assert!(said.contains("changes the type of input `a` from int"), "{said}");
     assert!(run(&["check", "--lock", out_text]).status.success());
-    let server = Server::start(&["--catalog", out_text], &[("TOOL_DRIFT", "retyped")], None);
+    drift(&out, "retyped");
+    let server = Server::start(&["--catalog", out_text], &[], None);
     let (status, sum) = invoke(
         &server.base,
         "add_v2",
@@ -538,7 +569,7 @@ async fn a_reload_that_drops_a_stdio_upstream_stops_its_server() {
 }
 
 /// One `tests/peer/mcp_faulty_server.py` per fault, each on its own port.
-async fn faulty_peers(
+pub async fn faulty_peers(
     python: &std::path::Path,
     faults: impl IntoIterator<Item = &'static str>,
 ) -> (Vec<crate::client_peers::Peer>, Vec<u16>) {
@@ -882,10 +913,17 @@ async fn a_stdio_upstream_that_fails_to_start_is_retried_with_backoff_not_per_ca
         .status()
         .unwrap();
     assert!(killed.success());
+    // Nothing is sent to a server that did not start: "not sent" (503), never an unknown
+    // outcome, although `add` is not marked idempotent (issue #30.12).
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let began = std::time::Instant::now();
     for _ in 0..20 {
         let (status, problem) = invoke(&server.base, "add", pair.clone()).await;
-        assert!(matches!(status, 409 | 503), "{status}: {problem}");
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (503, Some("upstream_unreachable")),
+            "{problem}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     let elapsed = began.elapsed();

@@ -77,11 +77,20 @@ async fn the_reference_mcp_servers_are_served_on_every_protocol_and_called_by_th
     let check = run(&["check", "--lock", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
     let memory_file = dir.0.join("memory.jsonl");
-    let server = Server::start(
-        &["--catalog", out.to_str().unwrap()],
-        &[("MEMORY_FILE_PATH", memory_file.to_str().unwrap())],
-        None,
-    );
+    // A stdio server gets only the environment its catalog names (issue #30.1).
+    let memory_yaml = out.join("memory.yaml");
+    let yaml = std::fs::read_to_string(&memory_yaml).unwrap();
+    let (head, tail) = yaml.split_once("\"source\":\"").unwrap();
+    let (source, rest) = tail.split_once('"').unwrap();
+    std::fs::write(
+        &memory_yaml,
+        format!(
+            "{head}\"source\":\"{source}\",\"env\":{{\"MEMORY_FILE_PATH\":\"{}\"}}{rest}",
+            memory_file.display()
+        ),
+    )
+    .unwrap();
+    let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
     let http = reqwest::Client::new();
 
     // N-ACT: the scalar tools; a refusal of the upstream is the tool's failure.

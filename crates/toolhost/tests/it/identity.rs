@@ -11,24 +11,38 @@ use serde_json::{Value, json};
 use crate::import::outputs_of;
 use crate::support::{Scratch, Server, json_of};
 
-const SECRET: &str = "the-issuers-shared-secret-of-32-bytes!";
+pub const SECRET: &str = "the-issuers-shared-secret-of-32-bytes!";
 
-/// An HS256 JWT for `sub`, valid for ten minutes.
-fn jwt(sub: &str) -> String {
+/// An HS256 JWT for `sub` (and `sub@example.com`), valid for ten minutes.
+pub fn jwt(sub: &str) -> String {
     jwt_from("https://issuer.example", SECRET, sub)
 }
 
 /// An HS256 JWT for `sub` (and `sub@example.com`) from `iss`, signed with `secret`, valid for
 /// ten minutes.
 fn jwt_from(iss: &str, secret: &str, sub: &str) -> String {
+    signed(iss, secret, sub, json!({"email": format!("{sub}@example.com")}))
+}
+
+/// An HS256 JWT for `sub` of the test issuer, valid for ten minutes, with `claims` beside.
+pub fn jwt_with(sub: &str, claims: Value) -> String {
+    signed("https://issuer.example", SECRET, sub, claims)
+}
+
+/// An HS256 JWT for `sub` from `iss` signed with `secret`, valid for ten minutes, with `claims`.
+fn signed(iss: &str, secret: &str, sub: &str, claims: Value) -> String {
     let exp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs()
         + 600;
+    let mut all = json!({"iss": iss, "aud": "toolhost", "sub": sub, "exp": exp});
+    if let (Some(all), Value::Object(claims)) = (all.as_object_mut(), claims) {
+        all.extend(claims);
+    }
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &json!({"iss": iss, "aud": "toolhost", "sub": sub, "email": format!("{sub}@example.com"), "exp": exp}),
+        &all,
         &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
     )
     .unwrap()
@@ -77,6 +91,7 @@ fn me_catalog(base: &str) -> String {
             backend:
               kind: http
               base_url: {base}
+              same_audience: true
               auth: {{ forward: bearer }}
               steps: [{{ name: me, path: /me, query: {{ user: "{{{{caller.sub}}}}", email: "{{{{caller.email}}}}" }} }}]
               outputs: {{ greeting: me.body.greeting }}
@@ -86,7 +101,7 @@ fn me_catalog(base: &str) -> String {
 
 /// One MCP JSON-RPC request to `{base}/mcp` with a credential header, without a session
 /// (toolhost answers stateless requests); the JSON-RPC answer, from JSON or from SSE.
-async fn mcp_request(base: &str, credential: (&str, &str), request: Value) -> Value {
+pub async fn mcp_request(base: &str, credential: (&str, &str), request: Value) -> Value {
     let text = reqwest::Client::new()
         .post(format!("{base}/mcp"))
         .header(credential.0, credential.1)
@@ -317,7 +332,7 @@ async fn a_federated_tool_forwards_the_callers_token_or_fetches_its_own() {
         &far_yaml,
         text.replacen(
             "\"kind\":\"upstream\"",
-            "\"auth\":{\"forward\":\"bearer\"},\"kind\":\"upstream\"",
+            "\"auth\":{\"forward\":\"bearer\"},\"same_audience\":true,\"kind\":\"upstream\"",
             1,
         ),
     )

@@ -10,6 +10,7 @@ mod client_spec_servers;
 mod client_support;
 mod deploy;
 mod federation;
+mod federation_hostile;
 mod federation_peers;
 mod identity;
 mod import;
