@@ -344,7 +344,7 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
         overlay,
     };
     let imported = toolhost_import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
-    write_import(&imported, &out)
+    write_import(imported, &out)
 }
 
 /// The overlay file named by `--overlay`, read.
@@ -382,24 +382,29 @@ fn import_tools(
         found
     })?;
     let imported = toolhost_import::tools::import(&server, options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
-    write_import(&imported, out)
+    write_import(imported, out)
 }
 
 /// Writes an import into `out` (merging into the file a previous import wrote) and says what
 /// was left out and what changed.
-fn write_import(imported: &toolhost_import::Imported, out: &std::path::Path) -> anyhow::Result<ExitCode> {
+fn write_import(mut imported: toolhost_import::Imported, out: &std::path::Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(out).with_context(|| format!("failed to create {}", out.display()))?;
     let file = out.join(imported.file_name());
     let (tools, report) = match std::fs::read_to_string(&file) {
         Ok(existing) => {
-            let merged = toolhost_import::merge::merge(&existing, &file.display().to_string(), imported)
+            let merged = toolhost_import::merge::merge(&existing, &file.display().to_string(), &imported)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
+            imported.defaults = merged.defaults;
+            // What the file reads after the merge: its own values kept, its older versions too.
+            imported.secrets = toolhost_import::overlay::secret_names(
+                std::iter::once(&imported.defaults).chain(merged.tools.iter().map(|(_, t)| t)),
+            );
             (merged.tools, Some(merged.report))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (toolhost_import::merge::fresh(imported), None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (toolhost_import::merge::fresh(&imported), None),
         Err(e) => return Err(anyhow::anyhow!("failed to read {}: {e}", file.display())),
     };
-    let yaml = toolhost_import::render(imported, &tools);
+    let yaml = toolhost_import::render(&imported, &tools);
     std::fs::write(&file, &yaml).with_context(|| format!("failed to write {}", file.display()))?;
     for note in &imported.notes {
         eprintln!("note: {note}");

@@ -12,6 +12,7 @@ mod federation;
 mod federation_peers;
 mod identity;
 mod import;
+mod import_overlay;
 mod import_peers;
 mod ops;
 #[cfg(feature = "otel")]
