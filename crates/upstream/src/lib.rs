@@ -283,6 +283,7 @@ impl BackendFactory for Factory {
             pins,
             position,
             state: AtomicU8::new(State::Ok as u8),
+            judged: std::sync::atomic::AtomicBool::new(false),
         });
         upstream
             .served
@@ -588,6 +589,8 @@ struct Watched {
     /// This version's pin in `pins`.
     position: usize,
     state: AtomicU8,
+    /// Whether a listing has judged it yet.
+    judged: std::sync::atomic::AtomicBool,
 }
 
 impl Watched {
@@ -620,6 +623,7 @@ impl Watched {
             },
         };
         self.state.store(state as u8, Ordering::Relaxed);
+        self.judged.store(true, Ordering::Relaxed);
         state
     }
 }
@@ -804,6 +808,28 @@ fn unreachable(source: &str, error: &Error) -> ToolFailure {
     .with_developer_message(format!("{source}: {error}"))
 }
 
+impl Upstreamed {
+    /// This version's standing. A version not judged yet is judged against the upstream's
+    /// last listing when there is one, so a version a reload loads starts where its upstream
+    /// stands — a withdrawn tool stays withdrawn until it is imported again — rather than as
+    /// served until the watcher's next reading (issue #32.9). Asked after the whole catalog is
+    /// built, so every later version's pin is known.
+    fn state(&self) -> State {
+        if !self.watched.judged.load(Ordering::Relaxed) {
+            let last = self
+                .upstream
+                .listing
+                .try_lock()
+                .ok()
+                .and_then(|listing| listing.as_ref().map(|(_, found)| Arc::clone(found)));
+            if let Some(found) = last {
+                return self.watched.judge(Some(&found));
+            }
+        }
+        self.watched.state()
+    }
+}
+
 impl Backend for Upstreamed {
     fn call<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Result<Map<String, Value>, ToolFailure>> {
         Box::pin(self.run(call))
@@ -821,11 +847,11 @@ impl Backend for Upstreamed {
     }
 
     fn upstream(&self) -> Option<(String, bool)> {
-        Some((self.upstream.shown.clone(), self.watched.state() != State::Unreachable))
+        Some((self.upstream.shown.clone(), self.state() != State::Unreachable))
     }
 
     fn withdrawn(&self) -> Option<&'static str> {
-        let state = self.watched.state();
+        let state = self.state();
         state.withdraws().then_some(state.name())
     }
 }
