@@ -264,6 +264,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         secrets = overlay::secrets(&defaults, &tools);
         fixed.extend(overlay.fixed());
     }
+    overlay::require_left_out(&mut tools);
     Ok(Imported {
         toolkit,
         title,

@@ -200,29 +200,26 @@ pub fn secrets(defaults: &Value, tools: &[Draft]) -> BTreeSet<String> {
 
 /// The `{{secret.NAME}}` names anywhere in `values`.
 pub fn secret_names<'a>(values: impl IntoIterator<Item = &'a Value>) -> BTreeSet<String> {
-    fn scan(value: &Value, out: &mut BTreeSet<String>) {
-        match value {
-            Value::String(text) => {
-                let mut rest = text.as_str();
-                while let Some(start) = rest.find("{{") {
-                    let after = &rest[start + 2..];
-                    let Some(end) = after.find("}}") else { break };
-                    if let Some(name) = after[..end].trim().strip_prefix("secret.") {
-                        out.insert(name.trim().to_owned());
-                    }
-                    rest = &after[end + 2..];
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|v| scan(v, out)),
-            Value::Object(members) => members.values().for_each(|v| scan(v, out)),
-            _ => {}
+    toolhost_sculpt::secrets::referenced(values)
+}
+
+/// Writes on each tool's first step the fields the API requires that the tool still leaves out
+/// (`requires`), so that loading the catalog warns that the tool cannot work (issue #32.8).
+pub fn require_left_out(drafts: &mut [Draft]) {
+    for draft in drafts {
+        let fields: Vec<String> = draft
+            .structured
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| match f.place {
+                "whole_body" => "body".to_owned(),
+                place => format!("{place}.{}", f.name),
+            })
+            .collect();
+        if let (false, Some(step)) = (fields.is_empty(), draft.steps.first_mut()) {
+            step["requires"] = json!(fields);
         }
     }
-    let mut out = BTreeSet::new();
-    for value in values {
-        scan(value, &mut out);
-    }
-    out
 }
 
 impl ToolOverlay {
@@ -647,6 +644,26 @@ mod tests {
             error,
             "overlay, tool `pet`: `describe` names input `pet_id`, which the tool does not have (it has: id)"
         );
+    }
+
+    #[test]
+    fn required_fields_left_out_are_written_for_the_loader_to_warn_of() {
+        let mut drafts = vec![draft(), draft()];
+        let field = |name: &str, place: &'static str, required: bool| Structured {
+            name: name.to_owned(),
+            place,
+            schema: json!({"type": "object"}),
+            required,
+            description: String::new(),
+        };
+        drafts[0].structured = vec![
+            field("owner", "body", true),
+            field("tags", "body", false),
+            field("body", "whole_body", true),
+        ];
+        require_left_out(&mut drafts);
+        assert_eq!(drafts[0].steps[0]["requires"], json!(["body.owner", "body"]));
+        assert!(drafts[1].steps[0].get("requires").is_none());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `toolhost`: serve a tool catalog over N-ACT, OTC, WoA and MCP, check it, and the client subcommands.
 
 mod auth_config;
+mod check_report;
 mod client;
 mod reload;
 mod settings;
@@ -114,7 +115,9 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
         eprintln!("toolhost: {message}");
         ExitCode::FAILURE
     };
-    let (loader, path, secrets_checked) = match config {
+    // Without a config, the factories note the secret names they could not check.
+    let mut unchecked: Option<(Arc<toolhost_sculpt::Factory>, Arc<toolhost_upstream::Factory>)> = None;
+    let (loader, path) = match config {
         // The same loader as `serve --config`: the secret names, tag scopes and timeouts the
         // server would use, so `check` finds what `serve` would refuse.
         Some(config) => {
@@ -126,7 +129,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                 return fail("no catalog to check: give its path, or set `catalog` in the config file".to_owned());
             };
             match make_loader(&settings) {
-                Ok(loader) => (loader, path, true),
+                Ok(loader) => (loader, path),
                 Err(e) => return fail(format!("{e:#}")),
             }
         }
@@ -136,20 +139,39 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
             };
             // No server config: `{{secret.NAME}}` cannot be checked against `[secrets]`.
             match toolhost_sculpt::Factory::for_checking() {
-                Ok(sculpt) => (
-                    Loader::default()
-                        .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
-                        .with_backend(toolhost_upstream::KIND, Arc::new(toolhost_upstream::Factory::default())),
-                    path,
-                    false,
-                ),
+                Ok(sculpt) => {
+                    let (sculpt, upstream) = (Arc::new(sculpt), Arc::new(toolhost_upstream::Factory::default()));
+                    unchecked = Some((Arc::clone(&sculpt), Arc::clone(&upstream)));
+                    (
+                        Loader::default()
+                            .with_backend(toolhost_sculpt::KIND, sculpt)
+                            .with_backend(toolhost_upstream::KIND, upstream),
+                        path,
+                    )
+                }
                 Err(e) => return fail(e.to_string()),
             }
         }
     };
     match load(Some(&path), &loader) {
         Ok((catalog, lock_warnings)) => {
-            for warning in catalog.warnings() {
+            let mut warnings = check_report::collapse(catalog.warnings());
+            // `serve` refuses a catalog reading secrets its config does not give: without one,
+            // say which (issue #32.8), and nothing when it reads none.
+            if let Some((sculpt, upstream)) = &unchecked {
+                let mut names = sculpt.unchecked_secrets();
+                names.extend(upstream.unchecked_secrets());
+                names.sort();
+                names.dedup();
+                if !names.is_empty() {
+                    warnings.push(format!(
+                        "warning: {}: the catalog reads the server secrets {}, and `serve` refuses it unless its config's [secrets] gives them; pass --config FILE to check them against it",
+                        path.display(),
+                        names.join(", ")
+                    ));
+                }
+            }
+            for warning in &warnings {
                 eprintln!("{warning}");
             }
             if lock {
@@ -170,30 +192,22 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                     eprintln!("{warning}");
                 }
             }
-            // Which protocols reach a tool that not all four do (issue #14).
+            // Which protocols reach a tool that not all four do (issue #14); json inputs have
+            // their warning already, so they are not said twice.
             for tool in catalog.tools() {
-                let reach = if tool.needs_call_context() {
-                    Some("OTC only: it needs secrets or tokens only OTC's `context` carries")
-                } else if !tool.latest().scalar_inputs_only() {
-                    Some("MCP, OTC and WoA, not N-ACT: its latest version takes json inputs")
-                } else {
-                    None
-                };
-                if let Some(reach) = reach {
-                    eprintln!("note: tool `{}` is served over {reach}", tool.name);
+                if tool.needs_call_context() {
+                    eprintln!(
+                        "note: tool `{}` is served over OTC only: it needs secrets or tokens only OTC's `context` carries",
+                        tool.name
+                    );
                 }
             }
             let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
             eprintln!(
                 "ok: {} tools, {versions} versions, {} warnings",
                 catalog.tools().len(),
-                catalog.warnings().len()
+                warnings.len()
             );
-            if !secrets_checked {
-                eprintln!(
-                    "note: `{{{{secret.NAME}}}}` names were not checked against a server's [secrets]; pass --config to check them"
-                );
-            }
             ExitCode::SUCCESS
         }
         Err(problems) => {

@@ -129,6 +129,8 @@ pub struct Factory {
     secrets: HashMap<String, Secret>,
     /// Whether `{{secret.NAME}}` must name one of `secrets` (not for `check` without a config).
     check_secrets: bool,
+    /// The secret names read while they are not checked.
+    unchecked: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Factory {
@@ -140,7 +142,19 @@ impl Factory {
             pins: Mutex::default(),
             secrets,
             check_secrets: true,
+            unchecked: Mutex::default(),
         }
+    }
+
+    /// The server secrets the backends built so far read, when their names are not checked
+    /// (`Factory::default()`, for `check` without a config).
+    pub fn unchecked_secrets(&self) -> Vec<String> {
+        self.unchecked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// Fills `{{secret.NAME}}` in a header value.
@@ -161,7 +175,12 @@ impl Factory {
             };
             match self.secrets.get(secret) {
                 Some(value) => out.push_str(value.expose()),
-                None if !self.check_secrets => {}
+                None if !self.check_secrets => {
+                    self.unchecked
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(secret.to_owned());
+                }
                 None => {
                     let mut known: Vec<&str> = self.secrets.keys().map(String::as_str).collect();
                     known.sort_unstable();
