@@ -696,6 +696,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             settings.server.otc_prefix,
             settings.server.mcp.path
         );
+        if settings.server.ui {
+            tracing::info!(url = %format!("{scheme}://{address}/ui"), "the catalog page is at {scheme}://{address}/ui");
+        }
         let state = match &settings.state {
             None => toolhost_server::State::new(engine, settings.server),
             Some((url, password)) => {

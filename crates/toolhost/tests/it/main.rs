@@ -18,6 +18,7 @@ mod import_peers;
 mod ops;
 #[cfg(feature = "otel")]
 mod otel;
+mod quiet;
 mod replicas;
 mod sculpt;
 mod serve;
