@@ -441,8 +441,15 @@ fn write_import(mut imported: toolhost_import::Imported, out: &std::path::Path) 
             imported.secrets.iter().cloned().collect::<Vec<_>>().join(", ")
         );
     }
+    // `serve` refuses a catalog whose secrets its config does not give: the next commands
+    // take that config.
+    let config = if imported.secrets.is_empty() {
+        ""
+    } else {
+        " --config toolhost.toml"
+    };
     eprintln!(
-        "next: toolhost check --lock {} && toolhost serve --catalog {}",
+        "next: toolhost check --lock{config} {} && toolhost serve --catalog {}{config}",
         out.display(),
         out.display()
     );

@@ -68,6 +68,11 @@ async fn the_overlay_rewords_inputs_and_sets_auth_and_headers() {
     let said = import(PETS, &base, &out, &["--overlay", overlay.to_str().unwrap()]);
     // The secret the overlay reads is the one to configure; the document's is not read any more.
     assert!(said.contains("[secrets]: SHOP_KEY\n"), "{said}");
+    // `serve` refuses the catalog without them: the next commands take the config.
+    assert!(
+        said.contains("next: toolhost check --lock --config toolhost.toml "),
+        "{said}"
+    );
     let yaml = std::fs::read_to_string(out.join("pet_shop.yaml")).unwrap();
     assert!(
         yaml.contains(r#"{"description":"The number on the pet's collar.","max":9007199254740991,"min":1,"name":"pet_id","type":"int"}"#),
@@ -213,7 +218,10 @@ async fn an_api_taking_a_users_oauth_token_is_called_with_one() {
         &forwarded,
         &["--overlay", overlay.to_str().unwrap()],
     );
-    assert!(!said.contains("[secrets]"), "no secret is read: {said}");
+    assert!(
+        !said.contains("[secrets]") && !said.contains("--config"),
+        "no secret is read: {said}"
+    );
     let yaml = std::fs::read_to_string(forwarded.join("tunes.yaml")).unwrap();
     assert!(yaml.contains(r#""auth":{"forward":"bearer"}"#), "{yaml}");
     let check = run(&["check", forwarded.to_str().unwrap()]);
