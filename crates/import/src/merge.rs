@@ -274,6 +274,9 @@ fn differences(old: &toolhost_core::catalog::Version, new: &toolhost_core::catal
     }
 }
 
+/// The backend keys that are what the import read of the API, always written as it read them.
+const IMPORTED: [&str; 7] = ["steps", "outputs", "kind", "pin", "tool", "version", "idempotent"];
+
 /// `file`'s backend block with `now`'s keys added: a key both have and that differs keeps the
 /// file's value (said through `kept`), unless the operator set it (`fixed`, `headers.NAME` for
 /// one header). `steps` and `outputs` are the import's own (the request it read).
@@ -295,17 +298,10 @@ fn keep_edits(
             Some(mine) if key == "headers" && prefix.is_empty() => {
                 out.insert(key.clone(), keep_edits(mine, value, fixed, "headers.", kept));
             }
-            Some(mine)
-                if prefix.is_empty()
-                    && matches!(
-                        key.as_str(),
-                        "steps" | "outputs" | "kind" | "pin" | "tool" | "version" | "idempotent"
-                    ) =>
-            {
-                let _ = mine;
-                out.insert(key.clone(), value.clone());
+            // What the import read of the API (the request, the upstream's tool) is its own.
+            Some(mine) if !(fixed.contains(&path) || prefix.is_empty() && IMPORTED.contains(&key.as_str())) => {
+                kept(&path, mine, value);
             }
-            Some(mine) if !fixed.contains(&path) => kept(&path, mine, value),
             _ => {
                 out.insert(key.clone(), value.clone());
             }
@@ -352,4 +348,37 @@ fn reworded(old: &toolhost_core::catalog::Version, new: &toolhost_core::catalog:
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_own_values_are_kept_unless_the_operator_set_them() {
+        let file = json!({"kind": "http", "base_url": "https://a", "auth": {"bearer": "{{secret.HAND}}"},
+            "headers": {"Accept": "application/json", "X-Mine": "1"}, "retries": 0, "steps": ["old"]});
+        let now = json!({"kind": "http", "base_url": "https://b", "auth": {"bearer": "{{secret.DOC}}"},
+            "headers": {"Accept": "text/plain"}, "steps": ["new"]});
+        let mut kept = Vec::new();
+        let merged = keep_edits(&file, &now, &BTreeSet::new(), "", &mut |key, _, _| {
+            kept.push(key.to_owned())
+        });
+        assert_eq!(
+            merged,
+            json!({"kind": "http", "base_url": "https://a", "auth": {"bearer": "{{secret.HAND}}"},
+                "headers": {"Accept": "application/json", "X-Mine": "1"}, "retries": 0, "steps": ["new"]})
+        );
+        assert_eq!(kept, ["auth", "base_url", "headers.Accept"]);
+
+        let fixed: BTreeSet<String> = ["auth", "headers.Accept"].map(str::to_owned).into();
+        let merged = keep_edits(&file, &now, &fixed, "", &mut |_, _, _| {});
+        assert_eq!(merged["auth"], json!({"bearer": "{{secret.DOC}}"}));
+        assert_eq!(merged["headers"], json!({"Accept": "text/plain", "X-Mine": "1"}));
+        assert_eq!(merged["base_url"], "https://a");
+        assert_eq!(
+            tool_fixed(&["pet.auth", "pets.auth", "auth"].map(str::to_owned).into(), "pet"),
+            ["auth".to_owned()].into()
+        );
+    }
 }
