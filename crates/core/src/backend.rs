@@ -57,6 +57,13 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn withdrawn(&self) -> Option<&'static str> {
         None
     }
+
+    /// What makes the version unable to work although it loads (a path hole no input fills, a
+    /// field the upstream requires that no input or constant provides), found once at load:
+    /// the loader reports each as a warning, so `check` says what `serve` would fail at.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What a backend is given for one call.

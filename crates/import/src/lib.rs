@@ -73,6 +73,9 @@ pub struct Imported {
     pub tools: Vec<Draft>,
     pub notes: Vec<String>,
     pub secrets: BTreeSet<String>,
+    /// What the operator set (a flag, the overlay), which a re-import writes over the file's
+    /// own values; see [`overlay::Overlay::fixed`].
+    pub fixed: BTreeSet<String>,
 }
 
 impl Imported {
@@ -320,6 +323,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
     if let Some((auth, _)) = default.as_ref().and_then(|d| schemes.usable.get(d)) {
         defaults["auth"] = auth.clone();
     }
+    user_token_note(&schemes, &picked, &mut notes);
     for (draft, scheme) in tools.iter_mut().zip(&picked) {
         if let Some((_, names)) = scheme.as_ref().and_then(|s| schemes.usable.get(s)) {
             secrets.extend(names.iter().cloned());
@@ -331,9 +335,14 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
             });
         }
     }
+    let mut fixed: BTreeSet<String> = options.base_url.iter().map(|_| "base_url".to_owned()).collect();
     if let Some(overlay) = &options.overlay {
         tools = overlay.apply(tools, &mut notes)?;
+        overlay.apply_toolkit(&mut defaults);
+        secrets = overlay::secrets(&defaults, &tools);
+        fixed.extend(overlay.fixed());
     }
+    overlay::require_left_out(&mut tools);
     Ok(Imported {
         toolkit,
         title,
@@ -341,6 +350,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         tools,
         notes,
         secrets,
+        fixed,
     })
 }
 
@@ -476,6 +486,8 @@ fn resolve_noted(doc: &Value, value: &Value, what: &str, notes: &mut Vec<String>
 struct Schemes {
     usable: std::collections::BTreeMap<String, (Value, Vec<String>)>,
     unusable: std::collections::BTreeMap<String, String>,
+    /// The usable schemes that stand for a user's own OAuth token, held by the server.
+    user_token: BTreeSet<String>,
 }
 
 fn schemes(doc: &Value, toolkit: &str) -> Schemes {
@@ -528,11 +540,24 @@ fn schemes(doc: &Value, toolkit: &str) -> Schemes {
                         vec![id, secret],
                     ))
                 }
-                None => Err(
-                    "OAuth 2.0 without the client credentials flow needs a user's token, which a server does not have"
-                        .to_owned(),
-                ),
+                // Only a user's own token (authorization code, implicit): the roads there are
+                // are a token the server holds (this default), or the caller's own, forwarded or
+                // exchanged, which the overlay picks (issue #32.5).
+                None if ["authorizationCode", "implicit", "password"]
+                    .iter()
+                    .any(|flow| scheme["flows"].get(flow).is_some()) =>
+                {
+                    let s = name(scheme_name, "TOKEN");
+                    found.user_token.insert(scheme_name.clone());
+                    Ok((json!({"bearer": hole(&s)}), vec![s]))
+                }
+                None => Err("an OAuth 2.0 scheme without a flow cannot be used".to_owned()),
             },
+            (Some("openIdConnect"), _) => {
+                let s = name(scheme_name, "TOKEN");
+                found.user_token.insert(scheme_name.clone());
+                Ok((json!({"bearer": hole(&s)}), vec![s]))
+            }
             _ => Err("this kind of security scheme is not imported".to_owned()),
         };
         match usable {
@@ -547,6 +572,27 @@ fn schemes(doc: &Value, toolkit: &str) -> Schemes {
     found
 }
 
+/// Says, once per scheme used, that a user's OAuth token is read from a server secret, and
+/// which other roads there are.
+fn user_token_note(schemes: &Schemes, picked: &[Option<String>], notes: &mut Vec<String>) {
+    let used: BTreeSet<&String> = picked
+        .iter()
+        .flatten()
+        .filter(|s| schemes.user_token.contains(*s))
+        .collect();
+    for scheme in used {
+        let secret = schemes
+            .usable
+            .get(scheme)
+            .and_then(|(_, names)| names.first())
+            .cloned()
+            .unwrap_or_default();
+        notes.push(format!(
+            "`{scheme}` is OAuth 2.0 with a user's own token (authorization code or implicit flow), which a server cannot fetch by itself: its operations send the server secret `{secret}` as the bearer token (a token obtained for one account). To call as each caller instead, an overlay sets `auth: {{forward: bearer}}` (the caller's token, verified by the server's [auth], sent on) or `auth: {{exchange: {{token_url, client_id, client_secret}}}}` (the caller's token exchanged, RFC 8693)"
+        ));
+    }
+}
+
 /// The scheme an operation is called with: the first of its security requirements (its own,
 /// else the document's) that is one scheme a server can use; `Ok(None)` when it needs none.
 fn pick_scheme(doc: &Value, op: &Value, schemes: &Schemes) -> Result<Option<String>, String> {
@@ -555,10 +601,15 @@ fn pick_scheme(doc: &Value, op: &Value, schemes: &Schemes) -> Result<Option<Stri
         return Ok(None);
     };
     let mut why = Vec::new();
+    // A scheme the server holds credentials for is preferred to a user's token held for them.
+    let mut user_token = None;
     for requirement in requirements {
         let names: Vec<&String> = requirement.as_object().map(|o| o.keys().collect()).unwrap_or_default();
         match names.as_slice() {
             [] => return Ok(None),
+            [one] if schemes.user_token.contains(*one) => {
+                user_token.get_or_insert_with(|| (*one).clone());
+            }
             [one] if schemes.usable.contains_key(*one) => return Ok(Some((*one).clone())),
             [one] => why.push(format!(
                 "`{one}`: {}",
@@ -574,7 +625,10 @@ fn pick_scheme(doc: &Value, op: &Value, schemes: &Schemes) -> Result<Option<Stri
             )),
         }
     }
-    Err(why.join("; "))
+    match user_token {
+        Some(scheme) => Ok(Some(scheme)),
+        None => Err(why.join("; ")),
+    }
 }
 
 /// `summary` and `description`, cut to the catalog's limit on a sentence boundary.

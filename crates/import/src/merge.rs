@@ -20,6 +20,9 @@ const RULE: &str = "(N-ACT §5.4); publish the change as a new tool instead";
 #[derive(Debug)]
 pub struct Merged {
     pub tools: Vec<(Option<String>, Value)>,
+    /// The toolkit's `backend:` defaults: the file's, with what this import adds and what the
+    /// operator set ([`Imported::fixed`]).
+    pub defaults: Value,
     pub report: Vec<String>,
 }
 
@@ -63,6 +66,19 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
         .collect();
     let mut matched = BTreeSet::new();
     let mut report = Vec::new();
+    // The file's own values (edited by hand, or set by an earlier overlay) are never lost: the
+    // operator's flags and overlay write over them, nothing else does.
+    let defaults = keep_edits(
+        &toolkit["backend"],
+        &imported.defaults,
+        &imported.fixed,
+        "",
+        &mut |key, file, now| {
+            report.push(format!(
+            "the toolkit's `{key}` is kept as the file has it ({file}); this import would write {now} (an overlay's `{key}` sets it)"
+        ));
+        },
+    );
     for draft in &imported.tools {
         let (Some(new_tool), current) = (new.find(&draft.name), successor(&draft.name, &taken)) else {
             continue;
@@ -89,13 +105,27 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
             if let Some(latest) = versions
                 .iter_mut()
                 .find(|v| v["version"].as_str() == Some(before.semver.to_string().as_str()))
-                && latest["backend"] != next["backend"]
             {
-                latest["backend"] = next["backend"].clone();
-                report.push(format!(
-                    "`{current}` {}: the same signature, the new request (in place)",
-                    before.semver
-                ));
+                let fixed = tool_fixed(&imported.fixed, &draft.name);
+                let backend = keep_edits(
+                    &latest["backend"],
+                    &next["backend"],
+                    &fixed,
+                    "",
+                    &mut |key, file, now| {
+                        report.push(format!(
+                        "`{current}` {}: its `{key}` is kept as the file has it ({file}); this import would write {now} (an overlay's `{key}` for the tool sets it)",
+                        before.semver
+                    ));
+                    },
+                );
+                if latest["backend"] != backend {
+                    latest["backend"] = backend;
+                    report.push(format!(
+                        "`{current}` {}: the same signature, the new request (in place)",
+                        before.semver
+                    ));
+                }
             }
             continue;
         }
@@ -107,17 +137,34 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
                 _ => format!("{}.{}.0", before.semver.major, before.semver.minor + 1),
             };
             let mut version = draft.to_version(&next);
-            // A version's backend takes the keys it leaves out from the one before: an `auth`
-            // the earlier version named, and this one does not need, is said explicitly.
-            let earlier_auth = versions.last().is_some_and(|v| v["backend"].get("auth").is_some());
-            if earlier_auth && version["backend"].get("auth").is_none() {
-                version["backend"]["auth"] = imported.defaults.get("auth").cloned().unwrap_or(json!("none"));
+            // A version's backend takes the keys it leaves out from the one before, so an
+            // `auth` or `headers` the earlier version has (by hand, or by an earlier overlay)
+            // carries on unless this import sets its own.
+            let fixed = tool_fixed(&imported.fixed, &draft.name);
+            for key in ["auth", "headers"] {
+                let earlier = versions.iter().rev().find_map(|v| v["backend"].get(key));
+                if let (Some(earlier), Some(now)) = (earlier, version["backend"].get(key))
+                    && earlier != now
+                    && !fixed.contains(key)
+                {
+                    report.push(format!(
+                        "`{current}` {next}: its `{key}` is kept as the earlier version has it ({earlier}); this import would write {now} (an overlay's `{key}` for the tool sets it)"
+                    ));
+                    if let Some(backend) = version["backend"].as_object_mut() {
+                        backend.remove(key);
+                    }
+                }
+            }
+            // The new text is written, not only the new signature's pin (issue #32.9).
+            if before.description != after.description {
+                version["description"] = json!(after.description);
             }
             versions.push(version);
             report.push(format!(
                 "`{current}`: a compatible change ({}), published as version {next}",
                 differences(before, after)
             ));
+            report.extend(reworded(before, after));
         } else {
             let renamed = next_name(&draft.name, &taken);
             taken.insert(renamed.clone());
@@ -158,7 +205,11 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
             ));
         }
     }
-    Ok(Merged { tools, report })
+    Ok(Merged {
+        tools,
+        defaults,
+        report,
+    })
 }
 
 /// A catalog file loaded as `check` loads it (secret names not checked).
@@ -220,5 +271,114 @@ fn differences(old: &toolhost_core::catalog::Version, new: &toolhost_core::catal
         "loosens constraints or rewords parameters".to_owned()
     } else {
         parts.join(", ")
+    }
+}
+
+/// The backend keys that are what the import read of the API, always written as it read them.
+const IMPORTED: [&str; 7] = ["steps", "outputs", "kind", "pin", "tool", "version", "idempotent"];
+
+/// `file`'s backend block with `now`'s keys added: a key both have and that differs keeps the
+/// file's value (said through `kept`), unless the operator set it (`fixed`, `headers.NAME` for
+/// one header). `steps` and `outputs` are the import's own (the request it read).
+fn keep_edits(
+    file: &Value,
+    now: &Value,
+    fixed: &BTreeSet<String>,
+    prefix: &str,
+    kept: &mut dyn FnMut(&str, &Value, &Value),
+) -> Value {
+    let (Some(file_keys), Some(now_keys)) = (file.as_object(), now.as_object()) else {
+        return now.clone();
+    };
+    let mut out = file_keys.clone();
+    for (key, value) in now_keys {
+        let path = format!("{prefix}{key}");
+        match file_keys.get(key) {
+            Some(mine) if mine == value => {}
+            Some(mine) if key == "headers" && prefix.is_empty() => {
+                out.insert(key.clone(), keep_edits(mine, value, fixed, "headers.", kept));
+            }
+            // What the import read of the API (the request, the upstream's tool) is its own.
+            Some(mine) if !(fixed.contains(&path) || prefix.is_empty() && IMPORTED.contains(&key.as_str())) => {
+                kept(&path, mine, value);
+            }
+            _ => {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// The keys of [`Imported::fixed`] for tool `name`, without its name.
+fn tool_fixed(fixed: &BTreeSet<String>, name: &str) -> BTreeSet<String> {
+    let prefix = format!("{name}.");
+    fixed
+        .iter()
+        .filter_map(|k| k.strip_prefix(&prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The texts a compatible change rewords, old and new, for the operator to read before serving
+/// them.
+fn reworded(old: &toolhost_core::catalog::Version, new: &toolhost_core::catalog::Version) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut diff = |what: String, was: &str, now: &str| {
+        if was != now {
+            lines.push(format!("    {what}:\n      - {was}\n      + {now}"));
+        }
+    };
+    diff("description".to_owned(), &old.description, &new.description);
+    let texts = |v: &toolhost_core::catalog::Version| -> Vec<(String, String)> {
+        let inputs = v
+            .inputs
+            .iter()
+            .map(|i| (format!("input `{}`", i.name), i.description.clone()));
+        let outputs = v
+            .outputs
+            .iter()
+            .map(|o| (format!("output `{}`", o.name), o.description.clone()));
+        inputs.chain(outputs).collect()
+    };
+    let before = texts(old);
+    for (what, now) in texts(new) {
+        if let Some((_, was)) = before.iter().find(|(w, _)| *w == what) {
+            diff(what, was, &now);
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_own_values_are_kept_unless_the_operator_set_them() {
+        let file = json!({"kind": "http", "base_url": "https://a", "auth": {"bearer": "{{secret.HAND}}"},
+            "headers": {"Accept": "application/json", "X-Mine": "1"}, "retries": 0, "steps": ["old"]});
+        let now = json!({"kind": "http", "base_url": "https://b", "auth": {"bearer": "{{secret.DOC}}"},
+            "headers": {"Accept": "text/plain"}, "steps": ["new"]});
+        let mut kept = Vec::new();
+        let merged = keep_edits(&file, &now, &BTreeSet::new(), "", &mut |key, _, _| {
+            kept.push(key.to_owned())
+        });
+        assert_eq!(
+            merged,
+            json!({"kind": "http", "base_url": "https://a", "auth": {"bearer": "{{secret.HAND}}"},
+                "headers": {"Accept": "application/json", "X-Mine": "1"}, "retries": 0, "steps": ["new"]})
+        );
+        assert_eq!(kept, ["auth", "base_url", "headers.Accept"]);
+
+        let fixed: BTreeSet<String> = ["auth", "headers.Accept"].map(str::to_owned).into();
+        let merged = keep_edits(&file, &now, &fixed, "", &mut |_, _, _| {});
+        assert_eq!(merged["auth"], json!({"bearer": "{{secret.DOC}}"}));
+        assert_eq!(merged["headers"], json!({"Accept": "text/plain", "X-Mine": "1"}));
+        assert_eq!(merged["base_url"], "https://a");
+        assert_eq!(
+            tool_fixed(&["pet.auth", "pets.auth", "auth"].map(str::to_owned).into(), "pet"),
+            ["auth".to_owned()].into()
+        );
     }
 }

@@ -3,12 +3,17 @@
 //!
 //! ```yaml
 //! toolkit: PetShop                 # the toolkit's name (else --toolkit, else the title)
+//! auth: { forward: bearer }        # the toolkit's outbound `auth`, as a catalog writes it
+//! headers: { X-Client: toolhost }  # headers every tool sends ("{{secret.NAME}}" allowed)
 //! tools:
 //!   get_pet_by_id:                 # an imported tool, by its imported name
 //!     name: pet                    # rename the tool
 //!     description: Look up one pet.
 //!     tags: [pets]
 //!     rename: { pet_id: id }       # rename inputs
+//!     describe: { id: The pet's number, as the shop prints it. }  # reword inputs
+//!     auth: { bearer: "{{secret.PET_TOKEN}}" }  # this tool's own `auth`
+//!     headers: { X-Scope: pets }   # headers this tool sends
 //!     set: { x_trace: toolhost }   # fix inputs (or non-scalar fields) to a constant or "{{secret.NAME}}"
 //!     json: [owner]                # take a non-scalar field as a JSON-encoded string input
 //!     keep: [id]                   # the inputs a model fills; other optional ones are left out
@@ -35,6 +40,12 @@ use super::{Draft, STEP, Structured, snake};
 pub struct Overlay {
     #[serde(default)]
     pub toolkit: Option<String>,
+    /// The toolkit's outbound `auth` (a catalog's `auth` block), replacing the imported one.
+    #[serde(default)]
+    pub auth: Option<Value>,
+    /// Headers every tool of the toolkit sends, added to (or replacing) the imported ones.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     #[serde(default)]
     pub tools: BTreeMap<String, ToolOverlay>,
     #[serde(default)]
@@ -55,6 +66,15 @@ pub struct ToolOverlay {
     pub tags: Option<Vec<String>>,
     #[serde(default)]
     pub rename: BTreeMap<String, String>,
+    /// Input (by its name after `rename`) → the description the model reads instead.
+    #[serde(default)]
+    pub describe: BTreeMap<String, String>,
+    /// The tool's own outbound `auth`, replacing the toolkit's.
+    #[serde(default)]
+    pub auth: Option<Value>,
+    /// Headers the tool sends beside the toolkit's (its own win).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     #[serde(default)]
     pub set: BTreeMap<String, Value>,
     #[serde(default)]
@@ -140,6 +160,69 @@ impl Overlay {
     }
 }
 
+impl Overlay {
+    /// Sets the toolkit's `auth` and `headers` the overlay names on the imported `backend:`
+    /// defaults.
+    pub fn apply_toolkit(&self, defaults: &mut Value) {
+        if let Some(auth) = &self.auth {
+            defaults["auth"] = auth.clone();
+        }
+        for (header, value) in &self.headers {
+            defaults["headers"][header] = json!(value);
+        }
+    }
+
+    /// What the overlay sets explicitly, which a re-import writes over the file's own values:
+    /// the toolkit's `auth` and `headers.NAME`, a tool's `TOOL.auth` and `TOOL.headers.NAME`
+    /// (by the tool's name after the overlay).
+    pub fn fixed(&self) -> BTreeSet<String> {
+        let mut fixed = BTreeSet::new();
+        if self.auth.is_some() {
+            fixed.insert("auth".to_owned());
+        }
+        fixed.extend(self.headers.keys().map(|h| format!("headers.{h}")));
+        for (name, shape) in &self.tools {
+            let name = shape.name.as_deref().unwrap_or(name);
+            if shape.auth.is_some() {
+                fixed.insert(format!("{name}.auth"));
+            }
+            fixed.extend(shape.headers.keys().map(|h| format!("{name}.headers.{h}")));
+        }
+        fixed
+    }
+}
+
+/// The `{{secret.NAME}}` names the toolkit's defaults and its tools read.
+pub fn secrets(defaults: &Value, tools: &[Draft]) -> BTreeSet<String> {
+    let versions: Vec<Value> = tools.iter().map(|d| d.to_version("1.0.0")).collect();
+    secret_names(std::iter::once(defaults).chain(&versions))
+}
+
+/// The `{{secret.NAME}}` names anywhere in `values`.
+pub fn secret_names<'a>(values: impl IntoIterator<Item = &'a Value>) -> BTreeSet<String> {
+    toolhost_sculpt::secrets::referenced(values)
+}
+
+/// Writes on each tool's first step the fields the API requires that the tool still leaves out
+/// (`requires`), so that loading the catalog warns that the tool cannot work (issue #32.8).
+pub fn require_left_out(drafts: &mut [Draft]) {
+    for draft in drafts {
+        let fields: Vec<String> = draft
+            .structured
+            .iter()
+            // A path parameter left out leaves its `{name}` hole, which the loader warns of.
+            .filter(|f| f.required && f.place != "path")
+            .map(|f| match f.place {
+                "whole_body" => "body".to_owned(),
+                place => format!("{place}.{}", f.name),
+            })
+            .collect();
+        if let (false, Some(step)) = (fields.is_empty(), draft.steps.first_mut()) {
+            step["requires"] = json!(fields);
+        }
+    }
+}
+
 impl ToolOverlay {
     fn sculpt(&self, draft: &mut Draft) -> Result<(), String> {
         if draft.backend.is_some() && (!self.set.is_empty() || !self.json.is_empty()) {
@@ -162,6 +245,25 @@ impl ToolOverlay {
         }
         for (from, to) in &self.rename {
             rename_input(draft, from, to)?;
+        }
+        for (input, text) in &self.describe {
+            describe_input(draft, input, text)?;
+        }
+        if let Some(auth) = &self.auth {
+            match &mut draft.backend {
+                Some(backend) => backend["auth"] = auth.clone(),
+                None => draft.auth = Some(auth.clone()),
+            }
+        }
+        for (header, value) in &self.headers {
+            match &mut draft.backend {
+                Some(backend) => backend["headers"][header] = json!(value),
+                None => {
+                    for step in &mut draft.steps {
+                        step["headers"][header] = json!(value);
+                    }
+                }
+            }
         }
         for (name, value) in &self.set {
             set(draft, 0, name, value)?;
@@ -195,21 +297,8 @@ impl Combine {
         if self.steps.is_empty() {
             return Err("`steps` names no operation".to_owned());
         }
-        let mut draft = Draft {
-            source: format!("combines {}", self.steps.join(", ")),
-            name: name.to_owned(),
-            description: self.description.clone(),
-            tags: self.tags.clone(),
-            inputs: Vec::new(),
-            outputs: Vec::new(),
-            steps: Vec::new(),
-            mapping: json!({}),
-            structured: Vec::new(),
-            auth: None,
-            backend: None,
-            annotations: None,
-            version: None,
-        };
+        let mut draft = blank(format!("combines {}", self.steps.join(", ")), name, &self.description);
+        draft.tags.clone_from(&self.tags);
         let mut typed: BTreeMap<String, (Value, String)> = BTreeMap::new();
         for op in &self.steps {
             if originals.get(op).is_some_and(|d| d.backend.is_some()) {
@@ -301,6 +390,25 @@ impl Combine {
         }
         draft.mapping = Value::Object(mapping);
         Ok(draft)
+    }
+}
+
+/// A tool with nothing in it yet.
+fn blank(source: String, name: &str, description: &str) -> Draft {
+    Draft {
+        source,
+        name: name.to_owned(),
+        description: description.to_owned(),
+        tags: Vec::new(),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        steps: Vec::new(),
+        mapping: json!({}),
+        structured: Vec::new(),
+        auth: None,
+        backend: None,
+        annotations: None,
+        version: None,
     }
 }
 
@@ -436,6 +544,25 @@ fn take_as_json(draft: &mut Draft, name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Rewords input `name`'s description.
+fn describe_input(draft: &mut Draft, name: &str, text: &str) -> Result<(), String> {
+    let text = text.trim();
+    if text.is_empty() || text.chars().count() > super::MAX_DESCRIPTION {
+        return Err(format!(
+            "`describe.{name}` is empty or longer than {} characters",
+            super::MAX_DESCRIPTION
+        ));
+    }
+    let Some(input) = draft.inputs.iter_mut().find(|i| i["name"] == json!(name)) else {
+        return Err(format!(
+            "`describe` names input `{name}`, which the tool does not have (it has: {})",
+            list(draft.inputs.iter().filter_map(|i| i["name"].as_str()))
+        ));
+    };
+    input["description"] = json!(text);
+    Ok(())
+}
+
 fn rename_input(draft: &mut Draft, from: &str, to: &str) -> Result<(), String> {
     let Some(input) = draft.inputs.iter_mut().find(|i| i["name"] == json!(from)) else {
         return Err(format!(
@@ -493,5 +620,72 @@ fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
         "none".to_owned()
     } else {
         items.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft() -> Draft {
+        let mut draft = blank("GET /pets/{id}".to_owned(), "pet", "A pet.");
+        draft.inputs = vec![json!({"name": "id", "type": "int", "description": "The id."})];
+        draft.steps = vec![json!({"name": STEP, "method": "GET", "path": "/pets/{{input.id}}"})];
+        draft
+    }
+
+    #[test]
+    fn describe_rewords_an_input_and_names_the_ones_there_are() {
+        let overlay = Overlay::parse("tools:\n  pet:\n    describe: { id: The collar number. }\n").unwrap();
+        let drafts = overlay.apply(vec![draft()], &mut Vec::new()).unwrap();
+        assert_eq!(drafts[0].inputs[0]["description"], "The collar number.");
+        let wrong = Overlay::parse("tools:\n  pet:\n    describe: { pet_id: x }\n").unwrap();
+        let error = wrong.apply(vec![draft()], &mut Vec::new()).unwrap_err();
+        assert_eq!(
+            error,
+            "overlay, tool `pet`: `describe` names input `pet_id`, which the tool does not have (it has: id)"
+        );
+    }
+
+    #[test]
+    fn required_fields_left_out_are_written_for_the_loader_to_warn_of() {
+        let mut drafts = vec![draft(), draft()];
+        let field = |name: &str, place: &'static str, required: bool| Structured {
+            name: name.to_owned(),
+            place,
+            schema: json!({"type": "object"}),
+            required,
+            description: String::new(),
+        };
+        drafts[0].structured = vec![
+            field("owner", "body", true),
+            field("tags", "body", false),
+            field("body", "whole_body", true),
+        ];
+        require_left_out(&mut drafts);
+        assert_eq!(drafts[0].steps[0]["requires"], json!(["body.owner", "body"]));
+        assert!(drafts[1].steps[0].get("requires").is_none());
+    }
+
+    #[test]
+    fn auth_and_headers_are_set_and_their_secrets_read() {
+        let overlay = Overlay::parse(
+            "auth: { bearer: \"{{secret.KIT}}\" }\nheaders: { X-A: a }\ntools:\n  pet:\n    name: animal\n    auth: none\n    headers: { X-B: \"{{ secret.B }}\" }\n",
+        )
+        .unwrap();
+        let drafts = overlay.apply(vec![draft()], &mut Vec::new()).unwrap();
+        assert_eq!(drafts[0].auth, Some(json!("none")));
+        assert_eq!(drafts[0].steps[0]["headers"], json!({"X-B": "{{ secret.B }}"}));
+        let mut defaults = json!({"kind": "http", "headers": {"Accept": "application/json"}});
+        overlay.apply_toolkit(&mut defaults);
+        assert_eq!(defaults["headers"], json!({"Accept": "application/json", "X-A": "a"}));
+        assert_eq!(
+            secrets(&defaults, &drafts).into_iter().collect::<Vec<_>>(),
+            ["B", "KIT"]
+        );
+        assert_eq!(
+            overlay.fixed().into_iter().collect::<Vec<_>>(),
+            ["animal.auth", "animal.headers.X-B", "auth", "headers.X-A"]
+        );
     }
 }

@@ -206,6 +206,14 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         defaults["headers"][header] = json!(format!("{scheme}{{{{secret.{secret}}}}}"));
         secrets.insert(secret);
     }
+    // The source and the credentials are given on every import: they are the operator's.
+    let mut fixed: BTreeSet<String> = ["source", "protocol"].map(str::to_owned).into();
+    fixed.extend(options.headers.iter().map(|(h, _)| format!("headers.{h}")));
+    if let Some(overlay) = &options.overlay {
+        overlay.apply_toolkit(&mut defaults);
+        secrets = super::overlay::secrets(&defaults, &tools);
+        fixed.extend(overlay.fixed());
+    }
     Ok(Imported {
         toolkit,
         title: server.endpoint.to_string(),
@@ -213,6 +221,7 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         tools,
         notes,
         secrets,
+        fixed,
     })
 }
 

@@ -32,6 +32,8 @@ pub(crate) struct Recipe {
     pub steps: Vec<Step>,
     pub outputs: Outputs,
     pub max_response_bytes: u64,
+    /// What makes the tool unable to work although it loads ([`crate::lint`]).
+    pub warnings: Vec<String>,
 }
 
 /// One compiled step.
@@ -212,6 +214,7 @@ pub(crate) fn recipe(
         steps,
         outputs: outputs.ok_or_else(|| vec!["the outputs have errors".to_owned()])?,
         max_response_bytes,
+        warnings: Vec::new(),
     })
 }
 

@@ -98,6 +98,11 @@ pub(crate) struct StepDef {
     /// `missing` phrase of `errors`.
     #[serde(default)]
     pub expect: Vec<String>,
+    /// Fields the upstream requires in the request (`body.owner`, `query.q`, `headers.X-Id`,
+    /// `form.note`, or `body` for the whole body), as an import read them from its
+    /// description: one the step does not send is a load warning (the tool cannot work).
+    #[serde(default)]
+    pub requires: Vec<String>,
     /// Follow the upstream's pages, gathering their items into one list.
     #[serde(default)]
     pub paginate: Option<PaginateDef>,

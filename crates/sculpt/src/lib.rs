@@ -16,6 +16,7 @@ mod build;
 mod config;
 mod failure;
 mod jq;
+mod lint;
 mod reference;
 mod run;
 pub mod secrets;
@@ -55,6 +56,8 @@ pub struct Factory {
     shared: Arc<Shared>,
     check_secrets: bool,
     dry_run: bool,
+    /// The server secret names read by the backends built while `check_secrets` is off.
+    unchecked: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
 }
 
 /// What every backend built by one factory shares.
@@ -100,6 +103,7 @@ impl Factory {
             }),
             check_secrets: true,
             dry_run: false,
+            unchecked: Arc::default(),
         }
     }
 
@@ -118,6 +122,17 @@ impl Factory {
         self
     }
 
+    /// The server secrets (`{{secret.NAME}}`) the backends built so far read, when their names
+    /// are not checked ([`Factory::for_checking`]): what a config's `[secrets]` must give.
+    pub fn unchecked_secrets(&self) -> Vec<String> {
+        self.unchecked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
     /// The HTTP client every backend of this factory sends with.
     pub fn client(&self) -> &reqwest::Client {
         &self.shared.client
@@ -127,11 +142,21 @@ impl Factory {
 impl BackendFactory for Factory {
     fn build(&self, config: &Map<String, Value>, signature: &Signature<'_>) -> Result<Arc<dyn Backend>, Vec<String>> {
         let def = config::parse(config)?;
+        if !self.check_secrets {
+            let mut read = secrets::referenced(config.values());
+            read.retain(|name| !signature.requirements.secrets.contains(name));
+            self.unchecked
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(read);
+        }
         let secrets = build::SecretNames {
             server: &self.shared.secrets,
             check: self.check_secrets,
         };
-        let recipe = build::recipe(def, signature, &secrets)?;
+        let warnings = lint::warnings(&def);
+        let mut recipe = build::recipe(def, signature, &secrets)?;
+        recipe.warnings = warnings;
         Ok(Arc::new(run::Sculpted::new(
             recipe,
             Arc::clone(&self.shared),

@@ -107,6 +107,10 @@ impl Backend for Sculpted {
         self.recipe.steps.iter().filter_map(|s| s.tool.clone()).collect()
     }
 
+    fn warnings(&self) -> Vec<String> {
+        self.recipe.warnings.clone()
+    }
+
     /// A step that is not idempotent may have been sent when the version's timeout cut the call.
     fn may_act(&self) -> bool {
         self.recipe.steps.iter().any(|step| !step.idempotent)

@@ -9,7 +9,7 @@
 //!
 //! Errors name the secret and where it was looked for, never a value.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -111,6 +111,34 @@ pub fn resolve(sources: &BTreeMap<String, SecretSource>, base: &Path) -> Result<
         secrets.insert(name.clone(), Secret::new(value));
     }
     Ok(secrets)
+}
+
+/// The `{{secret.NAME}}` names anywhere in `values` (strings at any depth), as templates
+/// write them.
+pub fn referenced<'a>(values: impl IntoIterator<Item = &'a serde_json::Value>) -> BTreeSet<String> {
+    fn scan(value: &serde_json::Value, out: &mut BTreeSet<String>) {
+        match value {
+            serde_json::Value::String(text) => {
+                let mut rest = text.as_str();
+                while let Some(start) = rest.find("{{") {
+                    let after = &rest[start + 2..];
+                    let Some(end) = after.find("}}") else { break };
+                    if let Some(name) = after[..end].trim().strip_prefix("secret.") {
+                        out.insert(name.trim().to_owned());
+                    }
+                    rest = &after[end + 2..];
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| scan(v, out)),
+            serde_json::Value::Object(members) => members.values().for_each(|v| scan(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    for value in values {
+        scan(value, &mut out);
+    }
+    out
 }
 
 #[cfg(test)]

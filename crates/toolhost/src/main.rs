@@ -1,6 +1,7 @@
 //! `toolhost`: serve a tool catalog over N-ACT, OTC, WoA and MCP, check it, and the client subcommands.
 
 mod auth_config;
+mod check_report;
 mod client;
 mod reload;
 mod settings;
@@ -114,7 +115,9 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
         eprintln!("toolhost: {message}");
         ExitCode::FAILURE
     };
-    let (loader, path, secrets_checked) = match config {
+    // Without a config, the factories note the secret names they could not check.
+    let mut unchecked: Option<(Arc<toolhost_sculpt::Factory>, Arc<toolhost_upstream::Factory>)> = None;
+    let (loader, path) = match config {
         // The same loader as `serve --config`: the secret names, tag scopes and timeouts the
         // server would use, so `check` finds what `serve` would refuse.
         Some(config) => {
@@ -126,7 +129,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                 return fail("no catalog to check: give its path, or set `catalog` in the config file".to_owned());
             };
             match make_loader(&settings) {
-                Ok(loader) => (loader, path, true),
+                Ok(loader) => (loader, path),
                 Err(e) => return fail(format!("{e:#}")),
             }
         }
@@ -136,20 +139,39 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
             };
             // No server config: `{{secret.NAME}}` cannot be checked against `[secrets]`.
             match toolhost_sculpt::Factory::for_checking() {
-                Ok(sculpt) => (
-                    Loader::default()
-                        .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
-                        .with_backend(toolhost_upstream::KIND, Arc::new(toolhost_upstream::Factory::default())),
-                    path,
-                    false,
-                ),
+                Ok(sculpt) => {
+                    let (sculpt, upstream) = (Arc::new(sculpt), Arc::new(toolhost_upstream::Factory::default()));
+                    unchecked = Some((Arc::clone(&sculpt), Arc::clone(&upstream)));
+                    (
+                        Loader::default()
+                            .with_backend(toolhost_sculpt::KIND, sculpt)
+                            .with_backend(toolhost_upstream::KIND, upstream),
+                        path,
+                    )
+                }
                 Err(e) => return fail(e.to_string()),
             }
         }
     };
     match load(Some(&path), &loader) {
         Ok((catalog, lock_warnings)) => {
-            for warning in catalog.warnings() {
+            let mut warnings = check_report::collapse(catalog.warnings());
+            // `serve` refuses a catalog reading secrets its config does not give: without one,
+            // say which (issue #32.8), and nothing when it reads none.
+            if let Some((sculpt, upstream)) = &unchecked {
+                let mut names = sculpt.unchecked_secrets();
+                names.extend(upstream.unchecked_secrets());
+                names.sort();
+                names.dedup();
+                if !names.is_empty() {
+                    warnings.push(format!(
+                        "warning: {}: the catalog reads the server secrets {}, and `serve` refuses it unless its config's [secrets] gives them; pass --config FILE to check them against it",
+                        path.display(),
+                        names.join(", ")
+                    ));
+                }
+            }
+            for warning in &warnings {
                 eprintln!("{warning}");
             }
             if lock {
@@ -170,30 +192,22 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                     eprintln!("{warning}");
                 }
             }
-            // Which protocols reach a tool that not all four do (issue #14).
+            // Which protocols reach a tool that not all four do (issue #14); json inputs have
+            // their warning already, so they are not said twice.
             for tool in catalog.tools() {
-                let reach = if tool.needs_call_context() {
-                    Some("OTC only: it needs secrets or tokens only OTC's `context` carries")
-                } else if !tool.latest().scalar_inputs_only() {
-                    Some("MCP, OTC and WoA, not N-ACT: its latest version takes json inputs")
-                } else {
-                    None
-                };
-                if let Some(reach) = reach {
-                    eprintln!("note: tool `{}` is served over {reach}", tool.name);
+                if tool.needs_call_context() {
+                    eprintln!(
+                        "note: tool `{}` is served over OTC only: it needs secrets or tokens only OTC's `context` carries",
+                        tool.name
+                    );
                 }
             }
             let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
             eprintln!(
                 "ok: {} tools, {versions} versions, {} warnings",
                 catalog.tools().len(),
-                catalog.warnings().len()
+                warnings.len()
             );
-            if !secrets_checked {
-                eprintln!(
-                    "note: `{{{{secret.NAME}}}}` names were not checked against a server's [secrets]; pass --config to check them"
-                );
-            }
             ExitCode::SUCCESS
         }
         Err(problems) => {
@@ -348,7 +362,7 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
         allow_private,
     };
     let imported = toolhost_import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
-    write_import(&imported, &out)
+    write_import(imported, &out)
 }
 
 /// The overlay file named by `--overlay`, read.
@@ -386,18 +400,18 @@ fn import_tools(
         found
     })?;
     let imported = toolhost_import::tools::import(&server, options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
-    write_import(&imported, out)
+    write_import(imported, out)
 }
 
 /// Writes an import into `out` (merging into the file a previous import wrote) and says what
 /// was left out and what changed.
-fn write_import(imported: &toolhost_import::Imported, out: &std::path::Path) -> anyhow::Result<ExitCode> {
+fn write_import(mut imported: toolhost_import::Imported, out: &std::path::Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(out).with_context(|| format!("failed to create {}", out.display()))?;
     // A toolkit renamed (by an overlay's `toolkit:` or --toolkit) goes on in the file the same
     // description was imported into, not into a second one with every tool twice (issue #32.7).
     let mut file = out.join(imported.file_name());
     if !file.exists()
-        && let Some(earlier) = imported_from(out, imported)
+        && let Some(earlier) = imported_from(out, &imported)
     {
         eprintln!(
             "note: {} holds an earlier import of {}: toolkit `{}` goes there, not into a second file",
@@ -409,14 +423,19 @@ fn write_import(imported: &toolhost_import::Imported, out: &std::path::Path) -> 
     }
     let (tools, report) = match std::fs::read_to_string(&file) {
         Ok(existing) => {
-            let merged = toolhost_import::merge::merge(&existing, &file.display().to_string(), imported)
+            let merged = toolhost_import::merge::merge(&existing, &file.display().to_string(), &imported)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
+            imported.defaults = merged.defaults;
+            // What the file reads after the merge: its own values kept, its older versions too.
+            imported.secrets = toolhost_import::overlay::secret_names(
+                std::iter::once(&imported.defaults).chain(merged.tools.iter().map(|(_, t)| t)),
+            );
             (merged.tools, Some(merged.report))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (toolhost_import::merge::fresh(imported), None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (toolhost_import::merge::fresh(&imported), None),
         Err(e) => return Err(anyhow::anyhow!("failed to read {}: {e}", file.display())),
     };
-    let yaml = toolhost_import::render(imported, &tools);
+    let yaml = toolhost_import::render(&imported, &tools);
     std::fs::write(&file, &yaml).with_context(|| format!("failed to write {}", file.display()))?;
     for note in &imported.notes {
         eprintln!("note: {note}");
@@ -439,8 +458,15 @@ fn write_import(imported: &toolhost_import::Imported, out: &std::path::Path) -> 
             imported.secrets.iter().cloned().collect::<Vec<_>>().join(", ")
         );
     }
+    // `serve` refuses a catalog whose secrets its config does not give: the next commands
+    // take that config.
+    let config = if imported.secrets.is_empty() {
+        ""
+    } else {
+        " --config toolhost.toml"
+    };
     eprintln!(
-        "next: toolhost check --lock {} && toolhost serve --catalog {}",
+        "next: toolhost check --lock{config} {} && toolhost serve --catalog {}{config}",
         out.display(),
         out.display()
     );
@@ -719,6 +745,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             settings.server.otc_prefix,
             settings.server.mcp.path
         );
+        if settings.server.ui {
+            tracing::info!(url = %format!("{scheme}://{address}/ui"), "the catalog page is at {scheme}://{address}/ui");
+        }
         let state = match &settings.state {
             None => toolhost_server::State::new(engine, settings.server),
             Some((url, password)) => {

@@ -287,6 +287,28 @@ fn json_size(value: &Value) -> u64 {
     count.0
 }
 
+impl Upstreamed {
+    /// This version's standing. A version not judged yet is judged against the upstream's
+    /// last listing when there is one, so a version a reload loads starts where its upstream
+    /// stands — a withdrawn tool stays withdrawn until it is imported again — rather than as
+    /// served until the watcher's next reading (issue #32.9). Asked after the whole catalog is
+    /// built, so every later version's pin is known.
+    fn state(&self) -> State {
+        if !self.watched.judged.load(std::sync::atomic::Ordering::Relaxed) {
+            let last = self
+                .upstream
+                .listing
+                .try_lock()
+                .ok()
+                .and_then(|listing| listing.as_ref().map(|(_, _, found)| Arc::clone(found)));
+            if let Some(found) = last {
+                return self.watched.judge(Some(&found));
+            }
+        }
+        self.watched.state()
+    }
+}
+
 impl Backend for Upstreamed {
     fn call<'a>(&'a self, call: BackendCall<'a>) -> BoxFuture<'a, Result<Map<String, Value>, ToolFailure>> {
         Box::pin(self.run(call))
@@ -304,11 +326,11 @@ impl Backend for Upstreamed {
     }
 
     fn upstream(&self) -> Option<(String, bool)> {
-        Some((self.upstream.name.clone(), self.watched.state() != State::Unreachable))
+        Some((self.upstream.name.clone(), self.state() != State::Unreachable))
     }
 
     fn withdrawn(&self) -> Option<&'static str> {
-        let state = self.watched.state();
+        let state = self.state();
         state.withdraws().then_some(state.name())
     }
 }

@@ -88,11 +88,14 @@ pub(crate) struct OAuthDef {
 /// Why `forward: bearer` is refused without `same_audience` (issue #30.10).
 pub(crate) const PASSTHROUGH: &str = "`auth: {forward: bearer}` sends the caller's own token, issued for this server, to the upstream, which could replay it here (token passthrough, which the MCP specification forbids). Use `auth: {exchange: {token_url, client_id, client_secret}}` (RFC 8693 token exchange) to get a token for the upstream's own audience; or, if the upstream is part of this server's audience and accepts the same tokens anyway, say so with `same_audience: true` on the backend";
 
+/// The secret names read while their names are not checked (`check` without a config).
+pub(crate) type Unchecked = std::sync::Mutex<std::collections::BTreeSet<String>>;
+
 /// Fills `{{secret.NAME}}` in `value` (at `place`, for messages) from `secrets`; a name not there
-/// is an error unless `lenient` (`check` without a config).
+/// is an error unless `lenient` (`check` without a config), which then records it.
 pub(crate) fn fill(
     secrets: &HashMap<String, Secret>,
-    lenient: bool,
+    lenient: Option<&Unchecked>,
     place: &str,
     value: &str,
 ) -> Result<String, String> {
@@ -110,7 +113,12 @@ pub(crate) fn fill(
         };
         match secrets.get(secret) {
             Some(value) => out.push_str(value.expose()),
-            None if lenient => {}
+            None if let Some(unchecked) = lenient => {
+                unchecked
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(secret.to_owned());
+            }
             None => {
                 let mut known: Vec<&str> = secrets.keys().map(String::as_str).collect();
                 known.sort_unstable();
@@ -135,7 +143,7 @@ pub(crate) fn env(
     def: &Def,
     source: &Source,
     secrets: &HashMap<String, Secret>,
-    lenient: bool,
+    lenient: Option<&Unchecked>,
 ) -> Result<Vec<(String, Secret)>, Vec<String>> {
     if def.env.is_empty() {
         return Ok(Vec::new());

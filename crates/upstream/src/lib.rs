@@ -79,6 +79,8 @@ pub struct Factory {
     secrets: HashMap<String, Secret>,
     /// Whether `{{secret.NAME}}` must name one of `secrets` (not for `check` without a config).
     check_secrets: bool,
+    /// The secret names read while they are not checked.
+    unchecked: def::Unchecked,
 }
 
 impl Factory {
@@ -90,12 +92,29 @@ impl Factory {
             pins: Mutex::default(),
             secrets,
             check_secrets: true,
+            unchecked: Mutex::default(),
         }
+    }
+
+    /// The server secrets the backends built so far read, when their names are not checked
+    /// (`Factory::default()`, for `check` without a config).
+    pub fn unchecked_secrets(&self) -> Vec<String> {
+        self.unchecked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// The record of unchecked secret names, when names are not checked.
+    fn lenient(&self) -> Option<&def::Unchecked> {
+        (!self.check_secrets).then_some(&self.unchecked)
     }
 
     /// Fills `{{secret.NAME}}` in the value at `place`.
     fn fill(&self, place: &str, value: &str) -> Result<String, String> {
-        def::fill(&self.secrets, !self.check_secrets, place, value)
+        def::fill(&self.secrets, self.lenient(), place, value)
     }
 }
 
@@ -138,7 +157,7 @@ impl BackendFactory for Factory {
             .map(|(k, v)| Ok((k.clone(), self.fill(&format!("headers.{k}"), v)?)))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|e| vec![e])?;
-        let env = def::env(&def, &source, &self.secrets, !self.check_secrets)?;
+        let env = def::env(&def, &source, &self.secrets, self.lenient())?;
         let max_response_bytes = def
             .max_response_bytes
             .unwrap_or(toolhost_sculpt::DEFAULT_MAX_RESPONSE_BYTES);
@@ -226,6 +245,7 @@ impl BackendFactory for Factory {
             pins,
             position,
             state: AtomicU8::new(State::Ok as u8),
+            judged: std::sync::atomic::AtomicBool::new(false),
         });
         upstream
             .served
@@ -590,6 +610,8 @@ struct Watched {
     /// This version's pin in `pins`.
     position: usize,
     state: AtomicU8,
+    /// Whether a listing has judged it yet.
+    judged: std::sync::atomic::AtomicBool,
 }
 
 impl Watched {
@@ -622,6 +644,7 @@ impl Watched {
             },
         };
         self.state.store(state as u8, Ordering::Relaxed);
+        self.judged.store(true, Ordering::Relaxed);
         state
     }
 }

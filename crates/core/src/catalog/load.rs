@@ -489,7 +489,12 @@ impl Loader {
                     requirements: parts.requirements,
                 },
             ) {
-                Ok(b) => Some(b),
+                Ok(b) => {
+                    for m in b.warnings() {
+                        ctx.warn(&at(place, "backend"), m);
+                    }
+                    Some(b)
+                }
                 Err(messages) => {
                     for m in messages {
                         ctx.error(&at(place, "backend"), m);

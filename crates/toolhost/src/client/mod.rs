@@ -7,6 +7,7 @@
 
 mod conformance;
 mod render;
+mod suggest;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -577,6 +578,8 @@ where
 fn options_for(net: &Net, typed: &[String], allow_stdio: bool) -> anyhow::Result<Options> {
     let mut options = net.options()?;
     options.allow_stdio = allow_stdio;
+    // Said once per run, naming every such address (issue #32.10).
+    let mut reached = std::collections::BTreeSet::new();
     for text in typed {
         let Ok(Source::Url(url)) = Source::parse(text) else {
             continue;
@@ -586,12 +589,15 @@ fn options_for(net: &Net, typed: &[String], allow_stdio: bool) -> anyhow::Result
         let local_name = host.eq_ignore_ascii_case("localhost") || host.ends_with(".localhost");
         let refused = literal.map_or(local_name, |ip| options.policy.check(ip).is_err());
         if refused && !options.policy.allows_private() {
-            eprintln!(
-                "toolhost: note: reaching {} because you gave it; addresses a server names (redirects, WoA transports, lockfiles) stay refused without --allow-private",
-                toolhost_client::text::shown_url(url.as_str())
-            );
+            reached.insert(url.origin().ascii_serialization());
         }
         options.policy = options.policy.trust(&url);
+    }
+    if !reached.is_empty() {
+        eprintln!(
+            "toolhost: note: reaching {} because you gave it; addresses a server names (redirects, WoA transports, lockfiles) stay refused without --allow-private",
+            reached.into_iter().collect::<Vec<_>>().join(", ")
+        );
     }
     Ok(options)
 }
@@ -627,15 +633,11 @@ async fn discover_all(client: &Client, sources: &[String], protocol: Option<Prot
 
 fn find<'a>(server: &'a Server, name: &str) -> anyhow::Result<&'a Tool> {
     server.tool(name).ok_or_else(|| {
-        let known: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
+        let source = toolhost_client::text::shown_url(&server.source.to_string());
         Error::UnknownTool {
             server: server.source.to_string(),
             name: toolhost_client::text::one_line(name, 100),
-            known: if known.is_empty() {
-                "(none)".to_owned()
-            } else {
-                known.join(", ")
-            },
+            known: suggest::nearest(name, server.tools.iter().map(|t| t.name.as_str()), &source),
         }
         .into()
     })
@@ -649,9 +651,11 @@ fn select<'a>(servers: &'a [Server], names: &[String]) -> anyhow::Result<Vec<&'a
     }
     for name in names {
         if !servers.iter().any(|s| s.tool(name).is_some()) {
+            let names = servers.iter().flat_map(|s| &s.tools).map(|t| t.name.as_str());
             anyhow::bail!(
-                "no server lists a tool `{}`; run `toolhost tools SOURCE` to see the names",
-                toolhost_client::text::one_line(name, 100)
+                "no server lists a tool `{}`; the names are: {}",
+                toolhost_client::text::one_line(name, 100),
+                suggest::nearest(name, names, "SOURCE")
             );
         }
     }

@@ -70,8 +70,8 @@ async fn an_mcp_server_over_stdio_is_served_on_every_protocol() {
     assert!(
         checked.contains("tool `count_tags`")
             && checked.contains("left out of N-ACT")
-            && checked.contains("note: tool `count_tags` is served over MCP, OTC and WoA, not N-ACT"),
-        "check says which protocols a tool reaches: {checked}"
+            && !checked.contains("note: tool `count_tags`"),
+        "check says which protocols a tool reaches, once (issue #32.8): {checked}"
     );
     let server = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
 
@@ -230,6 +230,11 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
         json!({"versions": 1, "list": [{"tool": "add", "version": "1.0.0", "reason": "changed"}]}),
         "{ready}"
     );
+    // A reload (here the same catalog, on SIGHUP) does not serve it again: it stays withdrawn
+    // until it is imported again (issue #32.9).
+    server.signal("-HUP");
+    server.logs_when(|l| l.iter().any(|x| x.contains("catalog reloaded")));
+    assert_eq!(listed(&server.base).await, [const { Vec::<String>::new() }; 4]);
     assert!(server.terminate());
 
     // Accepting the change: a compatible one is the next version.
@@ -238,12 +243,27 @@ async fn a_changed_upstream_tool_is_withdrawn_until_it_is_imported_again() {
         said.contains("`add`: a compatible change (rewords the description), published as version 1.1.0"),
         "{said}"
     );
+    // What was accepted is shown, old and new, and written: the new text is served.
+    assert!(
+        said.contains("description:\n      - Add two integers.\n      + Add two whole numbers and return their sum."),
+        "{said}"
+    );
+    let yaml = std::fs::read_to_string(out.join("drift.yaml")).unwrap();
+    assert!(
+        yaml.contains("description: \"Add two whole numbers and return their sum.\""),
+        "{yaml}"
+    );
     assert!(run(&["check", "--lock", out_text]).status.success());
     drift(&out, "reworded");
     let server = Server::start(&["--catalog", out_text], &[], None);
     let (status, sum) = invoke(&server.base, "add", pair.clone()).await;
     assert_eq!(status, 200, "{sum}");
     assert_eq!(outputs_of(&sum)["result"], json!(42));
+    let nact = json_of(reqwest::Client::new().get(format!("{}/nact/tools", server.base))).await;
+    assert_eq!(
+        nact["items"][0]["description"], "Add two whole numbers and return their sum.",
+        "{nact}"
+    );
     // Importing the compatible change accepted it for callers pinned to 1.0.0 too.
     let (status, sum) = invoke(&server.base, "add/versions/1", pair.clone()).await;
     assert_eq!(status, 200, "{sum}");

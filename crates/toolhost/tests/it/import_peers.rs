@@ -127,19 +127,21 @@ async fn imported_petstore_tools_call_a_prism_mock_of_the_same_description() {
     .await
     .unwrap();
     assert!(tools >= 19, "{tools}");
-    // Pet operations need a user's OAuth token (the implicit flow): said, not hidden.
+    // Pet operations need a user's OAuth token (the implicit flow): said, with the roads to one
+    // (a token the server holds, the caller's forwarded or exchanged), not imported without.
     assert!(
-        said.contains("POST /pet: none of its security schemes can be used by a server")
-            && said.contains("needs a user's token"),
+        said.contains("`petstore_auth` is OAuth 2.0 with a user's own token")
+            && said.contains("`SWAGGER_PETSTORE_TOKEN`")
+            && said.contains("auth: {forward: bearer}"),
         "{said}"
     );
     let config = dir.write(
         "toolhost.toml",
-        "[secrets]\nPETSTORE_API_KEY = { env = \"PETSTORE_KEY\" }\n",
+        "[secrets]\nPETSTORE_API_KEY = { env = \"PETSTORE_KEY\" }\nPETSTORE_TOKEN = { env = \"PETSTORE_TOKEN\" }\n",
     );
     let server = Server::start(
         &["--catalog", out.to_str().unwrap(), "--config", config.to_str().unwrap()],
-        &[("PETSTORE_KEY", "special-key")],
+        &[("PETSTORE_KEY", "special-key"), ("PETSTORE_TOKEN", "a-user-token")],
         None,
     );
 

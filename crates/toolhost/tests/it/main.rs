@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
 mod check;
+mod check_unworkable;
 mod client_cli;
 mod client_peers;
 mod client_protocols;
@@ -15,12 +16,14 @@ mod federation_peers;
 mod identity;
 mod import;
 mod import_fidelity;
+mod import_overlay;
 mod import_peers;
 #[path = "../../../../tests/spec-servers/launch.rs"]
 mod launch;
 mod ops;
 #[cfg(feature = "otel")]
 mod otel;
+mod quiet;
 mod replicas;
 mod sculpt;
 mod serve;

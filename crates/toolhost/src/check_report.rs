@@ -1,0 +1,91 @@
+//! What `toolhost check` prints of a catalog's warnings: one line per problem (issue #32.8). A
+//! problem every version of a tool repeats (a json input kept from version to version), or that
+//! several fields of one version share, is said once, naming them all.
+
+use toolhost_core::Problem;
+
+/// The warnings as lines, problems repeated across versions and fields of one tool folded into
+/// one, in the order they were first found.
+pub fn collapse(problems: &[Problem]) -> Vec<String> {
+    let mut groups: Vec<(Problem, Vec<String>, Vec<String>)> = Vec::new();
+    for problem in problems {
+        let same = |(p, _, _): &&mut (Problem, Vec<String>, Vec<String>)| {
+            p.severity == problem.severity
+                && p.message == problem.message
+                && p.place.file == problem.place.file
+                && p.place.tool == problem.place.tool
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some((_, versions, fields)) => {
+                push_new(versions, problem.place.version.as_ref());
+                push_new(fields, problem.place.field.as_ref());
+            }
+            None => groups.push((
+                problem.clone(),
+                problem.place.version.iter().cloned().collect(),
+                problem.place.field.iter().cloned().collect(),
+            )),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(mut problem, versions, fields)| {
+            problem.place.version = joined(&versions);
+            problem.place.field = joined(&fields);
+            problem.to_string()
+        })
+        .collect()
+}
+
+fn push_new(list: &mut Vec<String>, item: Option<&String>) {
+    if let Some(item) = item
+        && !list.contains(item)
+    {
+        list.push(item.clone());
+    }
+}
+
+/// `a`, or `a (and b, c)`.
+fn joined(items: &[String]) -> Option<String> {
+    match items {
+        [] => None,
+        [one] => Some(one.clone()),
+        [first, rest @ ..] => Some(format!("{first} (and {})", rest.join(", "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use toolhost_core::catalog::{Place, Severity};
+
+    use super::*;
+
+    #[test]
+    fn a_problem_repeated_by_versions_and_fields_is_said_once() {
+        let at = |version: &str, field: &str| Problem {
+            severity: Severity::Warning,
+            place: Place {
+                file: "c.yaml".to_owned(),
+                tool: Some("t".to_owned()),
+                version: Some(version.to_owned()),
+                field: Some(field.to_owned()),
+            },
+            message: "a json input is not an N-ACT type".to_owned(),
+        };
+        let mut other = at("1.0.0", "backend");
+        other.message = "another".to_owned();
+        let lines = collapse(&[
+            at("1.0.0", "input `a`"),
+            other,
+            at("1.1.0", "input `a`"),
+            at("1.1.0", "input `b`"),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "warning: c.yaml: tool `t` version 1.0.0 (and 1.1.0), input `a` (and input `b`): a json input is not an N-ACT type",
+                "warning: c.yaml: tool `t` version 1.0.0, backend: another",
+            ]
+        );
+    }
+}
