@@ -486,3 +486,18 @@ async fn toolhost_lock_against_an_agents_endpoint_pins_the_agents_versions() {
     }
     assert!(server.terminate());
 }
+
+/// The page's Agents view in a real headless Chromium (tests/peer/ui_browser.py `--agents`): the
+/// list, an agent's rendered procedure, tools and versions, findings and endpoints, and a new
+/// agent file built from tools selected on the page.
+#[test]
+fn the_agents_view_works_in_a_real_browser() {
+    if crate::ui::chromium().is_none() {
+        return;
+    }
+    let server = example_server();
+    let shots = Scratch::new();
+    crate::ui::browse(&["--agents", &server.base, shots.0.to_str().unwrap()]);
+    assert!(shots.0.join("ui-agent.png").exists());
+    assert!(server.terminate());
+}
