@@ -179,6 +179,19 @@ pub struct ServedBy {
     pub protocol: &'static str,
 }
 
+/// `/agents/{name}/{protocol}` when `path` is that or below it: the mount point of one agent's
+/// endpoint of `protocol` (`nact`, `otc`, `mcp`), for what answers in a protocol's own shape
+/// before the agent's routes are reached (authentication's refusals).
+pub(crate) fn mount<'p>(path: &'p str, protocol: &str) -> Option<&'p str> {
+    let rest = path.strip_prefix("/agents/")?;
+    let (name, rest) = rest.split_once('/')?;
+    let rest = rest.strip_prefix(protocol)?;
+    if name.is_empty() || !(rest.is_empty() || rest.starts_with('/')) {
+        return None;
+    }
+    Some(&path[..path.len() - rest.len()])
+}
+
 /// Every request under `/agents/{name}/`: the agent's own routes, if the caller may use it.
 async fn dispatch(
     Extract(state): Extract<Arc<State>>,
@@ -189,12 +202,10 @@ async fn dispatch(
     let Some((agent, _, routes)) = state.agent_for(&name, &caller) else {
         return unknown_agent(&name).into_response();
     };
-    let protocol = match rest.split('/').next() {
-        Some("nact") => "nact",
-        Some("otc") => "otc",
-        Some("mcp") => "mcp",
-        _ => "other",
-    };
+    let protocol = ["nact", "otc", "mcp"]
+        .into_iter()
+        .find(|p| rest.split('/').next() == Some(p))
+        .unwrap_or("other");
     // A fresh request for the agent's routes: the outer route's path parameters must not reach
     // its handlers (axum adds a nested route's to those already there). What the server's
     // layers recorded goes along: the caller and the peer address.
@@ -249,4 +260,19 @@ fn unknown_agent(name: &str) -> ProblemResponse {
         "not-found",
         format!("no agent named `{name}` is served here; GET /agents lists those you may use"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn mount_points_of_agent_paths() {
+        assert_eq!(super::mount("/agents/travel/mcp", "mcp"), Some("/agents/travel/mcp"));
+        assert_eq!(
+            super::mount("/agents/travel/otc/tools/call", "otc"),
+            Some("/agents/travel/otc")
+        );
+        assert_eq!(super::mount("/agents/travel/mcpx", "mcp"), None);
+        assert_eq!(super::mount("/agents/travel", "mcp"), None);
+        assert_eq!(super::mount("/mcp", "mcp"), None);
+    }
 }

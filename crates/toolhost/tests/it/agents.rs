@@ -448,6 +448,29 @@ async fn an_agent_is_absent_for_a_caller_without_its_scopes() {
         401,
         "an agent's endpoints are behind the same authentication"
     );
+    // Refused in each protocol's shape; an MCP client finds the agent endpoint's own metadata.
+    let mcp = http
+        .post(format!("{}/agents/sums/mcp", server.base))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mcp.status(), 401);
+    let challenge = mcp.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    let metadata = format!("{}/.well-known/oauth-protected-resource/agents/sums/mcp", server.base);
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{metadata}\"")),
+        "{challenge}"
+    );
+    assert_eq!(mcp.json::<Value>().await.unwrap()["error"]["code"], -32001);
+    let resource = json_of(http.get(&metadata)).await;
+    assert_eq!(
+        resource["resource"],
+        format!("{}/agents/sums/mcp", server.base),
+        "{resource}"
+    );
+    let otc = json_of(http.get(format!("{}/agents/sums/otc/tools", server.base))).await;
+    assert_eq!(otc["$schema"], "otc://1.0", "{otc}");
     assert!(server.terminate());
 }
 
