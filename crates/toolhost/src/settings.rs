@@ -498,6 +498,10 @@ fn prefix(key: &str, value: Option<String>, default: String) -> anyhow::Result<S
     if !value.starts_with('/') || value.trim_end_matches('/').is_empty() {
         anyhow::bail!("{key} must start with `/` and name a path, e.g. /nact; got `{value}`");
     }
+    let trimmed = value.trim_end_matches('/');
+    if trimmed == "/agents" || trimmed.starts_with("/agents/") {
+        anyhow::bail!("{key} may not be under /agents, where agents are served; got `{value}`");
+    }
     Ok(value)
 }
 

@@ -524,3 +524,43 @@ fn the_agents_view_works_in_a_real_browser() {
     assert!(shots.0.join("ui-agent.png").exists());
     assert!(server.terminate());
 }
+
+#[test]
+fn no_protocol_may_be_mounted_under_agents() {
+    let out = run(&["serve", "--mcp-path", "/agents/mcp", "--listen", "127.0.0.1:0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("mcp_path may not be under /agents, where agents are served"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn the_limits_refuse_an_agents_otc_calls_in_otcs_shape() {
+    let server = Server::start(
+        &[
+            "--agents",
+            &examples("agents"),
+            "--rate-limit-per-second",
+            "0.01",
+            "--rate-limit-burst",
+            "1",
+        ],
+        &[],
+        None,
+    );
+    let http = reqwest::Client::new();
+    let call = || {
+        http.post(format!("{}/agents/measure/otc/tools/call", server.base))
+            .json(&json!({"request": {"tool_id": "Calculator.add_numbers", "input": {"a": 1, "b": 2}}}))
+            .send()
+    };
+    assert_eq!(call().await.unwrap().status(), 200);
+    let limited = call().await.unwrap();
+    assert_eq!(limited.status(), 400, "OTC's server error, not a 429 problem");
+    assert!(limited.headers().contains_key("retry-after"));
+    let body: Value = limited.json().await.unwrap();
+    assert_eq!(body["$schema"], "otc://1.0", "{body}");
+    assert!(server.terminate());
+}
