@@ -44,6 +44,8 @@ pub struct Agent {
     pub findings: Vec<Problem>,
     /// Exactly the agent's tools, a pinned one at only its pinned version.
     catalog: Arc<Catalog>,
+    /// What [`Agent::required_scopes`] gives, worked out at load.
+    required: BTreeSet<String>,
 }
 
 /// One tool of an agent.
@@ -67,23 +69,15 @@ impl Agent {
 
     /// The scopes a caller must hold to use the agent: its own `scopes`, or, when it sets
     /// none, every scope its tools need (those who may use all its tools).
-    pub fn required_scopes(&self) -> BTreeSet<String> {
-        match &self.scopes {
-            Some(scopes) => scopes.iter().cloned().collect(),
-            None => self
-                .catalog
-                .tools()
-                .iter()
-                .flat_map(|t| t.scopes.iter().cloned())
-                .collect(),
-        }
+    pub fn required_scopes(&self) -> &BTreeSet<String> {
+        &self.required
     }
 
     /// Whether `access` may use the agent; to a caller who may not, it does not exist.
     pub fn allows(&self, access: &Access) -> bool {
         match access {
             Access::All => true,
-            Access::Scopes(held) => self.required_scopes().iter().all(|s| held.contains(s)),
+            Access::Scopes(held) => self.required.iter().all(|s| held.contains(s)),
         }
     }
 
@@ -432,8 +426,14 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
     let scopes = front.scopes;
     let handoffs = front.handoffs;
     let description = front.description.trim().to_owned();
+    let own = catalog.restricted(&picked);
+    let required = match &scopes {
+        Some(scopes) => scopes.iter().cloned().collect(),
+        None => own.tools().iter().flat_map(|t| t.scopes.iter().cloned()).collect(),
+    };
     Some(Agent {
-        catalog: Arc::new(catalog.restricted(&picked)),
+        catalog: Arc::new(own),
+        required,
         name,
         description,
         tools,
