@@ -344,6 +344,15 @@ async fn a_pin_holds_when_a_reload_adds_a_version_and_a_reload_that_breaks_an_ag
     .await;
     assert_eq!(follower["result"]["value"], "Lyon", "{follower}");
 
+    // An agent file added (or edited) is a reload like a catalog file.
+    dir.write(
+        "agents/late.md",
+        "---\nname: late\ndescription: Late.\ntools: [echo_city@1.1.0]\n---\nUse echo_city().\n",
+    );
+    let status = wait_ready(&http, &base, |s| s["catalog"]["generation"] == 3).await;
+    assert_eq!(status["agents"]["count"], 3, "{status}");
+    assert_eq!(current("late").await, 2);
+
     // The pinned tool gone: refused, naming the agent; the previous catalog and agents serve on.
     dir.write("demo.yaml", &ONE_TOOL.replace("echo_city", "echo_town"));
     let status = wait_ready(&http, &base, |s| s["reload_failures"] == 1).await;
