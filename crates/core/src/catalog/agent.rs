@@ -57,7 +57,8 @@ pub struct AgentTool {
     pub name: String,
     /// The pinned version, when the reference pins one.
     pub pin: Option<semver::Version>,
-    /// The procedure's lines that call the tool, trimmed: how the procedure uses it.
+    /// The procedure's lines that call the tool, trimmed, without list markers: how the
+    /// procedure uses it.
     pub uses: Vec<String>,
 }
 
@@ -452,7 +453,7 @@ struct Mention {
     text: String,
     /// Whether `()` follows at once.
     empty_call: bool,
-    /// The line it is on, trimmed.
+    /// The line it is on, trimmed, without a list marker or heading marks.
     line: String,
 }
 
@@ -497,7 +498,13 @@ fn mentions(procedure: &str) -> Vec<Mention> {
             found.push(Mention {
                 text: text.to_owned(),
                 empty_call: bytes.get(i + 1) == Some(&b')'),
-                line: line.trim().chars().take(300).collect(),
+                line: line
+                    .trim()
+                    .trim_start_matches(['-', '*', '#', '>'])
+                    .trim_start()
+                    .chars()
+                    .take(300)
+                    .collect(),
             });
         }
     }
