@@ -155,3 +155,23 @@ fn unused_and_unselected_tools_are_warnings_and_a_handoff_is_checked() {
     );
     assert_eq!(measure.handoffs, ["travel"]);
 }
+
+#[test]
+fn a_pin_on_a_retired_version_is_refused_naming_the_agent() {
+    let catalog = Source {
+        name: "demo.yaml".into(),
+        text: "toolkits:\n  - name: Demo\n    tools:\n      - name: echo_city\n        description: Echo a city.\n        versions:\n          - { version: 1.0.0, retired: true, inputs: [{ name: city, description: A city. }], outputs: [{ name: city, type: string, description: The city. }], backend: { kind: native, function: testing.echo } }\n          - { version: 1.1.0, inputs: [{ name: city, description: A city. }], outputs: [{ name: city, type: string, description: The city. }], backend: { kind: native, function: testing.echo } }\n".into(),
+    };
+    let pinned = agent(
+        "cities",
+        "---\nname: cities\ndescription: Cities.\ntools: [echo_city@1]\n---\nUse echo_city().\n",
+    );
+    let problems = Loader::default().load(&[catalog, pinned]).expect_err("refused");
+    let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert!(
+        text.iter().any(|p| p.contains(
+            "agents/cities.md: agent `cities`, tools[0]: `echo_city@1` pins version 1.0.0 of `echo_city`, which the catalog does not serve (served: 1.1.0)"
+        )),
+        "{text:#?}"
+    );
+}
