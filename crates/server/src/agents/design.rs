@@ -51,7 +51,7 @@ pub(super) async fn one(
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ProblemResponse> {
-    let Some((agent, _, _)) = state.agent_for(&name, &caller) else {
+    let Some((agent, _)) = state.agent_for(&name, &caller) else {
         return Err(unknown_agent(&name));
     };
     let site = state.config.public_base();
@@ -75,7 +75,7 @@ pub(super) async fn one(
         .handoffs
         .iter()
         .filter_map(|other| state.agent_for(other, &caller))
-        .map(|(other, _, _)| {
+        .map(|(other, _)| {
             json!({
                 "name": other.name,
                 "description": other.description,

@@ -48,7 +48,7 @@ pub struct Serving {
 #[derive(Debug)]
 struct Mount {
     agent: Arc<Agent>,
-    state: Arc<State>,
+    /// The adapters' routes on the agent's own state.
     routes: Router,
 }
 
@@ -87,7 +87,6 @@ impl State {
                 let routes = agent_routes(&state);
                 let mount = Mount {
                     agent: Arc::clone(agent),
-                    state,
                     routes,
                 };
                 (agent.name.clone(), mount)
@@ -136,11 +135,11 @@ impl State {
         })
     }
 
-    /// The agent named `name`, if `caller` may use it, with the state and routes serving it.
-    fn agent_for(&self, name: &str, caller: &Caller) -> Option<(Arc<Agent>, Arc<State>, Router)> {
+    /// The agent named `name`, if `caller` may use it, with the routes serving it.
+    fn agent_for(&self, name: &str, caller: &Caller) -> Option<(Arc<Agent>, Router)> {
         let mounts = self.agents.load();
         let mount = mounts.by_name.get(name).filter(|m| m.agent.allows(&caller.access))?;
-        Some((Arc::clone(&mount.agent), Arc::clone(&mount.state), mount.routes.clone()))
+        Some((Arc::clone(&mount.agent), mount.routes.clone()))
     }
 
     /// The agents `caller` may use, sorted by name.
@@ -199,7 +198,7 @@ async fn dispatch(
     caller: Caller,
     request: Request,
 ) -> Response {
-    let Some((agent, _, routes)) = state.agent_for(&name, &caller) else {
+    let Some((agent, routes)) = state.agent_for(&name, &caller) else {
         return unknown_agent(&name).into_response();
     };
     let protocol = ["nact", "otc", "mcp"]
