@@ -573,3 +573,31 @@ async fn the_limits_refuse_an_agents_otc_calls_in_otcs_shape() {
     assert_eq!(body["$schema"], "otc://1.0", "{body}");
     assert!(server.terminate());
 }
+
+#[tokio::test]
+async fn with_mcp_sessions_an_agents_sessions_are_counted_as_its_own() {
+    let server = Server::start(&["--agents", &examples("agents"), "--mcp-sessions"], &[], None);
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let opened = reqwest::Client::new()
+        .post(format!("{}/agents/travel/mcp", server.base))
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    assert!(opened.headers().contains_key("mcp-session-id"));
+    let metrics = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(r#"toolhost_agent_mcp_sessions{agent="travel"} 1"#),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("toolhost_mcp_sessions 1"), "{metrics}");
+    assert!(server.terminate());
+}
