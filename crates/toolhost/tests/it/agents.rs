@@ -50,6 +50,12 @@ async fn listed(base: &str, agent: &str) -> (Vec<String>, Vec<String>, Vec<Strin
     )
 }
 
+/// The server's `/metrics` text.
+async fn metrics(base: &str) -> String {
+    let reply = reqwest::get(format!("{base}/metrics")).await.unwrap();
+    reply.text().await.unwrap()
+}
+
 /// One JSON-RPC request to an agent's MCP endpoint (stateless, JSON answers).
 async fn mcp(base: &str, agent: &str, method: &str, params: Value) -> Value {
     json_of(
@@ -231,14 +237,7 @@ async fn each_protocol_lists_exactly_the_agents_tools_at_its_versions_and_calls_
     assert_eq!(unknown.status(), 404);
 
     // Operations: calls by agent, the agent in the request log, agents on /readyz.
-    let metrics = http
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics(base).await;
     assert!(
         metrics.contains(r#"toolhost_agent_calls_total{agent="travel",outcome="ok"} 1"#),
         "{metrics}"
@@ -588,12 +587,7 @@ async fn with_mcp_sessions_an_agents_sessions_are_counted_as_its_own() {
         .unwrap();
     assert_eq!(opened.status(), 200);
     assert!(opened.headers().contains_key("mcp-session-id"));
-    let metrics = reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics(&server.base).await;
     assert!(
         metrics.contains(r#"toolhost_agent_mcp_sessions{agent="travel"} 1"#),
         "{metrics}"
