@@ -3,6 +3,8 @@
 Usage: ui_browser.py BASE SCREENSHOT_DIR                 (a server with the bundled catalog)
        ui_browser.py --auth BASE PLAIN_KEY LOOKUP_KEY     (a server whose `lookup` tools need a
                                                           scope only LOOKUP_KEY has)
+       ui_browser.py --agents BASE SCREENSHOT_DIR         (the bundled catalog with the example
+                                                          agents of examples/agents, issue #33)
 Prints one line per check and a closing "N passed, M failed" line; exits 1 on any failure.
 """
 
@@ -143,9 +145,66 @@ def authenticated(base, plain, lookup):
         driver.quit()
 
 
+def agents(base, shots):
+    driver = browser()
+    try:
+        driver.get(f"{base}/ui/#/agents")
+        count = wait(driver, lambda d: d.find_element(By.ID, "agent-count").text)
+        check("the Agents view lists the agents", count == "2 agents", count)
+        listed = driver.find_element(By.ID, "agent-rows").text
+        check("with each one's tools and versions, the pin marked", "convert_length@1.0.0 (pinned)" in listed and "convert_length@1.2.0" in listed, listed)
+        driver.find_element(By.LINK_TEXT, "travel").click()
+        wait(driver, lambda d: d.find_element(By.TAG_NAME, "h2").text == "travel")
+        procedure = wait(driver, lambda d: d.find_element(By.ID, "procedure"))
+        headings = [h.text for h in procedure.find_elements(By.CSS_SELECTOR, "h3, h4, h5")]
+        check("the procedure is rendered: its headings", headings[:2] == ["Goal", "Countries"], headings)
+        calls = [c.text for c in procedure.find_elements(By.CSS_SELECTOR, "a code.call")]
+        check("and its tool calls, linked to the tools", "convert_length()" in calls and "lookup_country_by_code()" in calls, calls)
+        tools = driver.find_element(By.ID, "agent-tools").text
+        check("its tools with their versions and how the procedure uses them", "1.0.0 (pinned)" in tools and "use convert_length() with the units" in tools, tools)
+        findings = driver.find_element(By.ID, "findings").text
+        check("the check's findings", "nothing to change" in findings, findings)
+        endpoints = driver.find_element(By.ID, "agent-endpoints").text
+        check("its endpoints per protocol", f"{base}/agents/travel/mcp" in endpoints and f"{base}/agents/travel/nact" in endpoints, endpoints)
+        driver.save_screenshot(f"{shots}/ui-agent.png")
+
+        # A new agent from tools selected on the page, at their versions.
+        driver.get(f"{base}/ui/#/")
+        wait(driver, lambda d: len(rows(d)) == 6)
+        driver.find_element(By.ID, "select-add_numbers").click()
+        driver.find_element(By.LINK_TEXT, "convert_length").click()
+        wait(driver, lambda d: "convert_length" in d.find_element(By.TAG_NAME, "h2").text)
+        Select(driver.find_element(By.ID, "pin-version")).select_by_value("1")
+        driver.find_element(By.ID, "pin").click()
+        driver.find_element(By.ID, "nav-agents").click()
+        wait(driver, lambda d: d.find_element(By.ID, "agent-count").text)
+        selection = driver.find_element(By.ID, "agent-selection").text
+        check("the new agent starts from the selection", "add_numbers@1.0.0" in selection and "convert_length@1.0.0" in selection, selection)
+        driver.find_element(By.ID, "agent-name").send_keys("Bad Name")
+        driver.find_element(By.ID, "agent-description").send_keys("Sums and lengths.")
+        driver.find_element(By.ID, "agent-build").click()
+        refused = wait(driver, lambda d: d.find_element(By.ID, "agent-file").text)
+        check("a name that is not allowed is refused, saying why", "is not allowed" in refused, refused)
+        name = driver.find_element(By.ID, "agent-name")
+        name.clear()
+        name.send_keys("sums")
+        driver.find_element(By.ID, "agent-build").click()
+        file = wait(driver, lambda d: d.find_element(By.ID, "agent-file").text if d.find_element(By.ID, "agent-file").text.startswith("---") else None)
+        check("the agent file selects the tools at their versions", "name: sums" in file and "  - add_numbers@1.0.0" in file and "  - convert_length@1.0.0" in file, file)
+        check("and its procedure calls each of them", "add_numbers()" in file and "convert_length()" in file, file)
+        link = driver.find_element(By.ID, "agent-download")
+        check("it is offered as a download", link.get_attribute("download") == "sums.md" and link.get_attribute("href").startswith("blob:"), link.get_attribute("outerHTML"))
+        origins = driver.execute_script("return performance.getEntriesByType('resource').map(e => new URL(e.name).origin)")
+        check("no request leaves this server", all(o == base for o in origins), origins)
+    finally:
+        driver.quit()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--auth":
         authenticated(*sys.argv[2:5])
+    elif sys.argv[1] == "--agents":
+        agents(*sys.argv[2:4])
     else:
         catalog(sys.argv[1], sys.argv[2])
     finish()

@@ -16,6 +16,9 @@ use crate::validate::{self, ParameterError};
 pub struct Engine {
     catalog: ArcSwap<Catalog>,
     generation: std::sync::atomic::AtomicU64,
+    /// For an agent's engine, the whole catalog's: the tools a backend calls in turn (a
+    /// sculpted `tool` step) are found there, not among the agent's tools.
+    outer: Option<Arc<Engine>>,
 }
 
 /// One call of a tool, as an adapter decoded it.
@@ -145,6 +148,17 @@ impl Engine {
         Self {
             catalog: ArcSwap::from_pointee(catalog),
             generation: std::sync::atomic::AtomicU64::new(1),
+            outer: None,
+        }
+    }
+
+    /// An engine serving an agent's catalog ([`crate::catalog::Agent::catalog`]) whose
+    /// backends call other tools through `outer`, the whole catalog's engine.
+    pub fn for_agent(catalog: Arc<Catalog>, outer: Arc<Engine>) -> Self {
+        Self {
+            catalog: ArcSwap::new(catalog),
+            generation: std::sync::atomic::AtomicU64::new(1),
+            outer: Some(outer),
         }
     }
 
@@ -211,7 +225,7 @@ impl Engine {
             context: &invocation.context,
             tool: &tool,
             version,
-            engine: self,
+            engine: self.outer.as_deref().unwrap_or(self),
         };
         let started = Instant::now();
         let result = tokio::time::timeout(version.timeout, version.backend.call(call)).await;

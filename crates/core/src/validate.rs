@@ -5,6 +5,7 @@
 //! that a model learns exactly what to send: "`days` expects an integer from 1 to 16, but got 40".
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use jsonschema::Draft;
 /// A compiled JSON Schema, as [`compile`] makes it.
@@ -23,9 +24,10 @@ pub struct ParameterError {
 }
 
 /// The compiled validators of one tool version.
+#[derive(Clone)]
 pub(crate) struct Validators {
-    pub input: Validator,
-    pub output: Validator,
+    pub input: Arc<Validator>,
+    pub output: Arc<Validator>,
 }
 
 /// Compiles a schema for draft 2020-12 with no remote `$ref` resolution (the crate's resolvers

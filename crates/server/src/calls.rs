@@ -63,6 +63,14 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
             meters.record(protocol, tool, version.as_ref(), outcome(e), elapsed);
         }
     }
+    if let Some(serving) = &state.agent {
+        let label = match &result {
+            Ok(_) => "ok",
+            Err(Error::ToolNotFound { .. }) => "unknown_tool",
+            Err(e) => outcome(e),
+        };
+        crate::agents::record(serving, label, started.elapsed());
+    }
     result
 }
 

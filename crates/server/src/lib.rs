@@ -5,6 +5,7 @@
 //! decodes a request, makes one call into `toolhost-core`, and encodes the answer.
 
 pub mod adapter;
+pub mod agents;
 pub mod auth;
 pub mod calls;
 pub mod config;
@@ -45,20 +46,24 @@ pub struct State {
     calls: Arc<dyn idempotency::Store>,
     /// What the last catalog reload did.
     reloads: ops::Reloads,
-    /// Calls running per tool.
-    tool_slots: limits::ToolSlots,
+    /// Calls running per tool (shared with the agents' states: a cap holds across them).
+    tool_slots: Arc<limits::ToolSlots>,
     /// Per-caller request rates.
     rate: limits::RateLimiter,
     /// Failed authentications per client address (issue #21.12).
     auth_failures: limits::RateLimiter,
     /// Who may call: `config.auth` at start, replaced by [`State::apply`] on a config reload.
-    auth: arc_swap::ArcSwap<auth::Authenticator>,
+    auth: Arc<arc_swap::ArcSwap<auth::Authenticator>>,
     /// The last dependency checks of `/readyz`.
     readiness: ops::Readiness,
     /// The store shared with other replicas (`--state`), when there is one.
     pub(crate) shared: Option<shared::Shared>,
     /// Per-caller rate buckets in the shared store, when there is one.
     shared_rates: Option<shared::Rates>,
+    /// In an agent's state, the agent served (its endpoints under `/agents/{name}/`).
+    pub(crate) agent: Option<agents::Serving>,
+    /// The agents of the engine's catalog, each with its state and routes; rebuilt on reload.
+    agents: arc_swap::ArcSwap<agents::Mounts>,
 }
 
 impl State {
@@ -69,6 +74,7 @@ impl State {
     fn render_views(&self) {
         self.openapi.clear();
         self.render_protocol_views();
+        self.mount_agents();
     }
 
     fn render_protocol_views(&self) {
@@ -122,10 +128,11 @@ impl State {
         let openapi = adapter::openapi::view(&config);
         ops::metrics();
         let reloads = ops::Reloads::new(&engine.catalog());
-        let tool_slots = limits::ToolSlots::new(limits::ToolCaps::of_limits(&config.limits));
+        ops::record_catalog(1, &engine.catalog());
+        let tool_slots = Arc::new(limits::ToolSlots::new(limits::ToolCaps::of_limits(&config.limits)));
         let rate = limits::RateLimiter::new(config.limits.rate_per_second, config.limits.rate_burst);
         let auth_failures = limits::auth_failures(config.limits.auth_failures_per_minute);
-        let auth = arc_swap::ArcSwap::new(Arc::clone(&config.auth));
+        let auth = Arc::new(arc_swap::ArcSwap::new(Arc::clone(&config.auth)));
         let state = Arc::new(Self {
             engine,
             config,
@@ -143,8 +150,11 @@ impl State {
             readiness: ops::Readiness::default(),
             shared_rates: shared.clone().map(shared::Rates::new),
             shared,
+            agent: None,
+            agents: arc_swap::ArcSwap::default(),
         });
         state.warn_of_unknown_caps();
+        state.mount_agents();
         state
     }
 
@@ -218,6 +228,7 @@ pub fn app(state: Arc<State>) -> Router {
         .merge(adapter::otc::routes(&state.config.otc_prefix))
         .merge(adapter::woa::routes(&state.config.woa_prefix))
         .merge(adapter::openapi::routes())
+        .merge(agents::routes())
         .merge(if state.config.ui {
             adapter::ui::routes()
         } else {

@@ -84,7 +84,6 @@ struct Status {
 
 impl Reloads {
     pub(crate) fn new(catalog: &Catalog) -> Self {
-        record_catalog(1, catalog);
         Self {
             inner: Mutex::new(Status {
                 loaded_at: SystemTime::now(),
@@ -119,7 +118,7 @@ pub fn revision(catalog: &Catalog) -> String {
     toolhost_core::hex(&hasher.finalize()[..8])
 }
 
-fn record_catalog(generation: u64, catalog: &Catalog) {
+pub(crate) fn record_catalog(generation: u64, catalog: &Catalog) {
     metrics::gauge!("toolhost_catalog_generation").set(generation as f64);
     metrics::gauge!("toolhost_catalog_tools").set(catalog.tools().len() as f64);
 }
@@ -336,6 +335,7 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
     };
     let catalog = state.engine.catalog();
     let withdrawn = catalog.withdrawn();
+    let (agents, broken) = state.agents_status();
     let upstreams = catalog.upstreams();
     let mut body = json!({
         "status": if ready { "ready" } else { "not ready" },
@@ -358,6 +358,9 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
         // asked (their tools stay listed; calls fail retryably): reported, not a reason to be
         // unready.
         "upstreams": {"count": upstreams.len(), "unreachable": upstreams.iter().filter(|(_, up)| !up).count()},
+        // Agents broken (issue #33): a tool of theirs withdrawn by its upstream. Reported, not a
+        // reason to be unready; how many agents there are and which, only without auth below.
+        "agents": {"broken": broken.len()},
         "reload_failures": status.failures,
         "last_reload_failed": status.last_error.is_some(),
     });
@@ -377,6 +380,8 @@ async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
             .map(|(tool, version, reason)| json!({"tool": tool.name, "version": version.semver.to_string(), "reason": reason}))
             .collect();
         body["dependencies"]["list"] = json!(dependencies);
+        body["agents"]["count"] = json!(agents);
+        body["agents"]["broken_list"] = json!(broken);
         body["last_reload_error"] = json!(status.last_error);
     }
     let code = if ready {

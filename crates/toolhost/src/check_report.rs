@@ -14,6 +14,7 @@ pub fn collapse(problems: &[Problem]) -> Vec<String> {
                 && p.message == problem.message
                 && p.place.file == problem.place.file
                 && p.place.tool == problem.place.tool
+                && p.place.agent == problem.place.agent
         };
         match groups.iter_mut().find(|g| same(g)) {
             Some((_, versions, fields)) => {
@@ -67,6 +68,7 @@ mod tests {
             place: Place {
                 file: "c.yaml".to_owned(),
                 tool: Some("t".to_owned()),
+                agent: None,
                 version: Some(version.to_owned()),
                 field: Some(field.to_owned()),
             },

@@ -51,6 +51,10 @@ enum Command {
         /// (created when missing); locked versions are checked, never rewritten.
         #[arg(long)]
         lock: bool,
+        /// The folder of agent files (*.md) to check over the catalog, instead of the
+        /// catalog's own agents/ folder.
+        #[arg(long)]
+        agents: Option<PathBuf>,
     },
     /// Run one tool of a catalog without a server, showing each upstream step's request as sent
     /// (secrets masked), its answer, and the result: how a catalog author sees what a sculpted
@@ -73,7 +77,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Client(command) => client::run(command),
-        Command::Check { path, config, lock } => check(path, config, lock),
+        Command::Check {
+            path,
+            config,
+            lock,
+            agents,
+        } => check(path, config, lock, agents),
         Command::Import(command) => match import_openapi(command) {
             Ok(code) => code,
             Err(e) => {
@@ -110,13 +119,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode {
+fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Option<PathBuf>) -> ExitCode {
     let fail = |message: String| {
         eprintln!("toolhost: {message}");
         ExitCode::FAILURE
     };
     // Without a config, the factories note the secret names they could not check.
     let mut unchecked: Option<(Arc<toolhost_sculpt::Factory>, Arc<toolhost_upstream::Factory>)> = None;
+    let mut agents = agents;
     let (loader, path) = match config {
         // The same loader as `serve --config`: the secret names, tag scopes and timeouts the
         // server would use, so `check` finds what `serve` would refuse.
@@ -128,6 +138,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
             let Some(path) = settings.catalog.clone() else {
                 return fail("no catalog to check: give its path, or set `catalog` in the config file".to_owned());
             };
+            agents = agents.or(settings.agents.clone());
             match make_loader(&settings) {
                 Ok(loader) => (loader, path),
                 Err(e) => return fail(format!("{e:#}")),
@@ -153,7 +164,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
             }
         }
     };
-    match load(Some(&path), &loader) {
+    match load(Some(&path), agents.as_deref(), &loader) {
         Ok((catalog, lock_warnings)) => {
             let mut warnings = check_report::collapse(catalog.warnings());
             // `serve` refuses a catalog reading secrets its config does not give: without one,
@@ -204,8 +215,9 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
             }
             let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
             eprintln!(
-                "ok: {} tools, {versions} versions, {} warnings",
+                "ok: {} tools, {versions} versions, {} agents, {} warnings",
                 catalog.tools().len(),
+                catalog.agents().len(),
                 warnings.len()
             );
             ExitCode::SUCCESS
@@ -541,7 +553,7 @@ fn try_tool(a: TryArgs) -> anyhow::Result<ExitCode> {
             .with_default_timeout(settings.call_timeout)
             .with_tag_scopes(settings.tag_scopes.clone());
     }
-    let catalog = match load(Some(&a.catalog), &loader) {
+    let catalog = match load(Some(&a.catalog), None, &loader) {
         Ok((catalog, _)) => catalog,
         Err(problems) => {
             report(&problems);
@@ -637,14 +649,27 @@ fn report(problems: &[Problem]) {
     eprintln!("{errors} errors, {} warnings", problems.len() - errors);
 }
 
-/// Loads the catalog in `dir` (a directory or one file), or the bundled one, and checks it
+/// Loads the catalog in `dir` (a directory or one file), or the bundled one, with the agents of
+/// `agents` (a folder of `*.md`; by default the catalog's own `agents/`), and checks it
 /// against the `versions.lock` beside it when there is one: a locked version changed in place
 /// is an error (issue #22.1). Also returns the lock's warnings (versions not locked yet).
-fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<(Catalog, Vec<Problem>), Vec<Problem>> {
-    let Some(dir) = dir else {
-        return Ok((loader.load(&toolhost_core::native::bundled_catalog())?, Vec::new()));
+fn load(
+    dir: Option<&std::path::Path>,
+    agents: Option<&std::path::Path>,
+    loader: &Loader,
+) -> Result<(Catalog, Vec<Problem>), Vec<Problem>> {
+    let mut sources = match dir {
+        Some(dir) => Source::read_dir(dir)?,
+        None => toolhost_core::native::bundled_catalog(),
     };
-    let catalog = loader.load(&Source::read_dir(dir)?)?;
+    if let Some(agents) = agents {
+        sources.retain(|s| !s.is_agent());
+        sources.extend(Source::read_agents(agents)?);
+    }
+    let Some(dir) = dir else {
+        return Ok((loader.load(&sources)?, Vec::new()));
+    };
+    let catalog = loader.load(&sources)?;
     let path = VersionLock::path_for(dir);
     let lock = VersionLock::read(&path).map_err(|message| {
         vec![Problem {
@@ -683,12 +708,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         )?
     };
     // Before anything is read: a file changed from here on is a change the watcher sees.
-    let seen = reload::Seen::now(settings.catalog.as_deref(), settings.config_file.as_deref());
+    let seen = reload::Seen::now(
+        settings.catalog.as_deref(),
+        settings.agents.as_deref(),
+        settings.config_file.as_deref(),
+    );
     let loader = Arc::new(make_loader(&settings)?);
     // Inside the runtime: backends that watch their upstreams start their watchers on it.
     let loaded = {
         let _inside = runtime.enter();
-        load(settings.catalog.as_deref(), &loader)
+        load(settings.catalog.as_deref(), settings.agents.as_deref(), &loader)
     };
     let catalog = match loaded {
         Ok((catalog, lock_warnings)) => {
@@ -772,9 +801,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         };
         // The config file is watched whatever the catalog: a revoked API key must not stay
         // valid until a restart because the bundled catalog is served (issue #21.7).
-        if settings.catalog.is_some() || settings.config_file.is_some() {
+        if settings.catalog.is_some() || settings.agents.is_some() || settings.config_file.is_some() {
             let watch = reload::Watch {
                 catalog: settings.catalog.clone(),
+                agents: settings.agents.clone(),
                 interval: settings.reload_interval,
                 config: settings.config_file.clone().map(|path| reload::Reconfigure {
                     path,

@@ -24,6 +24,8 @@ pub struct Watch {
     /// The catalog directory or file; `None`: the bundled catalog (only the config is watched,
     /// and the bundled catalog is loaded again when the config's loader settings change).
     pub catalog: Option<PathBuf>,
+    /// The agents folder given (`--agents`); `None`: the catalog's own `agents/`.
+    pub agents: Option<PathBuf>,
     /// How often to look for changes; `None` means only on SIGHUP.
     pub interval: Option<Duration>,
     /// The config file and how to resolve it again, if the server was started with one.
@@ -65,18 +67,25 @@ fn fingerprint(paths: impl IntoIterator<Item = PathBuf>) -> Fingerprint {
         .collect()
 }
 
-fn catalog_files(dir: Option<&Path>) -> Fingerprint {
-    let Some(dir) = dir else {
-        return Vec::new();
-    };
-    if dir.is_file() {
-        return fingerprint([dir.to_path_buf()]);
-    }
-    fingerprint(
+/// The catalog's files, and its agents' (the catalog's `agents/` folder, or `agents`).
+fn catalog_files(dir: Option<&Path>, agents: Option<&Path>) -> Fingerprint {
+    let listed = |dir: &Path| {
         std::fs::read_dir(dir)
             .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect::<Vec<_>>())
-            .unwrap_or_default(),
-    )
+            .unwrap_or_default()
+    };
+    let mut paths = Vec::new();
+    match dir {
+        Some(dir) if dir.is_file() => paths.push(dir.to_path_buf()),
+        Some(dir) => paths.extend(listed(dir)),
+        None => {}
+    }
+    match (agents, dir) {
+        (Some(agents), _) => paths.extend(listed(agents)),
+        (None, Some(dir)) if dir.is_dir() => paths.extend(listed(&dir.join("agents"))),
+        (None, _) => {}
+    }
+    fingerprint(paths)
 }
 
 /// What the watcher remembers between looks: the last fingerprints and the loader in use.
@@ -101,9 +110,9 @@ pub struct Seen {
 
 impl Seen {
     /// The fingerprints of `catalog` and `config` now.
-    pub fn now(catalog: Option<&Path>, config: Option<&Path>) -> Self {
+    pub fn now(catalog: Option<&Path>, agents: Option<&Path>, config: Option<&Path>) -> Self {
         Self {
-            catalog: catalog_files(catalog),
+            catalog: catalog_files(catalog, agents),
             config: fingerprint(config.map(Path::to_path_buf)),
         }
     }
@@ -114,7 +123,12 @@ impl Watcher {
     /// and reloads the catalog. Blocking work (directory scans, config and secret files, YAML
     /// parsing): run it off the async workers.
     fn look(&mut self, forced: bool, state: &toolhost_server::State) {
-        let now = || (catalog_files(self.watch.catalog.as_deref()), config_files(&self.watch));
+        let now = || {
+            (
+                catalog_files(self.watch.catalog.as_deref(), self.watch.agents.as_deref()),
+                config_files(&self.watch),
+            )
+        };
         let (mut catalog_now, mut config_now) = now();
         if !forced && config_now == self.config && catalog_now == self.catalog {
             return;
@@ -145,7 +159,12 @@ impl Watcher {
             }
         }
         state.reload(
-            crate::load(self.watch.catalog.as_deref(), &self.loader).map(|(catalog, warnings)| {
+            crate::load(
+                self.watch.catalog.as_deref(),
+                self.watch.agents.as_deref(),
+                &self.loader,
+            )
+            .map(|(catalog, warnings)| {
                 for warning in warnings {
                     tracing::warn!("{warning}");
                 }

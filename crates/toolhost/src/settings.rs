@@ -26,6 +26,9 @@ pub struct ServeArgs {
     /// The catalog directory; the bundled example catalog when absent.
     #[arg(long, env = "TOOLHOST_CATALOG")]
     catalog: Option<PathBuf>,
+    /// The folder of agent files (*.md) served over the catalog [default: the catalog's agents/ folder].
+    #[arg(long, env = "TOOLHOST_AGENTS")]
+    agents: Option<PathBuf>,
     /// The address to listen on [default: 127.0.0.1:8080].
     #[arg(long, env = "TOOLHOST_LISTEN")]
     listen: Option<SocketAddr>,
@@ -160,6 +163,7 @@ struct File {
     #[serde(default)]
     secrets: std::collections::BTreeMap<String, toolhost_sculpt::SecretSource>,
     catalog: Option<PathBuf>,
+    agents: Option<PathBuf>,
     listen: Option<SocketAddr>,
     body_limit: Option<usize>,
     call_timeout_ms: Option<u64>,
@@ -210,6 +214,8 @@ struct File {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub catalog: Option<PathBuf>,
+    /// The agents folder given (`--agents`, `agents`); `None`: the catalog's `agents/`.
+    pub agents: Option<PathBuf>,
     /// The shared store's URL (`--state`), and its password from `[secrets]`.
     pub state: Option<(String, Option<toolhost_core::Secret>)>,
     /// `state_lease_secs`, when set.
@@ -238,6 +244,7 @@ impl Settings {
         [
             ("listen", old_server.listen != new_server.listen),
             ("catalog", self.catalog != new.catalog),
+            ("agents", self.agents != new.agents),
             ("tls_cert/tls_key", self.tls != new.tls),
             ("reload_interval_ms", self.reload_interval != new.reload_interval),
             (
@@ -311,6 +318,10 @@ impl ServeArgs {
         };
         // A relative catalog path in the file is relative to the file, not to where toolhost runs.
         let file_catalog = file.catalog.map(|c| match &self.config {
+            Some(cfg) if c.is_relative() => cfg.parent().unwrap_or(Path::new(".")).join(c),
+            _ => c,
+        });
+        let file_agents = file.agents.map(|c| match &self.config {
             Some(cfg) if c.is_relative() => cfg.parent().unwrap_or(Path::new(".")).join(c),
             _ => c,
         });
@@ -401,6 +412,7 @@ impl ServeArgs {
             config_file: self.config.clone(),
             reload_interval: (reload_ms > 0).then(|| Duration::from_millis(reload_ms)),
             catalog: self.catalog.or(file_catalog),
+            agents: self.agents.or(file_agents),
             stdio: self.stdio,
             call_timeout: Duration::from_millis(call_timeout_ms),
             log_format: self.log_format.or(file.log_format).unwrap_or(LogFormat::Text),
@@ -485,6 +497,10 @@ fn prefix(key: &str, value: Option<String>, default: String) -> anyhow::Result<S
     let value = value.unwrap_or(default);
     if !value.starts_with('/') || value.trim_end_matches('/').is_empty() {
         anyhow::bail!("{key} must start with `/` and name a path, e.g. /nact; got `{value}`");
+    }
+    let trimmed = value.trim_end_matches('/');
+    if trimmed == "/agents" || trimmed.starts_with("/agents/") {
+        anyhow::bail!("{key} may not be under /agents, where agents are served; got `{value}`");
     }
     Ok(value)
 }

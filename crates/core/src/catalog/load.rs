@@ -39,6 +39,63 @@ pub struct Source {
 }
 
 impl Source {
+    /// Whether this is an agent file (Markdown with front matter) rather than a catalog file.
+    pub fn is_agent(&self) -> bool {
+        self.name.ends_with(".md")
+    }
+
+    /// Reads every `*.md` file directly in `dir` (a catalog's `agents/` folder, or the one
+    /// `--agents` names) but `README.md`, sorted by name: the agents. A missing folder has none.
+    pub fn read_agents(dir: &Path) -> Result<Vec<Source>, Vec<Problem>> {
+        let problem = |file: &Path, message: String| Problem {
+            severity: Severity::Error,
+            place: Place {
+                file: file.display().to_string(),
+                ..Place::default()
+            },
+            message,
+        };
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(vec![problem(dir, format!("failed to read the agents folder: {e}"))]),
+        };
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && p.extension().and_then(|e| e.to_str()) == Some("md"))
+            // A folder's README says what its agents are for; it is not one of them.
+            .filter(|p| !p.file_name().is_some_and(|n| n.eq_ignore_ascii_case("README.md")))
+            .collect();
+        paths.sort();
+        let mut sources = Vec::with_capacity(paths.len());
+        let mut problems = Vec::new();
+        for path in paths {
+            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+            if size > super::agent::MAX_AGENT_BYTES as u64 {
+                problems.push(problem(
+                    &path,
+                    format!(
+                        "the agent file has {size} bytes; at most {} are read",
+                        super::agent::MAX_AGENT_BYTES
+                    ),
+                ));
+                continue;
+            }
+            match std::fs::read_to_string(&path) {
+                Ok(text) => sources.push(Source {
+                    name: path.display().to_string(),
+                    text,
+                }),
+                Err(e) => problems.push(problem(&path, format!("failed to read the file: {e}"))),
+            }
+        }
+        if problems.is_empty() {
+            Ok(sources)
+        } else {
+            Err(problems)
+        }
+    }
+
     /// Reads every `*.yaml`, `*.yml` and `*.json` file directly in `dir`, sorted by name; or,
     /// when `dir` is a file, that one file.
     pub fn read_dir(dir: &Path) -> Result<Vec<Source>, Vec<Problem>> {
@@ -85,6 +142,10 @@ impl Source {
         }
         let mut sources = Vec::with_capacity(paths.len());
         let mut problems = Vec::new();
+        match Self::read_agents(&dir.join("agents")) {
+            Ok(agents) => sources.extend(agents),
+            Err(found) => problems.extend(found),
+        }
         for path in paths {
             match std::fs::read_to_string(&path) {
                 Ok(text) => sources.push(Source {
@@ -168,7 +229,9 @@ impl Loader {
         };
         let mut tools = Vec::new();
         let mut toolkits: BTreeMap<String, Option<String>> = BTreeMap::new();
-        for (source, (file, problems)) in sources.iter().zip(parse_all(sources)) {
+        // Agent files (`agents/*.md`) are read after the tools, against them.
+        let (agents, sources): (Vec<&Source>, Vec<&Source>) = sources.iter().partition(|s| s.is_agent());
+        for (source, (file, problems)) in sources.iter().zip(parse_all(&sources)) {
             ctx.problems.extend(problems);
             let Some(file) = file else {
                 continue;
@@ -208,7 +271,14 @@ impl Loader {
             ctx.problems.sort_by_key(|p| std::cmp::Reverse(p.severity));
             return Err(ctx.problems);
         }
-        Ok(Catalog::from_tools(tools, toolkits, ctx.problems))
+        let mut catalog = Catalog::from_tools(tools, toolkits, Vec::new());
+        catalog.agents = super::agent::load(&agents, &catalog, &mut ctx.problems);
+        if ctx.problems.iter().any(|p| p.severity == Severity::Error) {
+            ctx.problems.sort_by_key(|p| std::cmp::Reverse(p.severity));
+            return Err(ctx.problems);
+        }
+        catalog.warnings = ctx.problems;
+        Ok(catalog)
     }
 
     fn tool(
@@ -534,7 +604,10 @@ impl Loader {
         let input_schema = schema::input_schema(&inputs);
         let output_schema = schema::output_schema(&outputs);
         let validators = match (validate::compile(&input_schema), validate::compile(&output_schema)) {
-            (Ok(input), Ok(output)) => Validators { input, output },
+            (Ok(input), Ok(output)) => Validators {
+                input: Arc::new(input),
+                output: Arc::new(output),
+            },
             (Err(e), _) | (_, Err(e)) => {
                 ctx.error(place, format!("failed to compile the schema: {e}"));
                 return None;
@@ -606,6 +679,7 @@ fn check_calls(tools: &[Arc<Tool>], ctx: &mut Context) {
                     tool: Some(tool.name.clone()),
                     version: Some(version.semver.to_string()),
                     field: Some("backend".to_owned()),
+                    agent: None,
                 };
                 ctx.error(&place, problem);
             }
@@ -623,8 +697,8 @@ fn at(place: &Place, field: &str) -> Place {
 /// Parses every file, on as many threads as there are cores when there are several files:
 /// parsing is most of loading a large catalog, and the files are independent. Results keep
 /// the order of `sources`, so problems and tools come out the same either way.
-fn parse_all(sources: &[Source]) -> Vec<(Option<FileDef>, Vec<Problem>)> {
-    let parse_one = |source: &Source| {
+fn parse_all(sources: &[&Source]) -> Vec<(Option<FileDef>, Vec<Problem>)> {
+    let parse_one = |source: &&Source| {
         let mut problems = Vec::new();
         (parse(source, &mut problems), problems)
     };

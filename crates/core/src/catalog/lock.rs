@@ -149,6 +149,7 @@ fn problem(tool: &str, version: &str, field: &str, message: String) -> Problem {
             tool: Some(tool.to_owned()),
             version: Some(version.to_owned()),
             field: Some(field.to_owned()),
+            agent: None,
         },
         message,
     }

@@ -4,6 +4,7 @@
 //! rule of docs/protocols.md §1 (names, semver order, backward compatibility) and compiles each
 //! version's JSON Schemas once, so that a call only runs the compiled validators.
 
+pub mod agent;
 mod compat;
 mod file;
 mod load;
@@ -22,6 +23,7 @@ use uuid::Uuid;
 use crate::backend::Backend;
 use crate::validate::Validators;
 
+pub use agent::{Agent, AgentTool};
 pub use load::{Loader, Source};
 
 /// Every way `new` breaks callers written against `old` under the catalog's rules (N-ACT §5.4);
@@ -56,6 +58,8 @@ pub struct Catalog {
     warnings: Vec<Problem>,
     /// The tools whose backends may be withdrawn while loaded, by position.
     watched: Vec<usize>,
+    /// The agents designed over this catalog, by name (`agents/*.md`).
+    agents: Vec<Arc<Agent>>,
 }
 
 impl fmt::Debug for Catalog {
@@ -292,6 +296,7 @@ impl fmt::Display for VersionSelector {
 }
 
 /// One version of a tool: its signature, compiled schemas and backend.
+#[derive(Clone)]
 pub struct Version {
     /// N-ACT version number: 1-based position in the tool's history.
     pub number: u32,
@@ -686,6 +691,73 @@ impl Catalog {
             watched,
             toolkits,
             warnings,
+            agents: Vec::new(),
+        }
+    }
+
+    /// The agents designed over this catalog, sorted by name.
+    pub fn agents(&self) -> &[Arc<Agent>] {
+        &self.agents
+    }
+
+    /// The agent with this name.
+    pub fn agent(&self, name: &str) -> Option<&Arc<Agent>> {
+        self.agents
+            .binary_search_by(|a| a.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.agents[i])
+    }
+
+    /// A catalog of only `picked` tools (an agent's): a tool with a version index is served
+    /// at that version alone (later versions are not there, earlier ones are retired), the
+    /// others as they are, following their latest.
+    pub(crate) fn restricted(&self, picked: &[(Arc<Tool>, Option<usize>)]) -> Self {
+        let tools = picked
+            .iter()
+            .map(|(tool, pin)| match pin {
+                Some(index) => Arc::new(tool.pinned(*index)),
+                None => Arc::clone(tool),
+            })
+            .collect::<Vec<_>>();
+        let toolkits = self
+            .toolkits
+            .iter()
+            .filter(|(name, _)| tools.iter().any(|t| &t.toolkit == *name))
+            .map(|(name, description)| (name.clone(), description.clone()))
+            .collect();
+        Self::from_tools(tools, toolkits, Vec::new())
+    }
+}
+
+impl Tool {
+    /// This tool as an agent that pins version `index` sees it: that version is its latest and
+    /// only served one; the earlier ones keep their numbers, retired; later ones are not there.
+    fn pinned(&self, index: usize) -> Self {
+        let versions = self.versions[..=index]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Version {
+                retired: v.retired || i != index,
+                ..v.clone()
+            })
+            .collect();
+        Self {
+            id: self.id,
+            toolkit: self.toolkit.clone(),
+            name: self.name.clone(),
+            title: self.title.clone(),
+            img: self.img.clone(),
+            tags: self.tags.clone(),
+            annotations: self.annotations,
+            requirements: self.requirements.clone(),
+            scopes: self.scopes.clone(),
+            errors: self.errors.clone(),
+            versions,
+            source: self.source.clone(),
+            latest: index,
+            search_text: format!("{}\n{}", self.name, self.versions[index].description).to_lowercase(),
+            watched: self.watched,
+            backend_duration: std::sync::OnceLock::new(),
         }
     }
 }

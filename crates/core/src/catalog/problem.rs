@@ -18,6 +18,8 @@ pub struct Place {
     pub file: String,
     /// The tool's name, when the problem is inside one.
     pub tool: Option<String>,
+    /// The agent's name, when the problem is inside an agent file.
+    pub agent: Option<String>,
     /// The version (as written), when the problem is inside one.
     pub version: Option<String>,
     /// The field, e.g. "input `city`" or "backend".
@@ -42,6 +44,10 @@ impl fmt::Display for Place {
         if let Some(tool) = &self.tool {
             write!(f, "{sep}tool `{tool}`")?;
             sep = " ";
+        }
+        if let Some(agent) = &self.agent {
+            write!(f, "{sep}agent `{agent}`")?;
+            sep = ", ";
         }
         if let Some(version) = &self.version {
             write!(f, "{sep}version {version}")?;

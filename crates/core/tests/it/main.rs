@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
+mod agents;
 mod catalog_rules;
 mod compat;
 mod engine;

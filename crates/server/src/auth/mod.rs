@@ -385,10 +385,13 @@ fn too_many_failures(state: &State, path: &str, wait: std::time::Duration) -> Re
         "too many failed authentications from this address; wait {} s and try again with valid credentials",
         wait.as_secs().max(1)
     );
-    let mut response = if under(path, &config.mcp.path) {
+    // An agent's MCP and OTC endpoints answer in their protocol's shape too (issue #33).
+    let mcp_path = crate::agents::mount(path, "mcp").unwrap_or(&config.mcp.path);
+    let otc_prefix = crate::agents::mount(path, "otc").unwrap_or(&config.otc_prefix);
+    let mut response = if under(path, mcp_path) {
         let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
         (StatusCode::TOO_MANY_REQUESTS, body.to_string()).into_response()
-    } else if under(path, &config.otc_prefix) {
+    } else if under(path, otc_prefix) {
         // OTC: every error before the tool runs is a 400 server error (its "Server Errors").
         let body = serde_json::json!({"$schema": toolhost_wire::otc::SCHEMA, "message": message});
         (StatusCode::BAD_REQUEST, body.to_string()).into_response()
@@ -428,15 +431,17 @@ fn unauthorized(state: &State, path: &str, refusal: &Refusal) -> Response {
     if let Some(error) = error {
         challenge.push_str(&format!(", error=\"{error}\""));
     }
-    let mut response = if under(path, &config.mcp.path) {
+    let mcp_path = crate::agents::mount(path, "mcp").unwrap_or(&config.mcp.path);
+    let otc_prefix = crate::agents::mount(path, "otc").unwrap_or(&config.otc_prefix);
+    let mut response = if under(path, mcp_path) {
         challenge.push_str(&format!(
             ", resource_metadata=\"{}/.well-known/oauth-protected-resource{}\"",
             config.public_base(),
-            config.mcp.path.trim_end_matches('/')
+            mcp_path.trim_end_matches('/')
         ));
         let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
         (StatusCode::UNAUTHORIZED, body.to_string()).into_response()
-    } else if under(path, &config.otc_prefix) {
+    } else if under(path, otc_prefix) {
         let body = serde_json::json!({"$schema": toolhost_wire::otc::SCHEMA, "message": message});
         (StatusCode::UNAUTHORIZED, body.to_string()).into_response()
     } else {
@@ -459,15 +464,20 @@ fn with_challenge(mut response: Response, challenge: &str) -> Response {
 }
 
 /// The OAuth 2.0 protected-resource metadata (RFC 9728) of the MCP endpoint, which the MCP
-/// authorization spec asks servers to publish.
-pub async fn protected_resource(Extract(state): Extract<Arc<State>>) -> Response {
+/// authorization spec asks servers to publish; under `…/agents/{name}/mcp`, of that agent's MCP
+/// endpoint (whether or not the agent exists: the document is public, and says nothing of it).
+pub async fn protected_resource(Extract(state): Extract<Arc<State>>, uri: axum::http::Uri) -> Response {
     let config = &state.config;
+    let asked = uri.path().trim_start_matches("/.well-known/oauth-protected-resource");
+    let resource = crate::agents::mount(asked, "mcp")
+        .filter(|mount| *mount == asked)
+        .unwrap_or(&config.mcp.path);
     let mut scopes: BTreeSet<String> = BTreeSet::new();
     for tool in state.engine.catalog().tools() {
         scopes.extend(tool.scopes.iter().cloned());
     }
     let body = serde_json::json!({
-        "resource": format!("{}{}", config.public_base(), config.mcp.path),
+        "resource": format!("{}{}", config.public_base(), resource),
         "authorization_servers": state.auth().issuer_urls(),
         "bearer_methods_supported": ["header"],
         "scopes_supported": scopes,

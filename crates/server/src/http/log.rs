@@ -107,12 +107,16 @@ where
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
     let latency_us = elapsed.as_micros() as u64;
-    let protocol = mounts.protocol(&path);
+    // A request to an agent's endpoints counts under the protocol it spoke, and its log line
+    // names the agent.
+    let agent = response.extensions().get::<crate::agents::ServedBy>().cloned();
+    let protocol = agent.as_ref().map_or_else(|| mounts.protocol(&path), |a| a.protocol);
     meters().count(protocol, status, elapsed);
-    if status >= 500 {
-        tracing::warn!(%method, %path, status, latency_us, request_id, "request");
-    } else {
-        tracing::info!(%method, %path, status, latency_us, request_id, "request");
+    match (status >= 500, agent) {
+        (true, None) => tracing::warn!(%method, %path, status, latency_us, request_id, "request"),
+        (false, None) => tracing::info!(%method, %path, status, latency_us, request_id, "request"),
+        (true, Some(a)) => tracing::warn!(%method, %path, status, latency_us, request_id, agent = %a.agent, "request"),
+        (false, Some(a)) => tracing::info!(%method, %path, status, latency_us, request_id, agent = %a.agent, "request"),
     }
     response
 }

@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
+mod agents;
 mod auth;
 mod limits;
 mod mcp_fast_path;

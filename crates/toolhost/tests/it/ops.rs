@@ -26,7 +26,7 @@ async fn readyz(http: &reqwest::Client, base: &str) -> Value {
 }
 
 /// Polls `/readyz` until `done` holds (at most 30 s: CI machines can be busy).
-async fn wait_ready(http: &reqwest::Client, base: &str, done: impl Fn(&Value) -> bool) -> Value {
+pub async fn wait_ready(http: &reqwest::Client, base: &str, done: impl Fn(&Value) -> bool) -> Value {
     let started = Instant::now();
     loop {
         let status = readyz(http, base).await;

@@ -18,7 +18,7 @@ fn peer_dir() -> PathBuf {
 
 /// Chromium and its driver, from Debian's packages; `None` (with a note) when absent, unless
 /// the peers are required.
-fn chromium() -> Option<()> {
+pub fn chromium() -> Option<()> {
     let found = ["/usr/bin/chromium", "/usr/bin/chromedriver"]
         .iter()
         .all(|p| std::path::Path::new(p).exists());
@@ -29,7 +29,7 @@ fn chromium() -> Option<()> {
     Some(())
 }
 
-fn browse(args: &[&str]) {
+pub fn browse(args: &[&str]) {
     let Some(python) = installed("venv/bin/python") else {
         return;
     };

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod, CompleteRequestParams,
-    CompleteResult, Implementation, ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod,
-    ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+    CompleteResult, GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult,
+    ListResourcesRequestMethod, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage,
+    Role, ServerCapabilities, ServerConfig, Tool as McpTool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -104,8 +105,16 @@ pub(super) async fn call(
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
+        let info = Implementation::new(self.state.config.server_name.clone(), env!("CARGO_PKG_VERSION"));
+        // An agent's endpoint (issue #33): its procedure is the server's instructions, and the
+        // one prompt, so that clients show it to the model as the designer wrote it.
+        if let Some(serving) = &self.state.agent {
+            return ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().build())
+                .with_server_info(info)
+                .with_instructions(serving.agent.procedure.clone());
+        }
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(self.state.config.server_name.clone(), env!("CARGO_PKG_VERSION")))
+            .with_server_info(info)
             .with_instructions("Tools from a toolhost catalog. Arguments are checked against each tool's inputSchema; an error result says which argument to fix.")
     }
 
@@ -166,14 +175,44 @@ impl ServerHandler for Handler {
         .map(Into::into)
     }
 
-    // Only tools are declared, so nothing else answers as if it existed (DEPENDENCIES.md §3
-    // gotcha 3: rmcp's defaults return empty lists for undeclared capabilities).
+    // Only tools are declared (and an agent's one prompt), so nothing else answers as if it
+    // existed (DEPENDENCIES.md §3 gotcha 3: rmcp's defaults return empty lists for undeclared
+    // capabilities).
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Err(ErrorData::method_not_found::<ListPromptsRequestMethod>())
+        let Some(serving) = &self.state.agent else {
+            return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
+        };
+        let agent = &serving.agent;
+        let prompt = Prompt::new(&agent.name, Some(&agent.description), None);
+        Ok(ListPromptsResult::with_all_items(vec![prompt]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let Some(serving) = &self.state.agent else {
+            return Err(ErrorData::method_not_found::<GetPromptRequestMethod>());
+        };
+        let agent = &serving.agent;
+        if request.name != agent.name {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no prompt named `{}`; this agent's one prompt is `{}`",
+                    request.name, agent.name
+                ),
+                None,
+            ));
+        }
+        let message = PromptMessage::new_text(Role::User, agent.procedure.clone());
+        Ok(GetPromptResult::new(vec![message])
+            .with_description(&agent.description)
+            .into())
     }
 
     async fn list_resources(

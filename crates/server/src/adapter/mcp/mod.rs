@@ -69,7 +69,11 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
     let router = if config.sessions {
         axum::routing::Router::new().fallback_service(StreamableHttpService::new(
             factory,
-            Arc::new(sessions::Bounded::new(config.max_sessions, config.session_idle)),
+            Arc::new(match &state.agent {
+                None => sessions::Bounded::new(config.max_sessions, config.session_idle),
+                Some(serving) => sessions::Bounded::new(config.max_sessions, config.session_idle)
+                    .counted_as(metrics::gauge!("toolhost_agent_mcp_sessions", "agent" => serving.agent.name.clone())),
+            }),
             http,
         ))
     } else {

@@ -59,6 +59,14 @@ impl Bounded {
         }
     }
 
+    /// The same table, its open sessions reported in `open` rather than `toolhost_mcp_sessions`
+    /// (an agent's endpoint has a table of its own, issue #33; one gauge set by two tables
+    /// would show whichever changed last).
+    pub fn counted_as(mut self, open: metrics::Gauge) -> Self {
+        self.open = open;
+        self
+    }
+
     /// The number of sessions in the table.
     pub fn len(&self) -> usize {
         self.lock().last_used.len()

@@ -49,7 +49,9 @@ pub async fn limits_as_server_errors(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let under = crate::http::under(request.uri().path(), &prefix);
+    // An agent's OTC endpoint answers in OTC's shape too (issue #33).
+    let path = request.uri().path();
+    let under = crate::http::under(path, &prefix) || crate::agents::mount(path, "otc").is_some();
     let response = next.run(request).await;
     let status = response.status().as_u16();
     let problem = response

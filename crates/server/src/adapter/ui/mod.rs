@@ -9,10 +9,14 @@
 //! - `GET /ui/api/tools/{tool}/diff?from=N&to=M`: the changes between two versions, by `check`'s
 //!   rules (breaking ones apart);
 //! - `GET /ui/api/export?format=openai|anthropic|mcp-json|lock&tools=a,b@1.2.0`: what
-//!   `toolhost export` and `toolhost lock` write for those tools.
+//!   `toolhost export` and `toolhost lock` write for those tools;
+//! - `GET /ui/api/agent-file?name=&description=&tools=a@1.0.0,b`: a new agent file over those
+//!   tools ([`agents`]). The Agents view reads `GET /agents` and `GET /agents/{name}`.
 //!
 //! The page's files need no credentials (they hold no data); `/ui/api` is behind the same
 //! authentication and per-tool visibility as the protocols.
+
+mod agents;
 
 use std::sync::Arc;
 
@@ -57,6 +61,7 @@ pub fn routes() -> Router<Arc<State>> {
         .route("/ui/api/tools/{tool}", get(tool))
         .route("/ui/api/tools/{tool}/diff", get(diff))
         .route("/ui/api/export", get(export))
+        .route("/ui/api/agent-file", get(agents::agent_file))
 }
 
 /// An embedded file with its `ETag` (304 when the browser has it), revalidated on each load,
@@ -233,6 +238,23 @@ async fn diff(
     .into_response())
 }
 
+/// A tool the page selected as `NAME` or `NAME@VERSION`, if `caller` may see it, with the
+/// index of the version chosen (the latest without `@`).
+fn chosen(state: &State, wanted: &str, caller: &CallContext) -> Result<(Arc<Tool>, usize), ProblemResponse> {
+    let (name, version) = wanted.split_once('@').unwrap_or((wanted, ""));
+    let tool = visible(state, name, caller)?;
+    let selector = if version.is_empty() {
+        VersionSelector::Latest
+    } else {
+        VersionSelector::pin(version).map_err(ProblemResponse::bad_request)?
+    };
+    let index = tool
+        .resolve(&selector)
+        .map(|v| v.number as usize - 1)
+        .ok_or_else(|| ProblemResponse::bad_request(format!("`{name}` serves no version {version}")))?;
+    Ok((tool, index))
+}
+
 #[derive(Debug, Deserialize)]
 struct ExportQuery {
     format: String,
@@ -269,15 +291,8 @@ async fn export(
     let mut tools = Vec::new();
     for wanted in query.tools.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         let (name, version) = wanted.split_once('@').unwrap_or((wanted, ""));
-        let tool = visible(&state, name, &context)?;
-        let selector = if version.is_empty() {
-            VersionSelector::Latest
-        } else {
-            VersionSelector::pin(version).map_err(ProblemResponse::bad_request)?
-        };
-        let resolved = tool
-            .resolve(&selector)
-            .ok_or_else(|| ProblemResponse::bad_request(format!("`{name}` serves no version {version}")))?;
+        let (tool, index) = chosen(&state, wanted, &context)?;
+        let resolved = &tool.versions[index];
         let signature = nact
             .view
             .get(&tool.name, resolved.number)

@@ -11,10 +11,14 @@ function credential() {
   return sessionStorage.getItem("toolhost-credential") || "";
 }
 
-async function api(path, options = {}) {
-  const headers = Object.assign({ accept: "application/json" }, options.headers || {});
+function authorization() {
   const secret = credential();
-  if (secret) headers.authorization = secret.startsWith("Bearer ") ? secret : `Bearer ${secret}`;
+  if (!secret) return {};
+  return { authorization: secret.startsWith("Bearer ") ? secret : `Bearer ${secret}` };
+}
+
+async function api(path, options = {}) {
+  const headers = Object.assign({ accept: "application/json" }, options.headers || {}, authorization());
   const response = await fetch(path, Object.assign({}, options, { headers }));
   let body = null;
   try {
@@ -281,12 +285,151 @@ function trySection(name, history) {
   return el("section", {}, el("h3", {}, `Try it (version ${current.semver || current.version}, over N-ACT)`), form, out);
 }
 
+// ---- Agents (issue #33): the designer's selections and procedures ----------------------------
+
+// Inline Markdown: `code` spans, and calls such as look_up() marked (linked when the agent
+// selects that tool). Text only: nothing from the file becomes HTML.
+function inline(text, tools) {
+  const out = [];
+  for (const [i, part] of text.split("`").entries()) {
+    if (i % 2 === 1) { out.push(el("code", {}, part)); continue; }
+    let last = 0;
+    for (const m of part.matchAll(/([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)?)\(\)/g)) {
+      out.push(part.slice(last, m.index));
+      const name = m[1].split(".").pop();
+      const call = el("code", { class: "call" }, `${m[1]}()`);
+      out.push(tools.has(name) ? el("a", { href: `#/tool/${encodeURIComponent(name)}` }, call) : call);
+      last = m.index + m[0].length;
+    }
+    out.push(part.slice(last));
+  }
+  return out;
+}
+
+// The procedure's Markdown as DOM nodes: headings, bulleted lists, paragraphs.
+function procedure(text, tools) {
+  const root = el("div", { class: "procedure", id: "procedure" });
+  let list = null;
+  let paragraph = null;
+  for (const raw of text.split("\n")) {
+    const line = raw.trimEnd();
+    const heading = line.match(/^(#{1,6})\s+(.*)$/);
+    const item = line.match(/^\s*[-*]\s+(.*)$/);
+    if (!line.trim()) { list = null; paragraph = null; continue; }
+    if (heading) {
+      list = null; paragraph = null;
+      root.append(el(`h${Math.min(heading[1].length + 2, 6)}`, {}, inline(heading[2], tools)));
+    } else if (item) {
+      paragraph = null;
+      if (!list) { list = el("ul"); root.append(list); }
+      list.append(el("li", {}, inline(item[1], tools)));
+    } else if (list && /^\s/.test(line)) {
+      list.lastChild.append(" ", ...inline(line.trim(), tools));
+    } else {
+      list = null;
+      if (!paragraph) { paragraph = el("p"); root.append(paragraph); } else paragraph.append(" ");
+      paragraph.append(...inline(line.trim(), tools));
+    }
+  }
+  return root;
+}
+
+async function agentsView() {
+  const main = view();
+  main.replaceChildren(el("p", {}, "Loading…"));
+  const result = await api("/agents");
+  main.replaceChildren();
+  if (!result.ok) return main.append(authProblem(result));
+  const agents = result.body.agents;
+  main.append(el("h2", {}, "Agents"),
+    el("p", { class: "count", id: "agent-count" }, `${agents.length} agents`),
+    el("table", { class: "agents" }, el("caption", { class: "count" }, "Each agent's tools, at the versions its procedure was written against"),
+      el("thead", {}, el("tr", {}, ["Agent", "Tools", "Description"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", { id: "agent-rows" }, agents.length ? agents.map((a) => el("tr", {},
+        el("td", {}, el("a", { href: `#/agent/${encodeURIComponent(a.name)}` }, a.name)),
+        el("td", {}, a.tools.map((t) => el("span", { class: "tag" }, `${t.name}@${t.version}${t.pinned ? " (pinned)" : ""}`))),
+        el("td", {}, a.description))) : el("tr", {}, el("td", { colspan: 3 }, "No agent is served to you. Add agents/*.md beside the catalog, or build one below.")))),
+    newAgentPanel());
+  main.focus();
+}
+
+async function agentView(name) {
+  const main = view();
+  main.replaceChildren(el("p", {}, "Loading…"));
+  const result = await api(`/agents/${encodeURIComponent(name)}`);
+  main.replaceChildren();
+  if (!result.ok) return main.append(el("p", {}, el("a", { href: "#/agents" }, "← All agents")), authProblem(result));
+  const a = result.body;
+  const selected = new Set(a.tools.map((t) => t.name));
+  const findings = a.findings.length
+    ? el("ul", { id: "findings" }, a.findings.map((f) => el("li", { class: "warning" }, `${f.severity}: ${f.field}: ${f.message}`)))
+    : el("p", { id: "findings" }, "The check found nothing to change.");
+  main.append(
+    el("p", {}, el("a", { href: "#/agents" }, "← All agents")),
+    el("h2", {}, a.name),
+    el("p", {}, a.description),
+    el("section", {}, el("h3", {}, "Tools"),
+      el("table", { id: "agent-tools" }, el("thead", {}, el("tr", {}, ["Tool", "Version", "How the procedure uses it"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, a.tools.map((t) => el("tr", {},
+          el("td", {}, el("a", { href: `#/tool/${encodeURIComponent(t.name)}` }, t.name)),
+          el("td", {}, t.pinned ? `${t.version} (pinned)` : `${t.version} (latest)`),
+          el("td", {}, t.uses.length ? el("ul", {}, t.uses.map((u) => el("li", {}, inline(u, selected)))) : el("span", { class: "error" }, "never called"))))))),
+    el("section", {}, el("h3", {}, "Check"), findings),
+    el("section", {}, el("h3", {}, "Procedure"), procedure(a.procedure, selected)),
+    el("section", {}, el("h3", {}, "Connect"), el("dl", { id: "agent-endpoints" }, Object.entries(a.endpoints).flatMap(([k, v]) => [el("dt", {}, k === "nact" ? "N-ACT" : k.toUpperCase()), el("dd", {}, el("code", {}, v), " ", copyButton(() => v, `Copy the ${k} endpoint`))]))),
+    a.handoffs.length ? el("section", {}, el("h3", {}, "Hands over to"), el("ul", {}, a.handoffs.map((h) => el("li", {}, el("a", { href: `#/agent/${encodeURIComponent(h.name)}` }, h.name), ` — ${h.description}`)))) : null);
+  main.focus();
+}
+
+function newAgentPanel() {
+  const name = el("input", { id: "agent-name", type: "text", placeholder: "refills", autocomplete: "off" });
+  const description = el("input", { id: "agent-description", type: "text", placeholder: "What the agent is for" });
+  const out = el("pre", { id: "agent-file", tabindex: "0", "aria-label": "The agent file" });
+  const link = el("a", { id: "agent-download", hidden: true }, "Download the agent file");
+  const selection = [...state.selected].map(([n, v]) => `${n}@${v}`);
+  const build = async (e) => {
+    e.preventDefault();
+    const tools = [...state.selected].map(([n, v]) => `${n}@${v}`).join(",");
+    if (!tools) { out.textContent = "Select tools on the Tools page first."; return; }
+    const params = new URLSearchParams({ name: name.value.trim(), description: description.value.trim(), tools });
+    const response = await fetch(`api/agent-file?${params}`, { headers: authorization() });
+    if (!response.ok) {
+      let body = {};
+      try { body = await response.json(); } catch (_) { body = {}; }
+      out.textContent = body.detail || `HTTP ${response.status}`;
+      link.hidden = true;
+      return;
+    }
+    const text = await response.text();
+    out.textContent = text;
+    if (link.href) URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob([text], { type: "text/markdown" }));
+    link.download = `${name.value.trim()}.md`;
+    link.hidden = false;
+    link.click();
+  };
+  return el("section", { class: "panel", "aria-labelledby": "new-agent-title" },
+    el("h3", { id: "new-agent-title" }, "New agent from the selection"),
+    el("p", { id: "agent-selection" }, selection.length ? `Tools: ${selection.join(", ")}` : "Select tools (and versions) on the Tools page first."),
+    el("form", { id: "new-agent", on: { submit: build } },
+      el("div", {}, el("label", { for: "agent-name" }, "Name"), name),
+      el("div", {}, el("label", { for: "agent-description" }, "Description"), description),
+      el("p", {}, el("button", { type: "submit", id: "agent-build" }, "Download the agent file"))),
+    el("p", {}, "Put the file in the catalog's agents/ folder, write the procedure, and run toolhost check."),
+    link, out);
+}
+
 // ---- Routing -------------------------------------------------------------------------------
 
 function route() {
   const hash = location.hash || "#/";
   const tool = hash.match(/^#\/tool\/(.+)$/);
-  (tool ? toolView(decodeURIComponent(tool[1])) : listView()).catch((e) => view().replaceChildren(el("p", { class: "error" }, String(e))));
+  const agent = hash.match(/^#\/agent\/(.+)$/);
+  const shown = tool ? toolView(decodeURIComponent(tool[1]))
+    : agent ? agentView(decodeURIComponent(agent[1]))
+    : hash === "#/agents" ? agentsView()
+    : listView();
+  shown.catch((e) => view().replaceChildren(el("p", { class: "error" }, String(e))));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
