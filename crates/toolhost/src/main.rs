@@ -5,6 +5,7 @@ mod client;
 mod reload;
 mod settings;
 mod telemetry;
+mod versions;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -114,7 +115,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
         eprintln!("toolhost: {message}");
         ExitCode::FAILURE
     };
-    let (loader, path, secrets_checked) = match config {
+    let (loader, path, secrets_checked, state_dir) = match config {
         // The same loader as `serve --config`: the secret names, tag scopes and timeouts the
         // server would use, so `check` finds what `serve` would refuse.
         Some(config) => {
@@ -126,7 +127,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                 return fail("no catalog to check: give its path, or set `catalog` in the config file".to_owned());
             };
             match make_loader(&settings) {
-                Ok(loader) => (loader, path, true),
+                Ok(loader) => (loader, path, true, settings.state_dir),
                 Err(e) => return fail(format!("{e:#}")),
             }
         }
@@ -142,16 +143,18 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                         .with_backend(toolhost_upstream::KIND, Arc::new(toolhost_upstream::Factory::default())),
                     path,
                     false,
+                    None,
                 ),
                 Err(e) => return fail(e.to_string()),
             }
         }
     };
-    match load(Some(&path), &loader) {
+    match load(Some(&path), state_dir.as_deref(), &loader) {
         Ok((catalog, lock_warnings)) => {
             for warning in catalog.warnings() {
                 eprintln!("{warning}");
             }
+            let mut warnings = catalog.warnings().len();
             if lock {
                 let file = VersionLock::path_for(&path);
                 let current = VersionLock::read(&file).ok().flatten().unwrap_or_default();
@@ -169,6 +172,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                 for warning in &lock_warnings {
                     eprintln!("{warning}");
                 }
+                warnings += lock_warnings.len();
             }
             // Which protocols reach a tool that not all four do (issue #14).
             for tool in catalog.tools() {
@@ -184,10 +188,10 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool) -> ExitCode
                 }
             }
             let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
+            // Every warning printed above is counted (issue #31.6).
             eprintln!(
-                "ok: {} tools, {versions} versions, {} warnings",
-                catalog.tools().len(),
-                catalog.warnings().len()
+                "ok: {} tools, {versions} versions, {warnings} warnings",
+                catalog.tools().len()
             );
             if !secrets_checked {
                 eprintln!(
@@ -473,7 +477,7 @@ fn try_tool(a: TryArgs) -> anyhow::Result<ExitCode> {
             .with_default_timeout(settings.call_timeout)
             .with_tag_scopes(settings.tag_scopes.clone());
     }
-    let catalog = match load(Some(&a.catalog), &loader) {
+    let catalog = match load(Some(&a.catalog), None, &loader) {
         Ok((catalog, _)) => catalog,
         Err(problems) => {
             report(&problems);
@@ -570,32 +574,20 @@ fn report(problems: &[Problem]) {
 }
 
 /// Loads the catalog in `dir` (a directory or one file), or the bundled one, and checks it
-/// against the `versions.lock` beside it when there is one: a locked version changed in place
-/// is an error (issue #22.1). Also returns the lock's warnings (versions not locked yet).
-fn load(dir: Option<&std::path::Path>, loader: &Loader) -> Result<(Catalog, Vec<Problem>), Vec<Problem>> {
+/// against the versions recorded for it (`versions::Record`: the `versions.lock` beside it and
+/// the one in `state_dir`): a recorded version changed in place, removed or renumbered is an
+/// error (issues #22.1, #31.1). Also returns the record's warnings (versions not locked yet).
+fn load(
+    dir: Option<&std::path::Path>,
+    state_dir: Option<&std::path::Path>,
+    loader: &Loader,
+) -> Result<(Catalog, Vec<Problem>), Vec<Problem>> {
     let Some(dir) = dir else {
         return Ok((loader.load(&toolhost_core::native::bundled_catalog())?, Vec::new()));
     };
     let catalog = loader.load(&Source::read_dir(dir)?)?;
-    let path = VersionLock::path_for(dir);
-    let lock = VersionLock::read(&path).map_err(|message| {
-        vec![Problem {
-            severity: Severity::Error,
-            place: toolhost_core::catalog::Place {
-                file: path.display().to_string(),
-                ..Default::default()
-            },
-            message,
-        }]
-    })?;
-    let Some(lock) = lock else {
-        return Ok((catalog, Vec::new()));
-    };
-    let problems = lock.verify(&catalog, &path.display().to_string());
-    if problems.iter().any(|p| p.severity == Severity::Error) {
-        return Err(problems);
-    }
-    Ok((catalog, problems))
+    let warnings = versions::Record::new(dir, state_dir).verify(&catalog)?;
+    Ok((catalog, warnings))
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -620,12 +612,23 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Inside the runtime: backends that watch their upstreams start their watchers on it.
     let loaded = {
         let _inside = runtime.enter();
-        load(settings.catalog.as_deref(), &loader)
+        load(settings.catalog.as_deref(), settings.state_dir.as_deref(), &loader)
     };
     let catalog = match loaded {
         Ok((catalog, lock_warnings)) => {
             for warning in lock_warnings {
                 tracing::warn!("{warning}");
+            }
+            if let Some(dir) = &settings.catalog {
+                // What is served now is what a restart must serve under the same numbers.
+                let record = versions::Record::new(dir, settings.state_dir.as_deref());
+                if let Some((file, added)) = record.record(&catalog).map_err(anyhow::Error::msg)? {
+                    tracing::info!(
+                        file = %file.display(),
+                        added,
+                        "recorded the served versions not locked yet: a restart refuses a catalog that changes them in place, removes or renumbers them; commit the file with the catalog"
+                    );
+                }
             }
             catalog
         }
@@ -704,6 +707,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if settings.catalog.is_some() || settings.config_file.is_some() {
             let watch = reload::Watch {
                 catalog: settings.catalog.clone(),
+                state_dir: settings.state_dir.clone(),
                 interval: settings.reload_interval,
                 config: settings.config_file.clone().map(|path| reload::Reconfigure {
                     path,

@@ -24,6 +24,8 @@ pub struct Watch {
     /// The catalog directory or file; `None`: the bundled catalog (only the config is watched,
     /// and the bundled catalog is loaded again when the config's loader settings change).
     pub catalog: Option<PathBuf>,
+    /// Where the served versions are recorded when not beside the catalog (`--state-dir`).
+    pub state_dir: Option<PathBuf>,
     /// How often to look for changes; `None` means only on SIGHUP.
     pub interval: Option<Duration>,
     /// The config file and how to resolve it again, if the server was started with one.
@@ -72,9 +74,15 @@ fn catalog_files(dir: Option<&Path>) -> Fingerprint {
     if dir.is_file() {
         return fingerprint([dir.to_path_buf()]);
     }
+    // The versions lock is not part of the catalog: `serve` writes it (crate::versions).
+    let lock = std::ffi::OsStr::new(toolhost_core::catalog::lock::FILE_NAME);
     fingerprint(
         std::fs::read_dir(dir)
-            .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect::<Vec<_>>())
+            .map(|dir| {
+                dir.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.file_name() != Some(lock) && p.extension() != Some(std::ffi::OsStr::new("tmp")))
+                    .collect::<Vec<_>>()
+            })
             .unwrap_or_default(),
     )
 }
@@ -144,14 +152,25 @@ impl Watcher {
                 None => return,
             }
         }
-        state.reload(
-            crate::load(self.watch.catalog.as_deref(), &self.loader).map(|(catalog, warnings)| {
+        let (catalog, state_dir) = (self.watch.catalog.as_deref(), self.watch.state_dir.as_deref());
+        let accepted = state.reload(
+            crate::load(catalog, state_dir, &self.loader).map(|(catalog, warnings)| {
                 for warning in warnings {
                     tracing::warn!("{warning}");
                 }
                 catalog
             }),
         );
+        // The versions a reload adds are recorded as those served at start are.
+        if accepted && let Some(dir) = catalog {
+            match crate::versions::Record::new(dir, state_dir).record(&state.engine.catalog()) {
+                Ok(Some((file, added))) => {
+                    tracing::info!(file = %file.display(), added, "recorded the new served versions");
+                }
+                Ok(None) => {}
+                Err(e) => tracing::error!("{e}"),
+            }
+        }
     }
 }
 

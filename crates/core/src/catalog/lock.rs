@@ -239,14 +239,44 @@ impl VersionLock {
         lock
     }
 
-    /// The versions of `catalog` that contradict this lock (an error each), and those it does
+    /// How many versions this lock holds.
+    pub fn len(&self) -> usize {
+        self.tools.values().map(BTreeMap::len).sum()
+    }
+
+    /// Whether this lock holds no version.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The versions of `catalog` that contradict this lock (an error each): changed in place,
+    /// removed, or slipped in before a locked one (which would renumber it); and those it does
     /// not lock yet (a warning each: run `toolhost check --lock`).
     pub fn verify(&self, catalog: &Catalog, file: &str) -> Vec<Problem> {
         let mut problems = Vec::new();
         for tool in catalog.tools() {
             let locked = self.tools.get(&tool.name);
+            // The newest locked version: a version not locked yet must come after it, else the
+            // locked ones after it would move to other N-ACT numbers (issue #31.1).
+            let newest = locked.and_then(|l| l.keys().filter_map(|s| semver::Version::parse(s).ok()).max());
             for version in &tool.versions {
                 let semver = version.semver.to_string();
+                if let Some(newest) = &newest
+                    && version.semver < *newest
+                    && !locked.is_some_and(|l| l.contains_key(&semver))
+                {
+                    let mut p = problem(
+                        &tool.name,
+                        &semver,
+                        "versions",
+                        format!(
+                            "version {semver} is not in {file} and comes before the locked {newest}: it would give served versions other N-ACT numbers; add new versions after the last one ({ADVICE})"
+                        ),
+                    );
+                    p.place.file = file.to_owned();
+                    problems.push(p);
+                    continue;
+                }
                 match locked.and_then(|l| l.get(&semver)) {
                     Some(expected) if *expected != hash(tool, version) => {
                         let mut p = problem(

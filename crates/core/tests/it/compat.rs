@@ -366,10 +366,10 @@ fn a_json_input_added_to_a_tool_on_nact_breaks() {
     crate::ok(&tool(
         "forecast",
         &[
-        v1().input("tags", "json", TAGS).output("temp", "number", ""),
-        v2().input("tags", "json", TAGS)
-            .input("more", "json", &format!("required: false, {TAGS}"))
-            .output("temp", "number", ""),
+            v1().input("tags", "json", TAGS).output("temp", "number", ""),
+            v2().input("tags", "json", TAGS)
+                .input("more", "json", &format!("required: false, {TAGS}"))
+                .output("temp", "number", ""),
         ],
     ));
 }

@@ -81,10 +81,7 @@ async fn the_current_version_runs_without_a_version_in_the_path() {
         ("to", json!("METRE")),
     ];
     let result = server.invoke("/nact/tools/convert_length", &args).await.expect_ok();
-    assert_eq!(
-        outputs(&result),
-        [("value".to_owned(), json!(2000))]
-    );
+    assert_eq!(outputs(&result), [("value".to_owned(), json!(2000))]);
     assert_eq!(result["version"], 3, "the version that ran");
 }
 
@@ -158,10 +155,7 @@ async fn version_3_accepts_units_that_earlier_versions_refuse() {
         .invoke("/nact/tools/convert_length/versions/3", &args)
         .await
         .expect_ok();
-    assert_eq!(
-        outputs(&result),
-        [("value".to_owned(), json!(3))]
-    );
+    assert_eq!(outputs(&result), [("value".to_owned(), json!(3))]);
     let errors = server
         .invoke("/nact/tools/convert_length/versions/2", &args)
         .await

@@ -24,4 +24,5 @@ mod support;
 mod tls;
 mod ui;
 mod unknown_outcome;
+mod versions;
 mod woa;
