@@ -103,6 +103,7 @@ impl AuthFile {
         &self,
         base: &Path,
         secrets: &std::collections::HashMap<String, toolhost_core::Secret>,
+        policy: toolhost_server::auth::TokenPolicy,
     ) -> anyhow::Result<Arc<Authenticator>> {
         let keys = self
             .api_keys
@@ -142,7 +143,9 @@ impl AuthFile {
             }
         }
         Ok(Arc::new(
-            Authenticator::new(keys, issuers).with_grants(grants, self.token_authorization.clone()),
+            Authenticator::new(keys, issuers)
+                .with_grants(grants, self.token_authorization.clone())
+                .with_token_policy(policy),
         ))
     }
 }

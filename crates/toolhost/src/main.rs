@@ -642,6 +642,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     for warning in catalog.warnings() {
         tracing::warn!("{warning}");
     }
+    if settings.server.auth.has_issuers() && settings.server.auth.max_token_lifetime().is_none() {
+        tracing::warn!(
+            "bearer JWTs are accepted whatever their lifetime: OTC recommends short-lived tokens; set max_token_lifetime_secs in the config file (e.g. 3600) to refuse longer-lived ones"
+        );
+    }
     let source = settings
         .catalog
         .as_ref()

@@ -184,6 +184,8 @@ struct File {
     mcp_allowed_origins: Option<Vec<String>>,
     public_url: Option<String>,
     allow_http_public_url: Option<bool>,
+    /// The longest lifetime of a bearer JWT (`exp` − `iat`), in seconds [default: not enforced].
+    max_token_lifetime_secs: Option<u64>,
     /// Where `serve` records the versions it serves, when not beside the catalog.
     state_dir: Option<PathBuf>,
     ui: Option<bool>,
@@ -381,7 +383,16 @@ impl ServeArgs {
             .unwrap_or(Path::new("."))
             .to_owned();
         let secrets = toolhost_sculpt::secrets::resolve(&file.secrets, &config_dir)?;
-        let auth = file.auth.authenticator(&config_dir, &secrets)?;
+        // OTC: a present `aud` is validated, against the public URL when an issuer names no
+        // audience; and tokens live no longer than `max_token_lifetime_secs` (issue #31.4).
+        let policy = toolhost_server::auth::TokenPolicy {
+            audience: public_url.clone(),
+            max_lifetime: match file.max_token_lifetime_secs {
+                Some(0) => anyhow::bail!("max_token_lifetime_secs must be positive"),
+                secs => secs.map(Duration::from_secs),
+            },
+        };
+        let auth = file.auth.authenticator(&config_dir, &secrets, policy)?;
         let relative = |p: PathBuf| {
             if p.is_relative() && self.config.is_some() {
                 config_dir.join(p)

@@ -21,7 +21,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use toolhost_core::Access;
 
-pub use jwt::{Issuer, KeySource};
+pub use jwt::{Issuer, KeySource, TokenPolicy};
 pub use keys::{ApiKey, hash as hash_key};
 
 use crate::State;
@@ -148,6 +148,8 @@ pub struct Authenticator {
     grants: std::collections::HashMap<Grantee, Arc<Grants>>,
     /// Provider ids of `requirements.authorization` that a caller's own verified JWT meets.
     token_authorization: Vec<String>,
+    /// The audience and lifetime every JWT is held to (issue #31.4).
+    policy: jwt::TokenPolicy,
 }
 
 /// Why a request's credentials were refused; the text goes to the caller, so it names no key.
@@ -167,7 +169,21 @@ impl Authenticator {
             issuers,
             grants: std::collections::HashMap::new(),
             token_authorization: Vec::new(),
+            policy: jwt::TokenPolicy::default(),
         }
+    }
+
+    /// Holds every JWT to `policy`: a present `aud` checked against the public URL when the
+    /// issuer configures no audience, and a longest lifetime.
+    #[must_use]
+    pub fn with_token_policy(mut self, policy: jwt::TokenPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The longest lifetime a JWT may have, when one is enforced.
+    pub fn max_token_lifetime(&self) -> Option<std::time::Duration> {
+        self.policy.max_lifetime
     }
 
     /// The same, granting callers secrets and tokens for tools' requirements, and meeting
@@ -267,16 +283,18 @@ impl Authenticator {
         if self.issuers.is_empty() {
             return Err(Refusal::Invalid("the bearer token is not a valid API key".to_owned()));
         }
-        jwt::verify(&self.issuers, token).await.map(|(id, scopes, claims)| {
-            let mut caller = Caller::with_scopes(id, scopes);
-            caller.token = Some(toolhost_core::Secret::new(token));
-            caller.subject = claims.get("sub").and_then(serde_json::Value::as_str).map(str::to_owned);
-            if let serde_json::Value::Object(map) = claims {
-                caller.claims = Some(Arc::new(map));
-            }
-            let grantee = caller.subject.clone().map(Grantee::Subject);
-            self.grant(caller, grantee)
-        })
+        jwt::verify(&self.issuers, &self.policy, token)
+            .await
+            .map(|(id, scopes, claims)| {
+                let mut caller = Caller::with_scopes(id, scopes);
+                caller.token = Some(toolhost_core::Secret::new(token));
+                caller.subject = claims.get("sub").and_then(serde_json::Value::as_str).map(str::to_owned);
+                if let serde_json::Value::Object(map) = claims {
+                    caller.claims = Some(Arc::new(map));
+                }
+                let grantee = caller.subject.clone().map(Grantee::Subject);
+                self.grant(caller, grantee)
+            })
     }
 }
 

@@ -22,6 +22,7 @@ mod serve;
 mod slow_clients;
 mod support;
 mod tls;
+mod token_policy;
 mod ui;
 mod unknown_outcome;
 mod versions;
