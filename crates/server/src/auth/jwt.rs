@@ -509,7 +509,11 @@ mod tests {
         )
         .unwrap();
         let issuers = [issuer];
-        assert!(verify(&issuers, &TokenPolicy::default(), &token("test-rsa")).await.is_ok());
+        assert!(
+            verify(&issuers, &TokenPolicy::default(), &token("test-rsa"))
+                .await
+                .is_ok()
+        );
         let Keys::Remote(remote) = &issuers[0].keys else {
             panic!("a JWKS URL")
         };
@@ -528,7 +532,11 @@ mod tests {
                 .is_err()
         );
         let started = Instant::now();
-        assert!(verify(&issuers, &TokenPolicy::default(), &token("test-rsa")).await.is_ok());
+        assert!(
+            verify(&issuers, &TokenPolicy::default(), &token("test-rsa"))
+                .await
+                .is_ok()
+        );
         assert!(
             started.elapsed() < Duration::from_secs(1),
             "a known key waited {:?}",
