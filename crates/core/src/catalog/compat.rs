@@ -36,6 +36,12 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
             continue;
         };
         let name = &before.name;
+        if after.id != before.id {
+            problems.push(format!(
+                "changes the id of input `{name}` from `{}` to `{}`; N-ACT ids identify a parameter across versions, so they never change {RULE}",
+                before.id, after.id
+            ));
+        }
         if after.required && !before.required {
             problems.push(format!("makes input `{name}` required, but {o} had it optional; a new version may only add optional inputs {RULE}"));
         }
@@ -131,6 +137,12 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
             continue;
         };
         let name = &before.name;
+        if after.id != before.id {
+            problems.push(format!(
+                "changes the id of output `{name}` from `{}` to `{}`; N-ACT ids identify a parameter across versions, so they never change {RULE}",
+                before.id, after.id
+            ));
+        }
         if before.required && !after.required {
             problems.push(format!(
                 "makes output `{name}` optional, but callers of {o} rely on it being present {RULE}"

@@ -497,3 +497,23 @@ fn json_input_mistakes_are_load_errors() {
         assert!(text.contains(phrase), "expected {phrase:?} in\n{text}");
     }
 }
+
+/// Issue #31.6, N-ACT §6.1: ids provide uniqueness across versions, so an input's or an
+/// output's id never changes for the same name.
+#[test]
+fn changing_a_parameters_id_breaks() {
+    breaks(
+        v1().input("city", "string", "id: city_v1"),
+        v2().input("city", "string", "id: city_v2"),
+        "changes the id of input `city` from `city_v1` to `city_v2`",
+    );
+    breaks(
+        v1().input("city", "string", "")
+            .output("temp", "number", "")
+            .output("wind", "number", ""),
+        v2().input("city", "string", "")
+            .output("temp", "number", "id: temperature")
+            .output("wind", "number", ""),
+        "changes the id of output `temp` from `temp` to `temperature`",
+    );
+}
