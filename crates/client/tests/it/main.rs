@@ -13,3 +13,4 @@ mod props;
 mod retry;
 mod spec;
 mod support;
+mod untrusted;

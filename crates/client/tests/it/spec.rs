@@ -20,14 +20,16 @@ async fn nact_invocations_name_the_tool_and_versions_may_be_strings() {
     quoted["version"] = json!("1");
     quoted["currentVersion"] = json!("1");
     let listing = page(vec![quoted]);
+    // Any path under /tools answers, and the path is recorded: the test checks it is the one
+    // §7 draws, so a client that posts elsewhere fails here (issue #31.14).
     let app = axum::Router::new()
         .route("/nact/tools", get(move || async move { Json(listing) }))
         .route(
             "/nact/tools/{*rest}",
-            post(move |Json(body): Json<Value>| {
+            post(move |uri: axum::http::Uri, Json(body): Json<Value>| {
                 let seen = Arc::clone(&seen);
                 async move {
-                    seen.lock().unwrap().push(body);
+                    seen.lock().unwrap().push(json!({"path": uri.path(), "body": body}));
                     Json(json!({"output_parameters": [{"name": "n", "value": 4}]}))
                 }
             }),
@@ -41,7 +43,15 @@ async fn nact_invocations_name_the_tool_and_versions_may_be_strings() {
     let tool = server.tool("echo").unwrap();
     assert_eq!(tool.version_number, Some(1));
     assert_eq!(client.call(tool, json!({"n": 4})).await.unwrap(), json!({"n": 4}));
-    let bodies = bodies.lock().unwrap();
-    assert_eq!(bodies[0]["name"], "echo", "{:?}", bodies[0]);
-    assert_eq!(bodies[0]["input_parameters"], json!([{"name": "n", "value": 4}]));
+    let seen = bodies.lock().unwrap();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    // `POST {platform-root}/tools/{toolID}/versions/{versionId}:invoke` (§7).
+    assert_eq!(
+        seen[0]["path"], "/nact/tools/echo-id/versions/1:invoke",
+        "{:?}",
+        seen[0]
+    );
+    let body = &seen[0]["body"];
+    assert_eq!(body["name"], "echo", "{body:?}");
+    assert_eq!(body["input_parameters"], json!([{"name": "n", "value": 4}]));
 }
