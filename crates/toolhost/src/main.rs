@@ -582,12 +582,21 @@ fn load(
     state_dir: Option<&std::path::Path>,
     loader: &Loader,
 ) -> Result<(Catalog, Vec<Problem>), Vec<Problem>> {
+    let catalog = load_catalog(dir, loader)?;
     let Some(dir) = dir else {
-        return Ok((loader.load(&toolhost_core::native::bundled_catalog())?, Vec::new()));
+        return Ok((catalog, Vec::new()));
     };
-    let catalog = loader.load(&Source::read_dir(dir)?)?;
     let warnings = versions::Record::new(dir, state_dir).verify(&catalog)?;
     Ok((catalog, warnings))
+}
+
+/// Loads the catalog in `dir` (a directory or one file), or the bundled one, without checking it
+/// against the versions recorded for it.
+fn load_catalog(dir: Option<&std::path::Path>, loader: &Loader) -> Result<Catalog, Vec<Problem>> {
+    match dir {
+        None => loader.load(&toolhost_core::native::bundled_catalog()),
+        Some(dir) => loader.load(&Source::read_dir(dir)?),
+    }
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {

@@ -153,14 +153,23 @@ impl Watcher {
             }
         }
         let (catalog, state_dir) = (self.watch.catalog.as_deref(), self.watch.state_dir.as_deref());
-        let accepted = state.reload(
-            crate::load(catalog, state_dir, &self.loader).map(|(catalog, warnings)| {
-                for warning in warnings {
-                    tracing::warn!("{warning}");
-                }
-                catalog
-            }),
-        );
+        // What the running catalog serves is compared first, since that names what changed
+        // (`State::reload` does it again); then the record, which also holds versions of tools
+        // the running catalog no longer has.
+        let loaded = crate::load_catalog(catalog, &self.loader).and_then(|new| {
+            let changed = toolhost_core::catalog::lock::changed(&state.engine.catalog(), &new);
+            if !changed.is_empty() {
+                return Err(changed);
+            }
+            let Some(dir) = catalog else {
+                return Ok(new);
+            };
+            for warning in crate::versions::Record::new(dir, state_dir).verify(&new)? {
+                tracing::warn!("{warning}");
+            }
+            Ok(new)
+        });
+        let accepted = state.reload(loaded);
         // The versions a reload adds are recorded as those served at start are.
         if accepted && let Some(dir) = catalog {
             match crate::versions::Record::new(dir, state_dir).record(&state.engine.catalog()) {

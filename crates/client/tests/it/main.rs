@@ -13,4 +13,4 @@ mod props;
 mod retry;
 mod spec;
 mod support;
-mod untrusted;
+mod woa_client;

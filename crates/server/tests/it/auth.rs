@@ -685,3 +685,32 @@ async fn tokens_living_longer_than_the_maximum_are_refused() {
         200
     );
 }
+
+/// OTC security-authn: "If a server is configured to not require authentication, the server
+/// MUST ignore the `Authorization` header" (issue #31.13): whatever it carries, every protocol
+/// answers as to anyone.
+#[tokio::test]
+async fn without_authentication_the_authorization_header_is_ignored() {
+    let server = crate::support::Spawn::bundled().start().await;
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    for value in ["Bearer not-a-token", "Basic Zm9vOmJhcg==", "garbage", "Bearer "] {
+        let list = http
+            .get(format!("{}/nact/tools", server.base))
+            .header("authorization", value)
+            .header("otc-api-key", "no-such-key")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(list.status(), 200, "{value}");
+        let call = http
+            .post(format!("{}/otc/tools/call", server.base))
+            .header("authorization", value)
+            .json(&json!({"request": {"tool_id": "Calculator.add_numbers", "input": {"a": 1, "b": 2}}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(call.status(), 200, "{value}");
+        let body: Value = call.json().await.unwrap();
+        assert_eq!(body["result"]["value"], 3, "{value}: {body}");
+    }
+}
