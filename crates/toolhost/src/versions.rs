@@ -113,12 +113,13 @@ impl Record {
             VersionLock::read(&self.committed)?
         };
         let extended = kept.extended(catalog);
-        let added = extended.len() - kept.len();
-        if added == 0 {
+        if extended == kept {
             return Ok(None);
         }
-        // Every new version is already in the committed lock: nothing to hold that is not held.
-        let held = committed.as_ref().is_some_and(|c| c.extended(catalog).len() == c.len());
+        let added = extended.len() - kept.len();
+        // Every version is already in a lock (only the current versions moved on): a record
+        // that cannot be written loses nothing a restart needs to refuse an edit.
+        let held = added == 0 || committed.as_ref().is_some_and(|c| c.extended(catalog).len() == c.len());
         if let Err(e) = write(&self.kept, &extended.to_text()) {
             if held {
                 return Ok(None);

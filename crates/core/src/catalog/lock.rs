@@ -192,6 +192,10 @@ pub struct VersionLock {
     pub format: u32,
     /// By tool name, by version: `sha256:…` of the version's canonical signature.
     pub tools: BTreeMap<String, BTreeMap<String, String>>,
+    /// By tool name: the newest version served as current. N-ACT's `currentVersion` never goes
+    /// down (issue #31.1), so retiring it is refused until a newer version is served.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub current: BTreeMap<String, String>,
 }
 
 impl VersionLock {
@@ -234,6 +238,14 @@ impl VersionLock {
                 entry
                     .entry(version.semver.to_string())
                     .or_insert_with(|| hash(tool, version));
+            }
+            let latest = &tool.latest().semver;
+            let current = lock
+                .current
+                .entry(tool.name.clone())
+                .or_insert_with(|| latest.to_string());
+            if semver::Version::parse(current).is_ok_and(|c| c < *latest) {
+                *current = latest.to_string();
             }
         }
         lock
@@ -305,6 +317,25 @@ impl VersionLock {
                         problems.push(p);
                     }
                 }
+            }
+            let current = self
+                .current
+                .get(&tool.name)
+                .and_then(|s| semver::Version::parse(s).ok());
+            if let Some(current) = current
+                && tool.latest().semver < current
+            {
+                let latest = tool.latest().semver.to_string();
+                let mut p = problem(
+                    &tool.name,
+                    &current.to_string(),
+                    "retired",
+                    format!(
+                        "version {current} was served as the current version (in {file}) and the catalog's current one would be {latest}: N-ACT's currentVersion never goes down. To withdraw {current}, publish a newer version first (a copy of {latest}, say), then retire it"
+                    ),
+                );
+                p.place.file = file.to_owned();
+                problems.push(p);
             }
             if let Some(locked) = locked {
                 for semver in locked.keys() {

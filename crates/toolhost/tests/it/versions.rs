@@ -32,7 +32,23 @@ const THREE: [(&str, &str, bool); 3] = [
 fn refused(dir: &Path, more: &[&str]) -> String {
     let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--catalog", dir.to_str().unwrap()];
     args.extend_from_slice(more);
-    let out = run(&args);
+    let mut child = std::process::Command::new(crate::support::BIN)
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A serve that starts instead would run until stopped: give it 20 s, then fail.
+    for _ in 0..200 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "serve should refuse: {stderr}");
     stderr
@@ -110,6 +126,36 @@ async fn serve_records_what_it_serves_and_a_restart_refuses_an_in_place_edit() {
     assert_eq!(third["currentVersion"], 3);
     assert_eq!(signature(&server, 2).await.0, 404, "the retired version is not served");
     assert_eq!(signature(&server, 1).await.1["description"], "Echo a city.");
+    assert!(server.terminate());
+}
+
+/// Issue #31.1: `currentVersion` never goes down. Retiring the current version is refused at the
+/// next start; publishing a newer one first makes room to retire it.
+#[tokio::test]
+async fn the_current_version_is_retired_only_once_a_newer_one_is_served() {
+    let dir = Scratch::new();
+    dir.write("demo.yaml", &catalog(&THREE));
+    let server = serve(&dir.0, &[]);
+    assert_eq!(signature(&server, 3).await.1["currentVersion"], 3);
+    assert!(server.terminate());
+
+    let mut retired = THREE;
+    retired[2].2 = true;
+    dir.write("demo.yaml", &catalog(&retired));
+    let stderr = refused(&dir.0, &[]);
+    assert!(
+        stderr.contains("version 1.2.0") && stderr.contains("currentVersion never goes down"),
+        "{stderr}"
+    );
+
+    let mut replaced = retired.to_vec();
+    replaced.push(("1.3.0", "Echo a city, as 1.1.0 did.", false));
+    dir.write("demo.yaml", &catalog(&replaced));
+    let server = serve(&dir.0, &[]);
+    let (status, fourth) = signature(&server, 4).await;
+    assert_eq!(status, 200, "{fourth}");
+    assert_eq!(fourth["currentVersion"], 4);
+    assert_eq!(signature(&server, 3).await.0, 404, "1.2.0 is retired");
     assert!(server.terminate());
 }
 
