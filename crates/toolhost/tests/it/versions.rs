@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{Scratch, Server, json_of, run};
+use crate::support::{Scratch, Server, json_of, run, run_bounded};
 
 /// `echo_city` with the versions given as `(semver, description, retired)`.
 fn catalog(versions: &[(&str, &str, bool)]) -> String {
@@ -32,23 +32,7 @@ const THREE: [(&str, &str, bool); 3] = [
 fn refused(dir: &Path, more: &[&str]) -> String {
     let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--catalog", dir.to_str().unwrap()];
     args.extend_from_slice(more);
-    let mut child = std::process::Command::new(crate::support::BIN)
-        .args(&args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A serve that starts instead would run until stopped: give it 20 s, then fail.
-    for _ in 0..200 {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    if child.try_wait().unwrap().is_none() {
-        let _ = child.kill();
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = run_bounded(&args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "serve should refuse: {stderr}");
     stderr

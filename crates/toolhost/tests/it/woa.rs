@@ -138,7 +138,7 @@ fn plain_http_on_the_network_needs_a_public_url_or_tls() {
 
     // A plain-http public URL off loopback is refused, wherever the server listens.
     for listen in ["0.0.0.0:0", "127.0.0.1:0"] {
-        let out = crate::support::run(&["serve", "--listen", listen, "--public-url", "http://tools.test:8080"]);
+        let out = crate::support::run_bounded(&["serve", "--listen", listen, "--public-url", "http://tools.test:8080"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{listen}: {stderr}");
         assert!(
