@@ -656,6 +656,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "bearer JWTs are accepted whatever their lifetime: OTC recommends short-lived tokens; set max_token_lifetime_secs in the config file (e.g. 3600) to refuse longer-lived ones"
         );
     }
+    let refusing = settings.server.auth.issuers_refusing_aud();
+    if !refusing.is_empty() {
+        tracing::warn!(
+            issuers = %refusing.join(", "),
+            "tokens of these issuers that carry `aud` are refused, since there is nothing to check it against (OTC: a present aud MUST be validated); set the issuer's `audience` in [[auth.jwt]], or `public_url`"
+        );
+    }
     let source = settings
         .catalog
         .as_ref()

@@ -249,6 +249,11 @@ impl Issuer {
         self.iss.as_deref()
     }
 
+    /// Whether the issuer configures the audience its tokens must name.
+    pub fn has_audience(&self) -> bool {
+        self.aud.is_some()
+    }
+
     fn validation(&self, alg: Algorithm, policy: &TokenPolicy) -> Validation {
         let mut v = Validation::new(alg);
         v.algorithms.clone_from(&self.algorithms);

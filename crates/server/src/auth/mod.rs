@@ -229,6 +229,19 @@ impl Authenticator {
         !self.issuers.is_empty()
     }
 
+    /// The issuers whose tokens are refused when they carry `aud`: no `audience` of their own,
+    /// and no public URL to check it against (issue #31.4).
+    pub fn issuers_refusing_aud(&self) -> Vec<String> {
+        if self.policy.audience.is_some() {
+            return Vec::new();
+        }
+        self.issuers
+            .iter()
+            .filter(|i| !i.has_audience())
+            .map(|i| i.issuer().unwrap_or("(any issuer)").to_owned())
+            .collect()
+    }
+
     /// Whether any credential is required at all.
     pub fn enabled(&self) -> bool {
         !self.keys.is_empty() || !self.issuers.is_empty()

@@ -88,5 +88,29 @@ async fn an_aud_naming_another_service_is_refused_and_lifetimes_are_bounded() {
     assert_eq!(status(&server, &jwt(json!({}))).await.0, 200);
     let logs = server.logs_when(|_| true);
     assert!(!logs.iter().any(|x| x.contains("whatever their lifetime")), "{logs:#?}");
+    assert!(
+        !logs.iter().any(|x| x.contains("that carry `aud` are refused")),
+        "the public URL is the audience: {logs:#?}"
+    );
+    assert!(server.terminate());
+
+    // Neither an audience nor a public URL: a token naming any audience is refused, and
+    // `serve` says so at start, with what to configure.
+    let config = dir.write(
+        "toolhost.toml",
+        "[[auth.jwt]]\nissuer = \"https://issuer.example\"\nalgorithms = [\"HS256\"]\nsecret_env = \"JWT_SECRET\"\n",
+    );
+    let server = Server::start(&["--config", config.to_str().unwrap()], &[("JWT_SECRET", SECRET)], None);
+    let logs = server.logs_when(|l| l.iter().any(|x| x.contains("that carry `aud` are refused")));
+    assert!(
+        logs.iter().any(|x| x.contains("that carry `aud` are refused")
+            && x.contains("https://issuer.example")
+            && x.contains("public_url")),
+        "{logs:#?}"
+    );
+    let (code, body) = status(&server, &jwt(json!({"aud": server.base.clone()}))).await;
+    assert_eq!(code, 401, "{body}");
+    assert!(body.to_string().contains("public_url"), "{body}");
+    assert_eq!(status(&server, &jwt(json!({}))).await.0, 200);
     assert!(server.terminate());
 }
