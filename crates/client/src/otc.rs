@@ -360,4 +360,17 @@ mod tests {
         assert!(!silent.retryable);
         assert!(!Error::Tool(Box::new(silent)).server_says_retry(Protocol::Otc));
     }
+
+    /// schemas-call-tool-response.mdx: "If [`can_retry` is] unspecified, the client MUST assume
+    /// the request cannot be retried" (issue #31.13).
+    #[test]
+    fn an_error_without_can_retry_is_not_retryable() {
+        for error in [
+            json!({"message": "busy"}),
+            json!({"message": "busy", "can_retry": "yes"}),
+        ] {
+            assert!(!failure("t", Some(&error)).retryable, "{error}");
+        }
+        assert!(!failure("t", None).retryable);
+    }
 }

@@ -38,6 +38,9 @@ pub struct Config {
     /// the WoA document advertises it; `None` means `http://` and the listen address. Checked
     /// by [`public_url`]. Never taken from a request's `Host` header.
     pub public_url: Option<String>,
+    /// Whether a plain-http public URL off loopback is allowed (`--allow-http-public-url`): WoA
+    /// requires https (draft §4.3.1, §8.1), so without it `serve` refuses one (issue #31.3).
+    pub allow_http_public_url: bool,
     /// Where WoA invocation is mounted, e.g. `/woa` (its `/agents/{agent_id}/invoke`).
     pub woa_prefix: String,
     /// Whether `/readyz` answers 503 while any dependency (an upstream of a sculpted tool, a
@@ -100,6 +103,7 @@ impl Default for Config {
             server_name: "toolhost".to_owned(),
             mcp: Mcp::default(),
             public_url: None,
+            allow_http_public_url: false,
             woa_prefix: "/woa".to_owned(),
             ready_requires_dependencies: false,
             ready_critical: Vec::new(),

@@ -112,6 +112,7 @@ impl AuthFile {
         &self,
         base: &Path,
         secrets: &std::collections::HashMap<String, toolhost_core::Secret>,
+        policy: toolhost_server::auth::TokenPolicy,
     ) -> anyhow::Result<Arc<Authenticator>> {
         let keys = self
             .api_keys
@@ -159,7 +160,8 @@ impl AuthFile {
         Ok(Arc::new(
             Authenticator::new(keys, issuers)
                 .with_grants(grants, self.token_authorization.clone())
-                .with_operator_scope(self.operator_scope.clone()),
+                .with_operator_scope(self.operator_scope.clone())
+                .with_token_policy(policy),
         ))
     }
 }
@@ -263,7 +265,7 @@ mod tests {
         std::fs::write(dir.join("one"), ONE).unwrap();
         std::fs::write(dir.join("two"), TWO).unwrap();
         let secrets = [("ALICE_GH".to_owned(), toolhost_core::Secret::new("alices-token"))].into();
-        let built = file(text).authenticator(&dir, &secrets);
+        let built = file(text).authenticator(&dir, &secrets, toolhost_server::auth::TokenPolicy::default());
         let _ = std::fs::remove_dir_all(&dir);
         built
     }

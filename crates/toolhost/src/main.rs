@@ -6,6 +6,7 @@ mod client;
 mod reload;
 mod settings;
 mod telemetry;
+mod versions;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -127,7 +128,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
     // Without a config, the factories note the secret names they could not check.
     let mut unchecked: Option<(Arc<toolhost_sculpt::Factory>, Arc<toolhost_upstream::Factory>)> = None;
     let mut agents = agents;
-    let (loader, path) = match config {
+    let (loader, path, state_dir) = match config {
         // The same loader as `serve --config`: the secret names, tag scopes and timeouts the
         // server would use, so `check` finds what `serve` would refuse.
         Some(config) => {
@@ -140,7 +141,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
             };
             agents = agents.or(settings.agents.clone());
             match make_loader(&settings) {
-                Ok(loader) => (loader, path),
+                Ok(loader) => (loader, path, settings.state_dir),
                 Err(e) => return fail(format!("{e:#}")),
             }
         }
@@ -158,13 +159,14 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
                             .with_backend(toolhost_sculpt::KIND, sculpt)
                             .with_backend(toolhost_upstream::KIND, upstream),
                         path,
+                        None,
                     )
                 }
                 Err(e) => return fail(e.to_string()),
             }
         }
     };
-    match load(Some(&path), agents.as_deref(), &loader) {
+    match load(Some(&path), agents.as_deref(), state_dir.as_deref(), &loader) {
         Ok((catalog, lock_warnings)) => {
             let mut warnings = check_report::collapse(catalog.warnings());
             // `serve` refuses a catalog reading secrets its config does not give: without one,
@@ -185,6 +187,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
             for warning in &warnings {
                 eprintln!("{warning}");
             }
+            let mut count = warnings.len();
             if lock {
                 let file = VersionLock::path_for(&path);
                 let current = VersionLock::read(&file).ok().flatten().unwrap_or_default();
@@ -202,6 +205,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
                 for warning in &lock_warnings {
                     eprintln!("{warning}");
                 }
+                count += lock_warnings.len();
             }
             // Which protocols reach a tool that not all four do (issue #14); json inputs have
             // their warning already, so they are not said twice.
@@ -214,11 +218,12 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
                 }
             }
             let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
+            // Every warning printed above is counted (issue #31.6).
             eprintln!(
                 "ok: {} tools, {versions} versions, {} agents, {} warnings",
                 catalog.tools().len(),
                 catalog.agents().len(),
-                warnings.len()
+                count
             );
             ExitCode::SUCCESS
         }
@@ -553,7 +558,7 @@ fn try_tool(a: TryArgs) -> anyhow::Result<ExitCode> {
             .with_default_timeout(settings.call_timeout)
             .with_tag_scopes(settings.tag_scopes.clone());
     }
-    let catalog = match load(Some(&a.catalog), None, &loader) {
+    let catalog = match load(Some(&a.catalog), None, None, &loader) {
         Ok((catalog, _)) => catalog,
         Err(problems) => {
             report(&problems);
@@ -650,14 +655,32 @@ fn report(problems: &[Problem]) {
 }
 
 /// Loads the catalog in `dir` (a directory or one file), or the bundled one, with the agents of
-/// `agents` (a folder of `*.md`; by default the catalog's own `agents/`), and checks it
-/// against the `versions.lock` beside it when there is one: a locked version changed in place
-/// is an error (issue #22.1). Also returns the lock's warnings (versions not locked yet).
+/// `agents` (a folder of `*.md`; by default the catalog's own `agents/`), and checks it against
+/// the versions recorded for it (`versions::Record`: the `versions.lock` beside it and the one in
+/// `state_dir`): a recorded version changed in place, removed or renumbered is an error (issues
+/// #22.1, #31.1). Also returns the record's warnings (versions not locked yet).
 fn load(
     dir: Option<&std::path::Path>,
     agents: Option<&std::path::Path>,
+    state_dir: Option<&std::path::Path>,
     loader: &Loader,
 ) -> Result<(Catalog, Vec<Problem>), Vec<Problem>> {
+    let catalog = load_catalog(dir, agents, loader)?;
+    let Some(dir) = dir else {
+        return Ok((catalog, Vec::new()));
+    };
+    let warnings = versions::Record::new(dir, state_dir).verify(&catalog)?;
+    Ok((catalog, warnings))
+}
+
+/// Loads the catalog in `dir` (a directory or one file), or the bundled one, with the agents of
+/// `agents` (by default the catalog's own `agents/`), without checking it against the versions
+/// recorded for it.
+fn load_catalog(
+    dir: Option<&std::path::Path>,
+    agents: Option<&std::path::Path>,
+    loader: &Loader,
+) -> Result<Catalog, Vec<Problem>> {
     let mut sources = match dir {
         Some(dir) => Source::read_dir(dir)?,
         None => toolhost_core::native::bundled_catalog(),
@@ -666,29 +689,7 @@ fn load(
         sources.retain(|s| !s.is_agent());
         sources.extend(Source::read_agents(agents)?);
     }
-    let Some(dir) = dir else {
-        return Ok((loader.load(&sources)?, Vec::new()));
-    };
-    let catalog = loader.load(&sources)?;
-    let path = VersionLock::path_for(dir);
-    let lock = VersionLock::read(&path).map_err(|message| {
-        vec![Problem {
-            severity: Severity::Error,
-            place: toolhost_core::catalog::Place {
-                file: path.display().to_string(),
-                ..Default::default()
-            },
-            message,
-        }]
-    })?;
-    let Some(lock) = lock else {
-        return Ok((catalog, Vec::new()));
-    };
-    let problems = lock.verify(&catalog, &path.display().to_string());
-    if problems.iter().any(|p| p.severity == Severity::Error) {
-        return Err(problems);
-    }
-    Ok((catalog, problems))
+    loader.load(&sources)
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -717,12 +718,28 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Inside the runtime: backends that watch their upstreams start their watchers on it.
     let loaded = {
         let _inside = runtime.enter();
-        load(settings.catalog.as_deref(), settings.agents.as_deref(), &loader)
+        load(
+            settings.catalog.as_deref(),
+            settings.agents.as_deref(),
+            settings.state_dir.as_deref(),
+            &loader,
+        )
     };
     let catalog = match loaded {
         Ok((catalog, lock_warnings)) => {
             for warning in lock_warnings {
                 tracing::warn!("{warning}");
+            }
+            if let Some(dir) = &settings.catalog {
+                // What is served now is what a restart must serve under the same numbers.
+                let record = versions::Record::new(dir, settings.state_dir.as_deref());
+                if let Some((file, added)) = record.record(&catalog).map_err(anyhow::Error::msg)? {
+                    tracing::info!(
+                        file = %file.display(),
+                        added,
+                        "recorded the served versions not locked yet: a restart refuses a catalog that changes them in place, removes or renumbers them; commit the file with the catalog"
+                    );
+                }
             }
             catalog
         }
@@ -735,6 +752,18 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     for warning in catalog.warnings() {
         tracing::warn!("{warning}");
+    }
+    if settings.server.auth.has_issuers() && settings.server.auth.max_token_lifetime().is_none() {
+        tracing::warn!(
+            "bearer JWTs are accepted whatever their lifetime: OTC recommends short-lived tokens; set max_token_lifetime_secs in the config file (e.g. 3600) to refuse longer-lived ones"
+        );
+    }
+    let refusing = settings.server.auth.issuers_refusing_aud();
+    if !refusing.is_empty() {
+        tracing::warn!(
+            issuers = %refusing.join(", "),
+            "tokens of these issuers that carry `aud` are refused, since there is nothing to check it against (OTC: a present aud MUST be validated); set the issuer's `audience` in [[auth.jwt]], or `public_url`"
+        );
     }
     let source = settings
         .catalog
@@ -805,6 +834,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             let watch = reload::Watch {
                 catalog: settings.catalog.clone(),
                 agents: settings.agents.clone(),
+                state_dir: settings.state_dir.clone(),
                 interval: settings.reload_interval,
                 config: settings.config_file.clone().map(|path| reload::Reconfigure {
                     path,

@@ -26,6 +26,8 @@ pub struct Watch {
     pub catalog: Option<PathBuf>,
     /// The agents folder given (`--agents`); `None`: the catalog's own `agents/`.
     pub agents: Option<PathBuf>,
+    /// Where the served versions are recorded when not beside the catalog (`--state-dir`).
+    pub state_dir: Option<PathBuf>,
     /// How often to look for changes; `None` means only on SIGHUP.
     pub interval: Option<Duration>,
     /// The config file and how to resolve it again, if the server was started with one.
@@ -67,11 +69,17 @@ fn fingerprint(paths: impl IntoIterator<Item = PathBuf>) -> Fingerprint {
         .collect()
 }
 
-/// The catalog's files, and its agents' (the catalog's `agents/` folder, or `agents`).
+/// The catalog's files, and its agents' (the catalog's `agents/` folder, or `agents`). The
+/// versions lock is not part of the catalog: `serve` writes it (crate::versions).
 fn catalog_files(dir: Option<&Path>, agents: Option<&Path>) -> Fingerprint {
+    let lock = std::ffi::OsStr::new(toolhost_core::catalog::lock::FILE_NAME);
     let listed = |dir: &Path| {
         std::fs::read_dir(dir)
-            .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect::<Vec<_>>())
+            .map(|dir| {
+                dir.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.file_name() != Some(lock) && p.extension() != Some(std::ffi::OsStr::new("tmp")))
+                    .collect::<Vec<_>>()
+            })
             .unwrap_or_default()
     };
     let mut paths = Vec::new();
@@ -158,19 +166,34 @@ impl Watcher {
                 None => return,
             }
         }
-        state.reload(
-            crate::load(
-                self.watch.catalog.as_deref(),
-                self.watch.agents.as_deref(),
-                &self.loader,
-            )
-            .map(|(catalog, warnings)| {
-                for warning in warnings {
-                    tracing::warn!("{warning}");
+        let (catalog, state_dir) = (self.watch.catalog.as_deref(), self.watch.state_dir.as_deref());
+        // What the running catalog serves is compared first, since that names what changed
+        // (`State::reload` does it again); then the record, which also holds versions of tools
+        // the running catalog no longer has.
+        let loaded = crate::load_catalog(catalog, self.watch.agents.as_deref(), &self.loader).and_then(|new| {
+            let changed = toolhost_core::catalog::lock::changed(&state.engine.catalog(), &new);
+            if !changed.is_empty() {
+                return Err(changed);
+            }
+            let Some(dir) = catalog else {
+                return Ok(new);
+            };
+            for warning in crate::versions::Record::new(dir, state_dir).verify(&new)? {
+                tracing::warn!("{warning}");
+            }
+            Ok(new)
+        });
+        let accepted = state.reload(loaded);
+        // The versions a reload adds are recorded as those served at start are.
+        if accepted && let Some(dir) = catalog {
+            match crate::versions::Record::new(dir, state_dir).record(&state.engine.catalog()) {
+                Ok(Some((file, added))) => {
+                    tracing::info!(file = %file.display(), added, "recorded the new served versions");
                 }
-                catalog
-            }),
-        );
+                Ok(None) => {}
+                Err(e) => tracing::error!("{e}"),
+            }
+        }
     }
 }
 

@@ -81,6 +81,14 @@ pub struct ServeArgs {
     /// Internet [default: http:// and the listen address].
     #[arg(long, env = "TOOLHOST_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Allow a plain-http --public-url off loopback (a private network): WoA requires https,
+    /// so it is refused otherwise.
+    #[arg(long, env = "TOOLHOST_ALLOW_HTTP_PUBLIC_URL", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    allow_http_public_url: bool,
+    /// A directory kept across restarts where `serve` records the versions it serves
+    /// (versions.lock), for a catalog directory it cannot write [default: beside the catalog].
+    #[arg(long, env = "TOOLHOST_STATE_DIR")]
+    state_dir: Option<PathBuf>,
     /// Serve the catalog page at /ui: true or false [default: true when listening on loopback].
     #[arg(long, env = "TOOLHOST_UI")]
     ui: Option<bool>,
@@ -179,6 +187,11 @@ struct File {
     mcp_allowed_hosts: Option<Vec<String>>,
     mcp_allowed_origins: Option<Vec<String>>,
     public_url: Option<String>,
+    allow_http_public_url: Option<bool>,
+    /// The longest lifetime of a bearer JWT (`exp` − `iat`), in seconds [default: not enforced].
+    max_token_lifetime_secs: Option<u64>,
+    /// Where `serve` records the versions it serves, when not beside the catalog.
+    state_dir: Option<PathBuf>,
     ui: Option<bool>,
     state: Option<String>,
     /// The `[secrets]` entry holding the shared store's password (else the URL's own).
@@ -216,6 +229,8 @@ pub struct Settings {
     pub catalog: Option<PathBuf>,
     /// The agents folder given (`--agents`, `agents`); `None`: the catalog's `agents/`.
     pub agents: Option<PathBuf>,
+    /// Where the served versions are recorded when not beside the catalog (`--state-dir`).
+    pub state_dir: Option<PathBuf>,
     /// The shared store's URL (`--state`), and its password from `[secrets]`.
     pub state: Option<(String, Option<toolhost_core::Secret>)>,
     /// `state_lease_secs`, when set.
@@ -261,7 +276,12 @@ impl Settings {
             ("otc_prefix", old_server.otc_prefix != new_server.otc_prefix),
             ("woa_prefix", old_server.woa_prefix != new_server.woa_prefix),
             ("mcp_*", old_server.mcp != new_server.mcp),
-            ("public_url", old_server.public_url != new_server.public_url),
+            (
+                "public_url/allow_http_public_url",
+                (&old_server.public_url, old_server.allow_http_public_url)
+                    != (&new_server.public_url, new_server.allow_http_public_url),
+            ),
+            ("state_dir", self.state_dir != new.state_dir),
             ("ui", old_server.ui != new_server.ui),
             ("server_name", old_server.server_name != new_server.server_name),
             (
@@ -374,7 +394,16 @@ impl ServeArgs {
             .unwrap_or(Path::new("."))
             .to_owned();
         let secrets = toolhost_sculpt::secrets::resolve(&file.secrets, &config_dir)?;
-        let auth = file.auth.authenticator(&config_dir, &secrets)?;
+        // OTC: a present `aud` is validated, against the public URL when an issuer names no
+        // audience; and tokens live no longer than `max_token_lifetime_secs` (issue #31.4).
+        let policy = toolhost_server::auth::TokenPolicy {
+            audience: public_url.clone(),
+            max_lifetime: match file.max_token_lifetime_secs {
+                Some(0) => anyhow::bail!("max_token_lifetime_secs must be positive"),
+                secs => secs.map(Duration::from_secs),
+            },
+        };
+        let auth = file.auth.authenticator(&config_dir, &secrets, policy)?;
         let relative = |p: PathBuf| {
             if p.is_relative() && self.config.is_some() {
                 config_dir.join(p)
@@ -403,6 +432,7 @@ impl ServeArgs {
             }
         };
         Ok(Settings {
+            state_dir: self.state_dir.or(file.state_dir.map(relative)),
             state,
             state_lease: file.state_lease_secs.map(Duration::from_secs),
             otlp_endpoint: self.otlp_endpoint.or(file.otlp_endpoint),
@@ -458,6 +488,7 @@ impl ServeArgs {
                 },
                 mcp,
                 public_url,
+                allow_http_public_url: self.allow_http_public_url || file.allow_http_public_url.unwrap_or(false),
                 woa_prefix,
                 ready_requires_dependencies: self
                     .ready_requires_dependencies

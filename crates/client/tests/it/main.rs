@@ -18,3 +18,4 @@ mod retry;
 mod spec;
 mod spec_servers;
 mod support;
+mod woa_client;

@@ -4,6 +4,14 @@
 //! descriptions. It may not remove or rename a parameter or an output, make an input required,
 //! change a type, tighten a constraint, or drop an input enum value. Each message names both
 //! versions and the parameter, and says what to do instead.
+//!
+//! Compatibility is judged on what every protocol shows, not only on the catalog
+//! (docs/protocols.md §1, issue #31.2): [`projections`] refuses a change that the catalog allows
+//! but one protocol's view of the tool does not. OTC answers a one-output tool with the bare
+//! value, so a second output would change its `value` from a scalar to an object; a `json` input
+//! is not an N-ACT type, so adding one would take the tool off N-ACT while its older versions
+//! are there; and N-ACT shows a version that returns nothing as one `json` output `result`,
+//! which outputs added later would remove.
 
 use super::{EnumValue, InputType, OutputType, Version};
 
@@ -28,6 +36,12 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
             continue;
         };
         let name = &before.name;
+        if after.id != before.id {
+            problems.push(format!(
+                "changes the id of input `{name}` from `{}` to `{}`; N-ACT ids identify a parameter across versions, so they never change {RULE}",
+                before.id, after.id
+            ));
+        }
         if after.required && !before.required {
             problems.push(format!("makes input `{name}` required, but {o} had it optional; a new version may only add optional inputs {RULE}"));
         }
@@ -124,6 +138,12 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
             continue;
         };
         let name = &before.name;
+        if after.id != before.id {
+            problems.push(format!(
+                "changes the id of output `{name}` from `{}` to `{}`; N-ACT ids identify a parameter across versions, so they never change {RULE}",
+                before.id, after.id
+            ));
+        }
         if before.required && !after.required {
             problems.push(format!(
                 "makes output `{name}` optional, but callers of {o} rely on it being present {RULE}"
@@ -146,6 +166,39 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
             )),
             _ => {}
         }
+    }
+    problems.extend(projections(old, new));
+    problems
+}
+
+/// The changes the catalog's rules allow but a protocol's projection of the tool does not.
+fn projections(old: &Version, new: &Version) -> Vec<String> {
+    let o = &old.semver;
+    let mut problems = Vec::new();
+    if old.outputs.len() == 1 && new.outputs.len() > 1 {
+        let added: Vec<String> = new
+            .outputs
+            .iter()
+            .filter(|x| x.name != old.outputs[0].name)
+            .map(|x| format!("`{}`", x.name))
+            .collect();
+        problems.push(format!(
+            "adds output {} to a tool whose {o} has one output: OTC answers a one-output tool with the bare value and a tool with several with an object, so an OTC caller of {o} would get a different `value` {RULE}",
+            added.join(", ")
+        ));
+    }
+    if old.outputs.is_empty() && !new.outputs.is_empty() {
+        problems.push(format!(
+            "adds outputs to a tool whose {o} returns nothing: N-ACT shows that as one `json` output `result`, which the new outputs would replace {RULE}"
+        ));
+    }
+    if old.scalar_inputs_only()
+        && let Some(json) = new.inputs.iter().find(|p| matches!(p.kind, InputType::Json { .. }))
+    {
+        problems.push(format!(
+            "adds json input `{}`: N-ACT has no json type, so the tool would leave N-ACT while {o} is served there (N-ACT lists a tool at its current version) {RULE}",
+            json.name
+        ));
     }
     problems
 }

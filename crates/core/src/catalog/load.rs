@@ -226,6 +226,7 @@ impl Loader {
             problems: Vec::new(),
             names: HashMap::new(),
             ids: HashMap::new(),
+            otc_names: HashMap::new(),
         };
         let mut tools = Vec::new();
         let mut toolkits: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -243,6 +244,9 @@ impl Loader {
                     ..Place::default()
                 };
                 check_name(&toolkit.name, "toolkit name", &place, &mut ctx.problems);
+                if toolkit.tags.iter().any(|t| t.trim().is_empty()) {
+                    ctx.error(&at(&place, "tags"), "a tag is empty; remove it".to_owned());
+                }
                 let description = toolkits.entry(toolkit.name.clone()).or_default();
                 if let Some(text) = toolkit.description {
                     check_description(&text, &place, &mut ctx.problems);
@@ -307,6 +311,15 @@ impl Loader {
         let otc_name = format!("{toolkit}_{}", def.name);
         if otc_name.len() > MAX_NAME {
             ctx.error(&place, format!("the OTC name `{otc_name}` is {} characters; toolkit and tool name together may have at most {}, so shorten one of them", otc_name.len(), MAX_NAME - 1));
+        }
+        // Two tools one name to a model (issue #31.6): `Units.convert_length` and
+        // `Units_convert.length` are both `Units_convert_length` on OTC.
+        let full = format!("{toolkit}.{}", def.name);
+        // The same toolkit and name twice is reported once, as a duplicate name (below).
+        if let Some(other) = ctx.otc_names.insert(otc_name.clone(), full.clone())
+            && other != full
+        {
+            ctx.error(&place, format!("its OTC name `{otc_name}` ({{toolkit}}_{{name}}) is also that of tool `{other}`, so a model would see one tool for two; rename the tool or its toolkit"));
         }
         check_description(&def.description, &at(&place, "description"), &mut ctx.problems);
         if let Some(first) = ctx.names.insert(def.name.clone(), file.to_owned()) {
@@ -641,6 +654,8 @@ struct Context {
     problems: Vec<Problem>,
     names: HashMap<String, String>,
     ids: HashMap<Uuid, String>,
+    /// OTC names (`{toolkit}_{name}`) and the `Toolkit.name` that has each.
+    otc_names: HashMap<String, String>,
 }
 
 impl Context {

@@ -207,6 +207,10 @@ pub struct VersionLock {
     pub format: u32,
     /// By tool name, by version: `sha256:…` of the version's canonical signature.
     pub tools: BTreeMap<String, BTreeMap<String, String>>,
+    /// By tool name: the newest version served as current. N-ACT's `currentVersion` never goes
+    /// down (issue #31.1), so retiring it is refused until a newer version is served.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub current: BTreeMap<String, String>,
 }
 
 impl VersionLock {
@@ -250,18 +254,56 @@ impl VersionLock {
                     .entry(version.semver.to_string())
                     .or_insert_with(|| hash(tool, version));
             }
+            let latest = &tool.latest().semver;
+            let current = lock
+                .current
+                .entry(tool.name.clone())
+                .or_insert_with(|| latest.to_string());
+            if semver::Version::parse(current).is_ok_and(|c| c < *latest) {
+                *current = latest.to_string();
+            }
         }
         lock
     }
 
-    /// The versions of `catalog` that contradict this lock (an error each), and those it does
+    /// How many versions this lock holds.
+    pub fn len(&self) -> usize {
+        self.tools.values().map(BTreeMap::len).sum()
+    }
+
+    /// Whether this lock holds no version.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The versions of `catalog` that contradict this lock (an error each): changed in place,
+    /// removed, or slipped in before a locked one (which would renumber it); and those it does
     /// not lock yet (a warning each: run `toolhost check --lock`).
     pub fn verify(&self, catalog: &Catalog, file: &str) -> Vec<Problem> {
         let mut problems = Vec::new();
         for tool in catalog.tools() {
             let locked = self.tools.get(&tool.name);
+            // The newest locked version: a version not locked yet must come after it, else the
+            // locked ones after it would move to other N-ACT numbers (issue #31.1).
+            let newest = locked.and_then(|l| l.keys().filter_map(|s| semver::Version::parse(s).ok()).max());
             for version in &tool.versions {
                 let semver = version.semver.to_string();
+                if let Some(newest) = &newest
+                    && version.semver < *newest
+                    && !locked.is_some_and(|l| l.contains_key(&semver))
+                {
+                    let mut p = problem(
+                        &tool.name,
+                        &semver,
+                        "versions",
+                        format!(
+                            "version {semver} is not in {file} and comes before the locked {newest}: it would give served versions other N-ACT numbers; add new versions after the last one ({ADVICE})"
+                        ),
+                    );
+                    p.place.file = file.to_owned();
+                    problems.push(p);
+                    continue;
+                }
                 match locked.and_then(|l| l.get(&semver)) {
                     Some(expected) if *expected != hash(tool, version) => {
                         let mut p = problem(
@@ -290,6 +332,25 @@ impl VersionLock {
                         problems.push(p);
                     }
                 }
+            }
+            let current = self
+                .current
+                .get(&tool.name)
+                .and_then(|s| semver::Version::parse(s).ok());
+            if let Some(current) = current
+                && tool.latest().semver < current
+            {
+                let latest = tool.latest().semver.to_string();
+                let mut p = problem(
+                    &tool.name,
+                    &current.to_string(),
+                    "retired",
+                    format!(
+                        "version {current} was served as the current version (in {file}) and the catalog's current one would be {latest}: N-ACT's currentVersion never goes down. To withdraw {current}, publish a newer version first (a copy of {latest}, say), then retire it"
+                    ),
+                );
+                p.place.file = file.to_owned();
+                problems.push(p);
             }
             if let Some(locked) = locked {
                 for semver in locked.keys() {

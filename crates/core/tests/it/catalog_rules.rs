@@ -765,3 +765,30 @@ toolkits:
         "another kind starts afresh: {problems:#?}"
     );
 }
+
+/// Issue #31.6: `Units.convert_length` and `Units_convert.length` are both `Units_convert_length`
+/// on OTC; the model would see one tool for two.
+#[test]
+fn tools_whose_otc_names_collide_are_refused() {
+    let text = doc(&[
+        t("convert_length", &[one()]).toolkit("Units"),
+        t("length", &[one()]).toolkit("Units_convert"),
+    ]);
+    let p = the_error(&text);
+    assert_problem(
+        &p,
+        Error,
+        at_tool("length"),
+        "its OTC name `Units_convert_length` ({toolkit}_{name}) is also that of tool `Units.convert_length`",
+    );
+}
+
+/// Issue #31.6: an empty tag is refused, on a tool and on a toolkit.
+#[test]
+fn empty_tags_are_refused() {
+    let p = the_error(&doc(&[t("forecast", &[one()]).with("tags: [weather, \"\"]")]));
+    assert_problem(&p, Error, at_tool("forecast").field("tags"), "a tag is empty");
+    let text = "toolkits:\n  - name: Weather\n    tags: [\" \"]\n    tools: []\n";
+    let p = the_error(text);
+    assert!(p.message.contains("a tag is empty"), "{p}");
+}

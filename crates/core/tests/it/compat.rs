@@ -321,9 +321,57 @@ fn making_a_required_input_optional_is_allowed() {
 #[test]
 fn adding_an_output_is_allowed() {
     compatible(
+        v1().output("temp", "number", "").output("wind", "number", ""),
+        v2().output("temp", "number", "")
+            .output("wind", "number", "")
+            .output("humidity", "number", ""),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Judged on every protocol's projection (issue #31.2)
+
+#[test]
+fn a_second_output_on_a_one_output_tool_breaks_otc() {
+    // OTC answers `"value": 4.82` for one output and `"value": {...}` for two.
+    let p = breaks(
         v1().output("temp", "number", ""),
         v2().output("temp", "number", "").output("humidity", "number", ""),
+        "adds output `humidity` to a tool whose 1.0.0 has one output",
     );
+    assert!(p.message.contains("OTC"), "{p}");
+}
+
+#[test]
+fn outputs_added_to_a_tool_that_returned_nothing_break_nact() {
+    let p = breaks(
+        v1().with("returns_nothing: true"),
+        v2().output("temp", "number", ""),
+        "returns nothing",
+    );
+    assert!(p.message.contains("N-ACT"), "{p}");
+}
+
+#[test]
+fn a_json_input_added_to_a_tool_on_nact_breaks() {
+    let p = breaks(
+        v1().input("city", "string", "").output("temp", "number", ""),
+        v2().input("city", "string", "")
+            .input("tags", "json", &format!("required: false, {TAGS}"))
+            .output("temp", "number", ""),
+        "adds json input `tags`",
+    );
+    assert!(p.message.contains("N-ACT"), "{p}");
+    // A tool that never was on N-ACT may keep adding json inputs.
+    crate::ok(&tool(
+        "forecast",
+        &[
+            v1().input("tags", "json", TAGS).output("temp", "number", ""),
+            v2().input("tags", "json", TAGS)
+                .input("more", "json", &format!("required: false, {TAGS}"))
+                .output("temp", "number", ""),
+        ],
+    ));
 }
 
 #[test]
@@ -474,4 +522,24 @@ fn a_changed_wire_value_is_breaking_and_wire_values_are_scalars_and_distinct() {
     crate::error_with(&same, "sends \"a-b\", as another value does");
     let object = crate::tool("t", &[crate::v("1.0.0").input("s", "enum", &with("{x: 1}"))]);
     crate::error_with(&object, "must be a string, a number or a boolean");
+}
+
+/// Issue #31.6, N-ACT §6.1: ids provide uniqueness across versions, so an input's or an
+/// output's id never changes for the same name.
+#[test]
+fn changing_a_parameters_id_breaks() {
+    breaks(
+        v1().input("city", "string", "id: city_v1"),
+        v2().input("city", "string", "id: city_v2"),
+        "changes the id of input `city` from `city_v1` to `city_v2`",
+    );
+    breaks(
+        v1().input("city", "string", "")
+            .output("temp", "number", "")
+            .output("wind", "number", ""),
+        v2().input("city", "string", "")
+            .output("temp", "number", "id: temperature")
+            .output("wind", "number", ""),
+        "changes the id of output `temp` from `temp` to `temperature`",
+    );
 }

@@ -12,14 +12,19 @@ use crate::{V, clean, obj, render, tool, v};
 /// `forecast` with four versions (1.0.0, 1.1.0 adding optional `days`, 1.2.0 adding `units`,
 /// 1.3.0 retired), all echoing their inputs as outputs, plus tools for validation, timeouts and failures.
 fn engine() -> Engine {
-    let city = |s: V| s.input("city", "string", "max_length: 20").output("city", "string", "");
+    // Two outputs from the start: OTC answers a one-output tool with the bare value, so a second
+    // output may not be added later (issue #31.2).
+    let city = |s: V| {
+        s.input("city", "string", "max_length: 20")
+            .output("city", "string", "")
+            .output("days", "int", "required: false")
+    };
     let days = "min: 1, max: 16, required: false";
     let units =
         "required: false, values: [{name: METRIC, description: Celsius.}, {name: IMPERIAL, description: Fahrenheit.}]";
     let v3 = |s: V| {
         city(s)
             .input("days", "int", days)
-            .output("days", "int", "required: false")
             .input("units", "enum", units)
             .output("units", "enum", units)
     };
@@ -27,9 +32,7 @@ fn engine() -> Engine {
         "forecast",
         &[
             city(v("1.0.0")),
-            city(v("1.1.0"))
-                .input("days", "int", days)
-                .output("days", "int", "required: false"),
+            city(v("1.1.0")).input("days", "int", days),
             v3(v("1.2.0")),
             v3(v("1.3.0")).with("retired: true"),
         ],

@@ -101,7 +101,7 @@ async fn every_bundled_tool_answers_a_sample_call_at_its_latest_version() {
         (
             "convert_length",
             json!({"value": 1500, "from": "METRE", "to": "KILOMETRE"}),
-            json!({"value": 1.5, "unit": "KILOMETRE"}),
+            json!({"value": 1.5}),
         ),
         (
             "count_words_in_text",
@@ -168,12 +168,13 @@ async fn older_convert_text_case_version_refuses_the_newer_enum_value() {
 
 #[tokio::test]
 async fn every_served_version_of_convert_length_answers_with_only_its_declared_outputs() {
-    // One native function serves all three versions; 1.0.0 and 1.1.0 do not declare `unit`.
+    // One native function serves all three versions; it also answers `unit`, which no version
+    // declares (a second output would change OTC's bare `value`), so it is never passed on.
     let engine = bundled_engine();
     for (number, expected) in [
         (1, json!({"value": 1.5})),
         (2, json!({"value": 1.5})),
-        (3, json!({"value": 1.5, "unit": "KILOMETRE"})),
+        (3, json!({"value": 1.5})),
     ] {
         let input = json!({"value": 1500, "from": "METRE", "to": "KILOMETRE"});
         let output = run(&engine, "convert_length", VersionSelector::Number(number), input)
@@ -191,4 +192,14 @@ async fn every_served_version_of_convert_length_answers_with_only_its_declared_o
         .await
         .expect("ok");
     assert_eq!(output, json!({"value": 0.03}));
+    // `YARD` arrived in 1.2.0.
+    let input = json!({"value": 1, "from": "YARD", "to": "FOOT"});
+    assert!(matches!(
+        run(&engine, "convert_length", VersionSelector::Number(2), input.clone()).await,
+        Err(Error::InvalidInput { .. })
+    ));
+    let output = run(&engine, "convert_length", VersionSelector::Number(3), input)
+        .await
+        .expect("ok");
+    assert_eq!(output, json!({"value": 3}));
 }

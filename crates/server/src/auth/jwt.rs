@@ -26,6 +26,18 @@ const FETCH_WAIT: Duration = Duration::from_secs(10);
 /// Clock skew tolerated on `exp` and `nbf`.
 const LEEWAY_SECS: u64 = 30;
 
+/// What every issuer's tokens are held to beside their own settings (issue #31.4).
+#[derive(Debug, Clone, Default)]
+pub struct TokenPolicy {
+    /// The audience a present `aud` must name when the issuer configures none: the server's
+    /// public URL. With neither, a token that carries `aud` is refused (OTC: "if the aud claim
+    /// is present, the server MUST validate it").
+    pub audience: Option<String>,
+    /// The longest a token may live (`exp` − `iat`, or `exp` − now without `iat`); `None`: not
+    /// enforced (`serve` warns at start). OTC recommends short-lived tokens.
+    pub max_lifetime: Option<Duration>,
+}
+
 /// One trusted token issuer.
 pub struct Issuer {
     iss: Option<String>,
@@ -237,7 +249,12 @@ impl Issuer {
         self.iss.as_deref()
     }
 
-    fn validation(&self, alg: Algorithm) -> Validation {
+    /// Whether the issuer configures the audience its tokens must name.
+    pub fn has_audience(&self) -> bool {
+        self.aud.is_some()
+    }
+
+    fn validation(&self, alg: Algorithm, policy: &TokenPolicy) -> Validation {
         let mut v = Validation::new(alg);
         v.algorithms.clone_from(&self.algorithms);
         v.leeway = LEEWAY_SECS;
@@ -252,12 +269,18 @@ impl Issuer {
             }
             None => v.iss = None,
         }
-        match &self.aud {
-            Some(aud) => {
+        // Without a configured audience a present `aud` is still validated (OTC): against the
+        // public URL when there is one (with or without a trailing `/`), else it is refused.
+        match (&self.aud, &policy.audience) {
+            (Some(aud), _) => {
                 v.set_audience(&[aud]);
                 required.push("aud");
             }
-            None => v.validate_aud = false,
+            (None, Some(url)) => v.set_audience(&[
+                url.trim_end_matches('/').to_owned(),
+                format!("{}/", url.trim_end_matches('/')),
+            ]),
+            (None, None) => v.validate_aud = true,
         }
         v.set_required_spec_claims(&required);
         v
@@ -352,7 +375,7 @@ pub(super) struct Verified {
 }
 
 /// Verifies `token` against the issuers it may come from.
-pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<Verified, Refusal> {
+pub(super) async fn verify(issuers: &[Issuer], policy: &TokenPolicy, token: &str) -> Result<Verified, Refusal> {
     let malformed = || Refusal::Invalid("the bearer token is neither a known API key nor a well-formed JWT".to_owned());
     let header = jsonwebtoken::decode_header(token).map_err(|_| malformed())?;
     // The unverified `iss` only picks which issuer's keys to try; the signature decides.
@@ -376,8 +399,11 @@ pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<Verified, 
                 continue;
             }
         };
-        match jsonwebtoken::decode::<Value>(token, &key, &issuer.validation(header.alg)) {
+        match jsonwebtoken::decode::<Value>(token, &key, &issuer.validation(header.alg, policy)) {
             Ok(data) => {
+                if let Some(refusal) = too_long_lived(&data.claims, policy.max_lifetime) {
+                    return Err(refusal);
+                }
                 let (id, scopes) = identity(
                     &data.claims,
                     (issuer.iss.is_none() && issuers.len() > 1).then_some(index),
@@ -389,10 +415,33 @@ pub(super) async fn verify(issuers: &[Issuer], token: &str) -> Result<Verified, 
                     issuer: issuer.iss.clone(),
                 });
             }
+            Err(e) if *e.kind() == ErrorKind::InvalidAudience && issuer.aud.is_none() && policy.audience.is_none() => {
+                last = Refusal::Invalid(
+                    "the token names an audience (aud) and this server has none to check it against, so it is refused; the operator sets the issuer's `audience` ([[auth.jwt]]) or the server's `public_url`".to_owned(),
+                );
+            }
             Err(e) => last = Refusal::Invalid(describe(e.kind()).to_owned()),
         }
     }
     Err(last)
+}
+
+/// A refusal when `max` is set and the token lives longer: from `iat` (or now, without it) to
+/// `exp`, beyond the clock-skew leeway.
+fn too_long_lived(claims: &Value, max: Option<Duration>) -> Option<Refusal> {
+    let max = max?;
+    let exp = claims.get("exp").and_then(Value::as_u64)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let start = claims.get("iat").and_then(Value::as_u64).unwrap_or(now).min(now.max(1));
+    let lifetime = exp.saturating_sub(start);
+    (lifetime > max.as_secs() + LEEWAY_SECS).then(|| {
+        Refusal::Invalid(format!(
+            "the token lives {lifetime} s, longer than the {} s this server accepts (max_token_lifetime_secs); ask the issuer for a shorter-lived token",
+            max.as_secs()
+        ))
+    })
 }
 
 /// What went wrong, in words that help a client and reveal nothing about keys.
@@ -505,12 +554,14 @@ mod tests {
             )
             .unwrap()
         };
-        let real = verify(&issuers, &sign(pinned)).await.unwrap();
+        let real = verify(&issuers, &TokenPolicy::default(), &sign(pinned)).await.unwrap();
         assert_eq!(
             (real.id.as_str(), real.issuer.as_deref()),
             ("jwt:https://a.example:alice", Some("https://a.example"))
         );
-        let posing = verify(&issuers, &sign(unpinned)).await.unwrap();
+        let posing = verify(&issuers, &TokenPolicy::default(), &sign(unpinned))
+            .await
+            .unwrap();
         assert_eq!(
             (posing.id.as_str(), posing.issuer),
             ("jwt#1:https://a.example:alice", None)
@@ -531,7 +582,11 @@ mod tests {
         )
         .unwrap();
         let issuers = [issuer];
-        assert!(verify(&issuers, &token("test-rsa")).await.is_ok());
+        assert!(
+            verify(&issuers, &TokenPolicy::default(), &token("test-rsa"))
+                .await
+                .is_ok()
+        );
         let Keys::Remote(remote) = &issuers[0].keys else {
             panic!("a JWKS URL")
         };
@@ -550,7 +605,11 @@ mod tests {
                 .is_err()
         );
         let started = Instant::now();
-        assert!(verify(&issuers, &token("test-rsa")).await.is_ok());
+        assert!(
+            verify(&issuers, &TokenPolicy::default(), &token("test-rsa"))
+                .await
+                .is_ok()
+        );
         assert!(
             started.elapsed() < Duration::from_secs(1),
             "a known key waited {:?}",

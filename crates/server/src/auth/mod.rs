@@ -21,7 +21,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use toolhost_core::Access;
 
-pub use jwt::{Issuer, KeySource};
+pub use jwt::{Issuer, KeySource, TokenPolicy};
 pub use keys::{ApiKey, hash as hash_key};
 
 use crate::State;
@@ -158,6 +158,8 @@ pub struct Authenticator {
     token_authorization: Vec<String>,
     /// The scope that lets a caller read `/metrics` (`None`: [`OPERATOR_SCOPE`]).
     operator_scope: Option<String>,
+    /// The audience and lifetime every JWT is held to (issue #31.4).
+    policy: jwt::TokenPolicy,
 }
 
 /// The scope that lets a caller read what concerns every caller and every tool (`/metrics`:
@@ -182,6 +184,7 @@ impl Authenticator {
             grants: std::collections::HashMap::new(),
             token_authorization: Vec::new(),
             operator_scope: None,
+            policy: jwt::TokenPolicy::default(),
         }
     }
 
@@ -204,6 +207,19 @@ impl Authenticator {
             Access::All => true,
             Access::Scopes(scopes) => scopes.contains(self.operator_scope()),
         }
+    }
+
+    /// Holds every JWT to `policy`: a present `aud` checked against the public URL when the
+    /// issuer configures no audience, and a longest lifetime.
+    #[must_use]
+    pub fn with_token_policy(mut self, policy: jwt::TokenPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The longest lifetime a JWT may have, when one is enforced.
+    pub fn max_token_lifetime(&self) -> Option<std::time::Duration> {
+        self.policy.max_lifetime
     }
 
     /// The same, granting callers secrets and tokens for tools' requirements, and meeting
@@ -247,6 +263,19 @@ impl Authenticator {
     /// Whether JWT issuers are configured.
     pub fn has_issuers(&self) -> bool {
         !self.issuers.is_empty()
+    }
+
+    /// The issuers whose tokens are refused when they carry `aud`: no `audience` of their own,
+    /// and no public URL to check it against (issue #31.4).
+    pub fn issuers_refusing_aud(&self) -> Vec<String> {
+        if self.policy.audience.is_some() {
+            return Vec::new();
+        }
+        self.issuers
+            .iter()
+            .filter(|i| !i.has_audience())
+            .map(|i| i.issuer().unwrap_or("(any issuer)").to_owned())
+            .collect()
     }
 
     /// Whether any credential is required at all.
@@ -303,7 +332,7 @@ impl Authenticator {
         if self.issuers.is_empty() {
             return Err(Refusal::Invalid("the bearer token is not a valid API key".to_owned()));
         }
-        jwt::verify(&self.issuers, token).await.map(|verified| {
+        jwt::verify(&self.issuers, &self.policy, token).await.map(|verified| {
             let mut caller = Caller::with_scopes(verified.id, verified.scopes);
             caller.token = Some(toolhost_core::Secret::new(token));
             caller.subject = verified

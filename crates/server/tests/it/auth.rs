@@ -9,7 +9,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 use toolhost_core::Engine;
 use toolhost_core::catalog::{Loader, Source};
-use toolhost_server::auth::{ApiKey, Authenticator, Issuer, KeySource, hash_key};
+use toolhost_server::auth::{ApiKey, Authenticator, Issuer, KeySource, TokenPolicy, hash_key};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/auth");
 const SECRET: &str = "an-hs256-secret-of-at-least-32-bytes!!";
@@ -66,6 +66,10 @@ struct Fixture {
 }
 
 async fn start() -> Fixture {
+    start_with(TokenPolicy::default()).await
+}
+
+async fn start_with(policy: TokenPolicy) -> Fixture {
     let hits = Arc::new(AtomicUsize::new(0));
     let jwks_url = jwks_server(Arc::clone(&hits)).await;
     let keys = vec![
@@ -103,7 +107,7 @@ async fn start() -> Fixture {
         }])
         .unwrap();
     let config = toolhost_server::Config {
-        auth: Arc::new(Authenticator::new(keys, issuers)),
+        auth: Arc::new(Authenticator::new(keys, issuers).with_token_policy(policy)),
         ..Default::default()
     };
     let state = toolhost_server::State::new(Arc::new(Engine::new(catalog)), config);
@@ -249,12 +253,10 @@ async fn rs256_from_a_jwks_url_and_es256_from_a_file() {
         &claims("https://rs.example", json!({})),
     );
     assert_eq!(f.status(&rs).await, 200);
-    let es = signed(
-        Algorithm::ES256,
-        Some("test-ec"),
-        "ec-private.pem",
-        &claims("https://es.example", json!({})),
-    );
+    // es.example configures no audience: its tokens carry none (a present one is refused).
+    let mut es_claims = claims("https://es.example", json!({}));
+    es_claims.as_object_mut().unwrap().remove("aud");
+    let es = signed(Algorithm::ES256, Some("test-ec"), "ec-private.pem", &es_claims);
     assert_eq!(f.status(&es).await, 200);
     let forged = signed(
         Algorithm::RS256,
@@ -634,4 +636,115 @@ async fn metrics_are_for_operators_and_name_no_hidden_tool_to_others() {
     let (status, body) = metrics("key-of-an-operator").await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("tool=\"admin_echo\""), "{body}");
+}
+
+/// Issue #31.4, OTC: "if the aud claim is present, the server MUST validate it". An issuer without
+/// a configured audience (es.example) still has a present `aud` checked: against the public URL
+/// when there is one, else it is refused, saying how to configure it.
+#[tokio::test]
+async fn a_present_aud_is_validated_even_without_a_configured_audience() {
+    let es = |aud: Option<&str>| {
+        let mut c = claims("https://es.example", json!({}));
+        match aud {
+            Some(aud) => c["aud"] = json!(aud),
+            None => {
+                c.as_object_mut().unwrap().remove("aud");
+            }
+        }
+        signed(Algorithm::ES256, Some("test-ec"), "ec-private.pem", &c)
+    };
+    let f = start().await;
+    assert_eq!(f.status(&es(None)).await, 200, "no aud, nothing to validate");
+    let (status, body, _) = f.list(Some(&es(Some("someone-else")))).await;
+    assert_eq!(status, 401, "{body}");
+    let detail = body["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("aud") && detail.contains("audience") && detail.contains("public_url"),
+        "{body}"
+    );
+
+    let f = start_with(TokenPolicy {
+        audience: Some("https://tools.example/th".into()),
+        ..TokenPolicy::default()
+    })
+    .await;
+    for aud in ["https://tools.example/th", "https://tools.example/th/"] {
+        assert_eq!(f.status(&es(Some(aud))).await, 200, "{aud} is this server");
+    }
+    for aud in ["someone-else", "https://tools.example", "https://evil.example/th"] {
+        assert_eq!(f.status(&es(Some(aud))).await, 401, "{aud} is not this server");
+    }
+    assert_eq!(f.status(&es(None)).await, 200);
+    // A configured audience wins over the public URL, and is required.
+    let hs = |aud: &str| hs256(&claims("https://hs.example", json!({"aud": aud})), SECRET);
+    assert_eq!(f.status(&hs("toolhost")).await, 200);
+    assert_eq!(f.status(&hs("https://tools.example/th")).await, 401);
+}
+
+/// Issue #31.4: OTC recommends short-lived tokens; `max_token_lifetime_secs` refuses longer ones
+/// (from `iat`, or from now without it, to `exp`).
+#[tokio::test]
+async fn tokens_living_longer_than_the_maximum_are_refused() {
+    let f = start_with(TokenPolicy {
+        max_lifetime: Some(std::time::Duration::from_secs(3600)),
+        ..TokenPolicy::default()
+    })
+    .await;
+    let token = |extra: Value| hs256(&claims("https://hs.example", extra), SECRET);
+    assert_eq!(f.status(&token(json!({"iat": now(), "exp": now() + 600}))).await, 200);
+    assert_eq!(
+        f.status(&token(json!({"exp": now() + 3000}))).await,
+        200,
+        "no iat: from now"
+    );
+    for (what, extra) in [
+        ("a day from iat", json!({"iat": now(), "exp": now() + 86_400})),
+        ("a day from now, no iat", json!({"exp": now() + 86_400})),
+        ("issued long ago", json!({"iat": now() - 86_400, "exp": now() + 60})),
+    ] {
+        let (status, body, _) = f.list(Some(&token(extra))).await;
+        assert_eq!(status, 401, "{what}: {body}");
+        assert!(
+            body["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("max_token_lifetime_secs"),
+            "{what}: {body}"
+        );
+    }
+    // Without the setting the same day-long token is accepted (`serve` warns at start).
+    let f = start().await;
+    assert_eq!(
+        f.status(&token(json!({"iat": now(), "exp": now() + 86_400}))).await,
+        200
+    );
+}
+
+/// OTC security-authn: "If a server is configured to not require authentication, the server
+/// MUST ignore the `Authorization` header" (issue #31.13): whatever it carries, every protocol
+/// answers as to anyone.
+#[tokio::test]
+async fn without_authentication_the_authorization_header_is_ignored() {
+    let server = crate::support::Spawn::bundled().start().await;
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    for value in ["Bearer not-a-token", "Basic Zm9vOmJhcg==", "garbage", "Bearer "] {
+        let list = http
+            .get(format!("{}/nact/tools", server.base))
+            .header("authorization", value)
+            .header("otc-api-key", "no-such-key")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(list.status(), 200, "{value}");
+        let call = http
+            .post(format!("{}/otc/tools/call", server.base))
+            .header("authorization", value)
+            .json(&json!({"request": {"tool_id": "Calculator.add_numbers", "input": {"a": 1, "b": 2}}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(call.status(), 200, "{value}");
+        let body: Value = call.json().await.unwrap();
+        assert_eq!(body["result"]["value"], 3, "{value}: {body}");
+    }
 }

@@ -431,3 +431,18 @@ async fn a_thousand_tools_page_cleanly_across_a_reload() {
     );
     assert_eq!(pages, seen.len().div_ceil(37));
 }
+
+/// Issue #31.6: `pageCursor=` (empty) is no cursor: the first page, on both listings.
+#[tokio::test]
+async fn an_empty_page_cursor_means_the_first_page() {
+    let server = Spawn::new(vec![histories()]).start().await;
+    for path in [
+        "/nact/tools?pageLimit=1",
+        "/nact/tools/evolving_tool/versions?pageLimit=2",
+    ] {
+        let first = server.get(path).await.expect_ok();
+        let empty = server.get(&format!("{path}&pageCursor=")).await.expect_ok();
+        assert_eq!(empty, first, "{path}");
+        assert!(first["paging"]["next"].is_string(), "{path}: there is a next page");
+    }
+}

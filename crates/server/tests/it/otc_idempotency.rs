@@ -34,10 +34,21 @@ const COUNTING: &str = r#"toolkits:
               - { name: text, type: string, description: The same text. }
               - { name: run, type: int, description: How many runs so far. }
             backend: { kind: native, function: counting.run, delay_ms: 200 }
+      - name: Pair
+        description: Counts its runs, with a number beside the text.
+        versions:
+          - version: 1.0.0
+            inputs:
+              - { name: text, description: Any text. }
+              - { name: n, type: number, description: Any number. }
+            outputs:
+              - { name: text, type: string, description: The same text. }
+              - { name: run, type: int, description: How many runs so far. }
+            backend: { kind: native, function: counting.run }
 "#;
 
 /// One run counter per test, so tests running in parallel do not count each other's runs.
-static RUNS: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
+static RUNS: [AtomicUsize; 10] = [const { AtomicUsize::new(0) }; 10];
 
 fn counting<const SLOT: usize>(input: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
     let run = RUNS[SLOT].fetch_add(1, Ordering::SeqCst) + 1;
@@ -253,4 +264,60 @@ async fn a_call_id_reused_for_another_context_is_400() {
         1,
         "the second call did not run, and got nothing of the first"
     );
+}
+
+/// Issue #31.5: the key is the tool version the id resolves to and the input's JSON value, not
+/// their spelling: `Counting.Pair`, `@1` and `@1.0.0` name the same version, and key order or `1`
+/// against `1.0` do not make another call.
+#[tokio::test]
+async fn an_equivalent_tool_id_and_input_is_the_same_call() {
+    let server = counting_server::<8>().await;
+    let body = |tool: &str, input: &str| {
+        format!(
+            r#"{{"$schema": "{SCHEMA}", "request": {{"tool_id": "{tool}", "call_id": "same-call", "input": {input}}}}}"#
+        )
+    };
+    let first = server
+        .post(
+            "/otc/tools/call",
+            Some("application/json"),
+            body("Counting.Pair", r#"{"text": "a", "n": 1}"#),
+        )
+        .await;
+    assert_eq!(first.expect_success()["value"], json!({"text": "a", "run": 1}));
+    for (tool, input) in [
+        ("Counting.Pair@1.0.0", r#"{"text": "a", "n": 1}"#),
+        ("Counting.Pair@1", r#"{"n": 1.0, "text": "a"}"#),
+        ("Counting.Pair", r#"{"n": 10e-1, "text": "\u0061"}"#),
+    ] {
+        let again = server
+            .post("/otc/tools/call", Some("application/json"), body(tool, input))
+            .await;
+        again.expect_success();
+        assert_eq!(again.text, first.text, "{tool} {input} is the same call");
+    }
+    assert_eq!(runs::<8>(), 1, "one run for every spelling");
+    // Another value is another call, refused under the same call_id.
+    let other = server
+        .post(
+            "/otc/tools/call",
+            Some("application/json"),
+            body("Counting.Pair@1", r#"{"text": "a", "n": 1.5}"#),
+        )
+        .await;
+    other.expect_server_error(SCHEMA);
+    assert_eq!(runs::<8>(), 1);
+}
+
+/// Issue #31.5: an empty `call_id` would be one key shared by every caller that sends it: 400,
+/// and the tool does not run.
+#[tokio::test]
+async fn an_empty_call_id_is_400() {
+    let server = counting_server::<9>().await;
+    for call_id in ["", "   "] {
+        let reply = server.call(request("Counting.Run", call_id, "hello")).await;
+        let body = reply.expect_server_error(SCHEMA);
+        assert!(message(&body).contains("`call_id` is empty"), "{body}");
+    }
+    assert_eq!(runs::<9>(), 0, "the tool did not run");
 }

@@ -146,14 +146,19 @@ async fn an_operation_other_than_default_is_400() {
 async fn version_pins_a_served_version() {
     let server = Spawn::bundled().start().await;
     let path = "/woa/agents/convert_length/invoke";
-    let input = json!({"value": 1, "from": "KILOMETRE", "to": "METRE"});
+    let input = json!({"value": 1, "from": "YARD", "to": "FOOT"});
     let latest = server.post_json(path, &json!({"input": input})).await.expect_ok();
-    assert_eq!(latest["unit"], "METRE", "1.2.0 adds `unit`: {latest}");
+    assert_eq!(latest, json!({"value": 3}), "1.2.0 adds `YARD`");
+    server
+        .post_json(path, &json!({"input": input, "version": "1.0.0"}))
+        .await
+        .expect_invalid(&["from"]);
+    let input = json!({"value": 1, "from": "KILOMETRE", "to": "METRE"});
     let first = server
         .post_json(path, &json!({"input": input, "version": "1.0.0"}))
         .await
         .expect_ok();
-    assert_eq!(first, json!({"value": 1000}), "1.0.0 has no `unit`");
+    assert_eq!(first, json!({"value": 1000}), "the backend's `unit` is not declared");
     // 1.1.0 adds the optional `precision`; 1.0.0 does not know it.
     server
         .post_json(
@@ -402,8 +407,5 @@ async fn a_pinned_answer_fits_the_advertised_outputs() {
             );
         }
     }
-    assert!(
-        !required.contains(&"unit"),
-        "`unit` came with 1.2.0, so it is not required: {required:?}"
-    );
+    assert_eq!(required, ["value"], "what every version returns");
 }

@@ -750,7 +750,7 @@ async fn a_chained_toolhost_keeps_each_version_pinned_to_the_same_version_upstre
         {"name": "to", "value": "METRE"}
     ]);
 
-    // The far server publishes 1.2.0 (which adds the `unit` output). A near server started
+    // The far server publishes 1.2.0 (which adds the `YARD` unit). A near server started
     // after that still calls 1.1.0 there, and does not withdraw it: N-ACT and OTC keep serving
     // an older version unchanged.
     std::fs::write(far_catalog.join("units.yaml"), &units).unwrap();
@@ -770,11 +770,14 @@ async fn a_chained_toolhost_keeps_each_version_pinned_to_the_same_version_upstre
         // OTC gives a one-output tool's value bare: it is imported as `result`.
         let value = outputs.get("value").or_else(|| outputs.get("result"));
         assert_eq!(value.and_then(Value::as_f64), Some(1000.0), "{tool}: {answer}");
-        assert!(
-            !outputs.contains_key("unit"),
-            "{tool}: the far 1.1.0 answered: {answer}"
-        );
     }
+    let yard = json!([
+        {"name": "value", "value": "1"},
+        {"name": "from", "value": "YARD"},
+        {"name": "to", "value": "FOOT"}
+    ]);
+    let (status, answer) = invoke(&near.base, "convert_length", yard.clone()).await;
+    assert_eq!(status, 422, "the near 1.1.0 pins the far 1.1.0's units: {answer}");
     let logs = near.logs_when(|l| l.iter().any(|x| x.contains("catalog")));
     std::thread::sleep(std::time::Duration::from_millis(1500));
     assert!(
@@ -788,19 +791,21 @@ async fn a_chained_toolhost_keeps_each_version_pinned_to_the_same_version_upstre
     assert!(said.contains("published as version 1.2.0"), "{said}");
     assert!(run(&["check", "--lock", out.to_str().unwrap()]).status.success());
     let near = Server::start(&["--catalog", out.to_str().unwrap()], &[], None);
-    let (status, latest) = invoke(&near.base, "convert_length", convert.clone()).await;
+    let (status, latest) = invoke(&near.base, "convert_length", yard.clone()).await;
     assert_eq!(status, 200, "{latest}");
-    assert_eq!(outputs_of(&latest)["unit"], json!("METRE"), "{latest}");
+    assert_eq!(outputs_of(&latest)["value"], json!(3), "{latest}");
+    let (status, pinned) = invoke(&near.base, "convert_length/versions/1", yard).await;
+    assert_eq!(status, 422, "{pinned}");
     let (status, pinned) = invoke(&near.base, "convert_length/versions/1", convert).await;
     assert_eq!(status, 200, "{pinned}");
-    assert!(!outputs_of(&pinned).contains_key("unit"), "{pinned}");
+    assert_eq!(outputs_of(&pinned)["value"], json!(1000), "{pinned}");
     let otc = json_of(http.post(format!("{}/otc/tools/call", near.base)).json(&json!({
         "request": {"tool_id": "ChainOtc.otc_units_convert_length@1.1.0",
                     "input": {"value": 1, "from": "KILOMETRE", "to": "METRE"}}
     })))
     .await;
     assert_eq!(otc["result"]["success"], true, "{otc}");
-    assert!(otc["result"]["value"].get("unit").is_none(), "{otc}");
+    assert_eq!(otc["result"]["value"], json!(1000), "{otc}");
     assert!(near.terminate());
     assert!(far.terminate());
 }

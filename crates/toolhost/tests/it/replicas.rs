@@ -161,6 +161,15 @@ async fn a_call_id_runs_once_across_the_fleet_and_the_rate_holds_for_it() {
     // Later, on any replica: the stored result; another call with the id: refused.
     let again = json_of(otc_call(&replicas[2].base, "c-1", "printer on fire")).await;
     assert_eq!(again["result"]["value"], answers[0]["result"]["value"]);
+    // Spelled otherwise (`@1` for the 1.0.0 it resolves to), on another replica: the same key in
+    // the shared store (issue #31.5).
+    let spelled = json_of(
+        reqwest::Client::new()
+            .post(format!("{}/otc/tools/call", replicas[1].base))
+            .json(&json!({"request": {"tool_id": "Desk.create_ticket@1", "call_id": "c-1", "input": {"title": "printer on fire"}}})),
+    )
+    .await;
+    assert_eq!(spelled["result"]["value"], answers[0]["result"]["value"], "{spelled}");
     let reply = otc_call(&replicas[1].base, "c-1", "another title")
         .send()
         .await

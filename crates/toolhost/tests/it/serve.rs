@@ -40,7 +40,11 @@ async fn serves_the_bundled_catalog_and_stops_cleanly_on_sigterm() {
         )
         .await
         .expect("v1");
-    assert_eq!(v1, input(json!({"value": 1000})), "version 1 has no `unit` output");
+    assert_eq!(
+        v1,
+        input(json!({"value": 1000})),
+        "the backend's `unit` is not declared"
+    );
     let err = client
         .invoke("divide_numbers", None, &input(json!({"dividend": 1, "divisor": 0})))
         .await

@@ -49,6 +49,27 @@ pub fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run toolhost")
 }
 
+/// Runs `toolhost ARGS` expected to end by itself (a `serve` that refuses to start): a process
+/// still running after 20 s is killed, so a test of a refusal fails instead of hanging.
+pub fn run_bounded(args: &[&str]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run toolhost");
+    for _ in 0..200 {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if child.try_wait().expect("wait").is_none() {
+        let _ = child.kill();
+    }
+    child.wait_with_output().expect("run toolhost")
+}
+
 /// A running `toolhost serve`, killed on drop. Logs are JSON lines collected from stderr.
 #[derive(Debug)]
 pub struct Server {

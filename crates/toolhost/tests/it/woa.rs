@@ -122,9 +122,10 @@ fn refuses_a_public_url_clients_cannot_use() {
     }
 }
 
-/// Issue #22.6 (WoA §8.1: REST MUST use HTTPS): on a non-loopback address without TLS and
-/// without a public URL, `serve` refuses to start and says what to pass; an explicit
-/// `--public-url http://…` is the operator's choice and starts.
+/// Issues #22.6 and #31.3 (WoA §4.3.1: `base` MUST be https; §8.1: REST MUST use HTTPS): on a
+/// non-loopback address without TLS and without a public URL, and with a plain-http public URL
+/// whose host is not loopback, `serve` refuses to start and says what to pass; only the explicit
+/// override `--allow-http-public-url` serves plain http off loopback.
 #[test]
 fn plain_http_on_the_network_needs_a_public_url_or_tls() {
     let out = crate::support::run(&["serve", "--listen", "0.0.0.0:0"]);
@@ -135,8 +136,34 @@ fn plain_http_on_the_network_needs_a_public_url_or_tls() {
         "{stderr}"
     );
 
+    // A plain-http public URL off loopback is refused, wherever the server listens.
+    for listen in ["0.0.0.0:0", "127.0.0.1:0"] {
+        let out = crate::support::run_bounded(&["serve", "--listen", listen, "--public-url", "http://tools.test:8080"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{listen}: {stderr}");
+        assert!(
+            stderr.contains("is plain http") && stderr.contains("--allow-http-public-url"),
+            "{stderr}"
+        );
+    }
+    // On loopback it is local development.
+    let server = crate::support::Server::start(&["--public-url", "http://localhost:9"], &[], None);
+    let logs = server.logs_when(|l| l.iter().any(|l| l.contains("WoA document")));
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("http://localhost:9/.well-known/woa.json")),
+        "{logs:#?}"
+    );
+    assert!(server.terminate());
+
     let server = crate::support::Server::start(
-        &["--listen", "0.0.0.0:0", "--public-url", "http://tools.test:8080"],
+        &[
+            "--listen",
+            "0.0.0.0:0",
+            "--public-url",
+            "http://tools.test:8080",
+            "--allow-http-public-url",
+        ],
         &[],
         None,
     );

@@ -322,7 +322,8 @@ impl Params {
                     // Larger limits are clamped, and the applied value is returned in `paging`.
                     params.limit = n.min(u64::from(MAX_PAGE_LIMIT)) as u32;
                 }
-                "pageCursor" => params.cursor = Some(value.into_owned()),
+                // An empty cursor is no cursor: the first page (issue #31.6).
+                "pageCursor" => params.cursor = Some(value.into_owned()).filter(|c| !c.is_empty()),
                 "tag" => params.tags.push(value.into_owned()),
                 "q" => params.q = Some(value.into_owned()).filter(|q| !q.is_empty()),
                 _ => {}

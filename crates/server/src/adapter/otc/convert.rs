@@ -134,11 +134,13 @@ pub(super) fn context(context: Option<Context>, trace_id: Option<String>, caller
     }
 }
 
-/// What makes two calls "the same call" for `call_id`: the tool id as written, the input and the
-/// `context` (user, secrets, tokens), so that one caller's stored result is never handed to a
-/// call made for another user (issue #21.4). A SHA-256 (hex), so every replica computes the
-/// same one for a shared store, and nobody can craft a collision.
-pub(super) fn fingerprint(tool_id: &str, input: &Map<String, Value>, context: Option<&Context>) -> String {
+/// What makes two calls "the same call" for `call_id`: the tool version the id resolves to
+/// (`Toolkit.name@x.y.z`, however the call wrote it: issue #31.5), the input's JSON value (not
+/// its spelling: key order, `1` or `1.0`) and the `context` (user, secrets, tokens), so that one
+/// caller's stored result is never handed to a call made for another user (issue #21.4). A
+/// SHA-256 (hex), so every replica computes the same one for a shared store, and nobody can
+/// craft a collision.
+pub(super) fn fingerprint(resolved: &str, input: &Map<String, Value>, context: Option<&Context>) -> String {
     use sha2::Digest as _;
     let mut hasher = sha2::Sha256::new();
     // Each part length-prefixed, so no two different calls feed the same bytes.
@@ -146,9 +148,10 @@ pub(super) fn fingerprint(tool_id: &str, input: &Map<String, Value>, context: Op
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(bytes);
     };
-    part(tool_id.as_bytes());
-    // serde_json's Map is ordered by key, so equal inputs serialize equally.
-    part(serde_json::to_string(input).unwrap_or_default().as_bytes());
+    part(resolved.as_bytes());
+    let mut text = String::new();
+    canonical(&mut text, &Value::Object(input.clone()));
+    part(text.as_bytes());
     if let Some(context) = context {
         part(context.user_id.as_deref().unwrap_or("\u{0}none").as_bytes());
         // Order-independent, as the spec gives these lists no order.
@@ -163,6 +166,46 @@ pub(super) fn fingerprint(tool_id: &str, input: &Map<String, Value>, context: Op
     }
     let digest = hasher.finalize();
     toolhost_core::hex(&digest)
+}
+
+/// `value` written so that equal JSON values write equal text: object keys sorted, and a number
+/// that is an integer written as one (`1.0` and `1e0` as `1`).
+fn canonical(out: &mut String, value: &Value) {
+    match value {
+        Value::Object(members) => {
+            let mut keys: Vec<&String> = members.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical(out, &members[key]);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(out, item);
+            }
+            out.push(']');
+        }
+        Value::Number(n) => match n.as_f64() {
+            // Integral and exactly representable: one spelling for 1, 1.0 and 1e0.
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                #[allow(clippy::cast_possible_truncation)] // integral and below 2^53, checked above
+                out.push_str(&(f as i64).to_string());
+            }
+            _ => out.push_str(&n.to_string()),
+        },
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 /// The idempotency key of a call: its `call_id` within the caller's own namespace, so that
@@ -213,6 +256,32 @@ mod tests {
         assert_eq!(schema_form(None).unwrap(), "otc://1.0");
         assert_eq!(schema_form(Some("urn:oxp:1.0")).unwrap(), "urn:oxp:1.0");
         assert!(schema_form(Some("otc://9.9")).unwrap_err().contains("otc://9.9"));
+    }
+
+    #[test]
+    fn fingerprints_take_the_inputs_value_not_its_spelling() {
+        let parse = |text: &str| -> Map<String, Value> { serde_json::from_str(text).unwrap() };
+        let one = parse(r#"{"a": 1, "b": {"y": [1, 2.5], "x": "s"}}"#);
+        for same in [
+            r#"{"b": {"x": "s", "y": [1.0, 2.5]}, "a": 1.0}"#,
+            r#"{"a": 1e0, "b": {"y": [10e-1, 25e-1], "x": "\u0073"}}"#,
+        ] {
+            assert_eq!(
+                fingerprint("T.x@1.0.0", &one, None),
+                fingerprint("T.x@1.0.0", &parse(same), None),
+                "{same}"
+            );
+        }
+        for other in [
+            r#"{"a": 1.5, "b": {"x": "s", "y": [1, 2.5]}}"#,
+            r#"{"a": "1", "b": {"x": "s", "y": [1, 2.5]}}"#,
+        ] {
+            assert_ne!(
+                fingerprint("T.x@1.0.0", &one, None),
+                fingerprint("T.x@1.0.0", &parse(other), None),
+                "{other}"
+            );
+        }
     }
 
     #[test]

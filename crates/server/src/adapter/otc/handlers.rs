@@ -7,7 +7,7 @@ use axum::body::Bytes;
 use axum::extract::State as Extract;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use toolhost_core::Invocation;
+use toolhost_core::{Invocation, VersionSelector};
 use toolhost_wire::otc::{CallBody, CallToolRequest, CallToolResult};
 
 use super::convert;
@@ -105,23 +105,39 @@ pub(super) async fn call(
         };
         return refused(error::classify(missing, schema, &request.tool_id));
     };
-    if let Err(e) = toolhost_core::resolve(&catalog, id.name, &id.version, &caller.access) {
-        // A tool the caller may not see is named as written, like any unknown one: byte for
-        // byte the same answer (issue #21.11).
-        let e = match e {
-            toolhost_core::Error::ToolNotFound { .. } => toolhost_core::Error::ToolNotFound {
-                tool: request.tool_id.clone(),
-            },
-            other => other,
-        };
-        return refused(error::classify(e, schema, &request.tool_id));
+    let resolved = match toolhost_core::resolve(&catalog, id.name, &id.version, &caller.access) {
+        Ok((_, version)) => version.semver.clone(),
+        Err(e) => {
+            // A tool the caller may not see is named as written, like any unknown one: byte for
+            // byte the same answer (issue #21.11).
+            let e = match e {
+                toolhost_core::Error::ToolNotFound { .. } => toolhost_core::Error::ToolNotFound {
+                    tool: request.tool_id.clone(),
+                },
+                other => other,
+            };
+            return refused(error::classify(e, schema, &request.tool_id));
+        }
+    };
+    // An empty call_id would be one key shared by every call that sends it (issue #31.5).
+    if request.call_id.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        return server_error(
+            schema,
+            "`call_id` is empty; send a unique id (a UUID, say) to make the call idempotent, or leave `call_id` out",
+            None,
+        );
     }
     let input = request.input.unwrap_or_default();
     // Only a call_id the caller chose is a key: an id made here is known to nobody until the
     // answer, so no repeat can bring it, and recording it would only crowd the store (and,
-    // with `--state`, cost a round trip to it) for every call that did not ask.
+    // with `--state`, cost a round trip to it) for every call that did not ask. The key is
+    // the version the id resolves to, not how it is written (issue #31.5).
     let keyed = request.call_id.as_ref().map(|call_id| {
-        let fingerprint = convert::fingerprint(&request.tool_id, &input, request.context.as_ref());
+        let fingerprint = convert::fingerprint(
+            &format!("{}.{}@{resolved}", tool.toolkit, tool.name),
+            &input,
+            request.context.as_ref(),
+        );
         (convert::call_key(&caller.id, call_id), fingerprint)
     });
     let call_id = request
@@ -130,7 +146,8 @@ pub(super) async fn call(
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let invocation = Invocation {
         tool: tool.name.clone(),
-        version: id.version,
+        // The version the key names, even if a reload changes the latest meanwhile.
+        version: VersionSelector::Semver(resolved),
         input,
         context: convert::context(request.context, request.trace_id, caller.context()),
     };

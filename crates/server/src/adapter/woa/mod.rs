@@ -139,18 +139,42 @@ pub fn view(engine: &Engine, config: &Config) -> Cached<Document> {
 
 /// Logs, once at start, where the document is and whether clients on the open Internet may
 /// use it: the draft requires HTTPS there (§4.3.1, §8.1).
-/// Refuses to serve the WoA REST transport as plain http on a non-loopback address (draft
-/// §8.1: REST MUST use HTTPS) unless the operator said so with `--public-url http://…`: the
-/// document would advertise an http `rest.base` to the network (issue #22.6). Loopback (local
-/// development), TLS and an explicit public URL are fine.
+/// Refuses to advertise the WoA REST transport as plain http off loopback (draft §4.3.1:
+/// `base` MUST be https; §8.1: REST MUST use HTTPS), issues #22.6 and #31.3: a non-loopback
+/// listen address without TLS and without a public URL, and a public URL `http://` whose host
+/// is not loopback. Loopback (local development), TLS, an https public URL and the explicit
+/// override `--allow-http-public-url` (`allow_http_public_url = true`) are fine.
 pub fn check_transport(config: &Config) -> Result<(), String> {
-    if config.https || config.public_url.is_some() || config.listen.ip().is_loopback() {
+    const OVERRIDE: &str = "to serve plain http on purpose (a private network), pass --allow-http-public-url (`allow_http_public_url = true`)";
+    if config.allow_http_public_url {
         return Ok(());
     }
-    Err(format!(
-        "listening on {} without TLS: the WoA document would advertise plain http to the network, and WoA REST must use https (draft §8.1). Pass --public-url https://your.host (TLS ended by a proxy in front), or --tls-cert and --tls-key to serve https here; --public-url http://… serves plain http on purpose",
-        config.listen
-    ))
+    match &config.public_url {
+        Some(url) if url.starts_with("http://") && !loopback_url(url) => Err(format!(
+            "--public-url {url} is plain http: the WoA document's `rest.base` MUST be https (draft §4.3.1, §8.1), and clients would send their calls in the clear. Give the https URL clients reach (TLS ended by a proxy in front, or --tls-cert and --tls-key here); {OVERRIDE}"
+        )),
+        Some(_) => Ok(()),
+        None if config.https || config.listen.ip().is_loopback() => Ok(()),
+        None => Err(format!(
+            "listening on {} without TLS: the WoA document would advertise plain http to the network, and WoA REST must use https (draft §8.1). Pass --public-url https://your.host (TLS ended by a proxy in front), or --tls-cert and --tls-key to serve https here; {OVERRIDE}",
+            config.listen
+        )),
+    }
+}
+
+/// Whether `url`'s host is this machine: `localhost` (or a name under it) or a loopback address.
+fn loopback_url(url: &str) -> bool {
+    let Some(host) = url
+        .parse::<http::Uri>()
+        .ok()
+        .and_then(|u| u.host().map(str::to_ascii_lowercase))
+    else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 pub fn announce(config: &Config) {
