@@ -588,7 +588,7 @@ fn user_token_note(schemes: &Schemes, picked: &[Option<String>], notes: &mut Vec
             .cloned()
             .unwrap_or_default();
         notes.push(format!(
-            "`{scheme}` is OAuth 2.0 with a user's own token (authorization code or implicit flow), which a server cannot fetch by itself: its operations send the server secret `{secret}` as the bearer token (a token obtained for one account). To call as each caller instead, an overlay sets `auth: {{forward: bearer}}` (the caller's token, verified by the server's [auth], sent on) or `auth: {{exchange: {{token_url, client_id, client_secret}}}}` (the caller's token exchanged, RFC 8693)"
+            "`{scheme}` is OAuth 2.0 with a user's own token (authorization code or implicit flow), which a server cannot fetch by itself: its operations send the server secret `{secret}` as the bearer token (a token obtained for one account). To call as each caller instead, an overlay sets `auth: {{exchange: {{token_url, client_id, client_secret}}}}` (the caller's token exchanged for one of the API's audience, RFC 8693) or `auth: {{forward: bearer}}` (the caller's token, verified by the server's [auth], sent on: only for an API that shares this server's audience, which the file then says with `same_audience: true` on the toolkit's backend)"
         ));
     }
 }

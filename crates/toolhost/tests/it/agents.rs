@@ -160,8 +160,12 @@ async fn each_protocol_lists_exactly_the_agents_tools_at_its_versions_and_calls_
         done["result"]["value"].is_number(),
         "1.0.0 has no `unit` output: {done}"
     );
-    let done = json_of(call("measure", "Units.convert_length", metres.clone())).await;
-    assert_eq!(done["result"]["value"]["unit"], "METRE", "1.2.0 has: {done}");
+    // 1.2.0 adds the yard: the follower has it, the agent pinning 1.0.0 does not.
+    let yards = json!({"value": 1, "from": "METRE", "to": "YARD"});
+    let done = json_of(call("measure", "Units.convert_length", yards.clone())).await;
+    assert_eq!(done["result"]["success"], true, "1.2.0 has YARD: {done}");
+    let done = json_of(call("travel", "Units.convert_length", yards)).await;
+    assert_ne!(done["result"]["success"], true, "1.0.0 has no YARD: {done}");
     let refused = json_of(call("travel", "Units.convert_length@1.2.0", metres)).await;
     assert!(
         refused.to_string().contains("1.0.0"),

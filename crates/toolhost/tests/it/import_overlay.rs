@@ -80,14 +80,14 @@ async fn the_overlay_rewords_inputs_and_sets_auth_and_headers() {
     );
     assert!(!yaml.contains("PET_SHOP_API_KEY"), "{yaml}");
 
-    let server = serve(&dir, &out, &[("SHOP_KEY", "k-1")]);
+    let server = serve(&dir, &out, &[("SHOP_KEY", "k-1234567")]);
     let (status, pet) = invoke(&server.base, "get_pet_by_id", json!([{"name": "pet_id", "value": 3}])).await;
     assert_eq!(status, 200, "{pet}");
     assert_eq!(outputs_of(&pet)["name"], json!("Rex"));
     assert!(server.terminate());
     assert_eq!(
         seen.lock().unwrap().clone(),
-        ["GET 3 key=k-1 trace=from-overlay"],
+        ["GET 3 key=k-1234567 trace=from-overlay"],
         "the overlay's auth and header were sent"
     );
     let check = run(&["check", out.to_str().unwrap()]);
@@ -133,11 +133,11 @@ async fn a_re_import_with_an_overlay_keeps_what_the_file_says_by_hand() {
     let check = run(&["check", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 
-    let server = serve(&dir, &out, &[("HAND_KEY", "k-2")]);
+    let server = serve(&dir, &out, &[("HAND_KEY", "k-2345678")]);
     let (status, pet) = invoke(&server.base, "get_pet_by_id", json!([{"name": "pet_id", "value": 5}])).await;
     assert_eq!(status, 200, "{pet}");
     assert!(server.terminate());
-    assert_eq!(seen.lock().unwrap().clone(), ["GET 5 key=k-2"]);
+    assert_eq!(seen.lock().unwrap().clone(), ["GET 5 key=k-2345678"]);
 
     // What the overlay says is the operator's choice: it writes over the file's.
     let overlay = dir.write(
@@ -224,6 +224,19 @@ async fn an_api_taking_a_users_oauth_token_is_called_with_one() {
     );
     let yaml = std::fs::read_to_string(forwarded.join("tunes.yaml")).unwrap();
     assert!(yaml.contains(r#""auth":{"forward":"bearer"}"#), "{yaml}");
+    // Forwarding is token passthrough unless the operator says the API shares this server's
+    // audience (issue #30.10): `check` refuses it until the file says so.
+    let check = run(&["check", forwarded.to_str().unwrap()]);
+    assert!(!check.status.success());
+    assert!(String::from_utf8_lossy(&check.stderr).contains("same_audience: true"));
+    std::fs::write(
+        forwarded.join("tunes.yaml"),
+        yaml.replace(
+            r#""auth":{"forward":"bearer"}"#,
+            r#""auth":{"forward":"bearer"},"same_audience":true"#,
+        ),
+    )
+    .unwrap();
     let check = run(&["check", forwarded.to_str().unwrap()]);
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 }

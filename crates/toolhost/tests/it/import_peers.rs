@@ -131,7 +131,7 @@ async fn imported_petstore_tools_call_a_prism_mock_of_the_same_description() {
     // (a token the server holds, the caller's forwarded or exchanged), not imported without.
     assert!(
         said.contains("`petstore_auth` is OAuth 2.0 with a user's own token")
-            && said.contains("`SWAGGER_PETSTORE_TOKEN`")
+            && said.contains("`PETSTORE_TOKEN`")
             && said.contains("auth: {forward: bearer}"),
         "{said}"
     );
