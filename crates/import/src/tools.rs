@@ -52,6 +52,24 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         if options.exclude.iter().any(|g| glob(g, &tool.name)) {
             continue;
         }
+        // A catalog parameter is named as a JSON Schema property, an N-ACT name and an MCP
+        // argument at once; the upstream backend sends arguments by the catalog's names, so a
+        // name such as N-ACT Figure 3's `Flight Class` cannot be renamed here.
+        let unnamed: Vec<&str> = tool
+            .inputs
+            .iter()
+            .map(|p| p.name.as_str())
+            .chain(tool.outputs.iter().map(|o| o.name.as_str()))
+            .filter(|n| !is_parameter_name(n))
+            .collect();
+        if !unnamed.is_empty() {
+            notes.push(format!(
+                "`{}` skipped: its parameters {} are not catalog names (letters, digits and `_`, a letter first, at most 64), and an upstream tool's parameters keep the names it gives them",
+                tool.name,
+                unnamed.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+            ));
+            continue;
+        }
         // The same scalar rules as an OpenAPI import (an integer without `maximum` goes as far
         // as JSON's safe integers, an enumeration is an enum whose names map to the upstream's
         // values, `New York` as `NEW_YORK`).
@@ -273,6 +291,14 @@ fn annotations(tool: &toolhost_client::Tool) -> Option<Value> {
         out.insert("idempotent".to_owned(), json!(true));
     }
     (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// Whether `name` may name a catalog parameter (`^[A-Za-z][A-Za-z0-9_]{0,63}$`).
+fn is_parameter_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// A toolkit name from where the server is: the command's program, or the URL's host.

@@ -190,3 +190,29 @@ async fn woa_appendix_b() {
     assert_eq!(definitions["tools"][0]["name"], "summarizer", "{definitions}");
     assert_eq!(definitions["tools"][0]["description"], "Summarizes English text.");
 }
+
+/// `import tools` from the N-ACT figures' server writes no catalog `check` would refuse: a tool
+/// whose parameters carry names no catalog parameter may have (`Flight Class`, `Temperature in
+/// Fahrenheit`) is skipped, saying which, and with nothing left the import says why and writes
+/// nothing.
+#[tokio::test]
+async fn importing_the_figures_tools_says_which_names_a_catalog_cannot_take() {
+    let spec = SpecServer::start("nact_server.py", &[]);
+    let dir = Scratch::new();
+    let out = dir.0.join("catalog");
+    let listing = format!("{}/api/tools", spec.base);
+    let imported = std::process::Command::new(BIN)
+        .args(["import", "tools", &listing, "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let (_, err) = said(&imported);
+    assert!(!imported.status.success(), "{err}");
+    assert!(
+        err.contains("`Book Flight` skipped")
+            && err.contains("`Flight Class`")
+            && err.contains("`Temperature in Fahrenheit`"),
+        "{err}"
+    );
+    let written = std::fs::read_dir(&out).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(written, 0, "nothing is written");
+}
