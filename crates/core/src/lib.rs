@@ -41,6 +41,23 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// The Levenshtein distance of two names, by characters: how suggestions of the nearest names
+/// are ranked (an agent's unknown tool, a client's unknown tool name).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substituted = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substituted.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod hex_tests {
     #[test]

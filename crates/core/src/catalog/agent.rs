@@ -520,7 +520,7 @@ fn mentions_word(text: &str, word: &str) -> bool {
 /// "; nearest: `a`, `b`" for the names closest to `name`, or nothing when none is close.
 pub(crate) fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
     let mut scored: Vec<(usize, &str)> = candidates
-        .map(|c| (distance(&name.to_lowercase(), &c.to_lowercase()), c))
+        .map(|c| (crate::edit_distance(&name.to_lowercase(), &c.to_lowercase()), c))
         .filter(|(d, c)| *d <= (c.len().max(name.len()) / 2).max(2))
         .collect();
     scored.sort();
@@ -531,22 +531,6 @@ pub(crate) fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>)
     } else {
         format!("; nearest: {}", names.join(", "))
     }
-}
-
-/// Levenshtein distance of two short names.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != *cb)).min(row[j] + 1).min(current + 1);
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

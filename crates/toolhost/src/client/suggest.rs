@@ -28,7 +28,12 @@ pub fn nearest<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>, sourc
                 .iter()
                 .filter(|w| lower.split(['_', '-', '.']).any(|n| alike(w, n)))
                 .count();
-            (!contained, std::cmp::Reverse(shared), distance(&wanted, &lower), *name)
+            (
+                !contained,
+                std::cmp::Reverse(shared),
+                toolhost_core::edit_distance(&wanted, &lower),
+                *name,
+            )
         })
         .collect();
     scored.sort_unstable();
@@ -45,22 +50,6 @@ pub fn nearest<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>, sourc
 fn alike(a: &str, b: &str) -> bool {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     short == long || (short.len() >= 3 && long.starts_with(short))
-}
-
-/// Levenshtein distance, by characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substituted = previous + usize::from(ca != *cb);
-            previous = row[j + 1];
-            row[j + 1] = substituted.min(row[j] + 1).min(previous + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -82,6 +71,6 @@ mod tests {
                 && said.ends_with("the nearest of 1003; `toolhost tools http://h/mcp` lists them all"),
             "{said}"
         );
-        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(toolhost_core::edit_distance("kitten", "sitting"), 3);
     }
 }
