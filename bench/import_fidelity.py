@@ -144,7 +144,7 @@ async def toolhost_tools(binary, spec, out):
                 comment = None
     transport = StdioTransport(
         binary, ["serve", "--stdio", "--catalog", out, "--config", config, "--log", "error"],
-        env={**os.environ, "BENCH_SECRET": "x"},
+        env={**os.environ, "BENCH_SECRET": "bench-secret-value"},
     )
     async with Client(transport) as client:
         return await client.list_tools(), by_operation
