@@ -58,12 +58,10 @@ async fn metrics(base: &str) -> String {
 
 /// One JSON-RPC request to an agent's MCP endpoint (stateless, JSON answers).
 async fn mcp(base: &str, agent: &str, method: &str, params: Value) -> Value {
-    json_of(
-        reqwest::Client::new()
-            .post(format!("{base}/agents/{agent}/mcp"))
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})),
+    crate::support::mcp_post(
+        &format!("{base}/agents/{agent}/mcp"),
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
     )
     .await
 }

@@ -102,19 +102,7 @@ fn me_catalog(base: &str) -> String {
 /// One MCP JSON-RPC request to `{base}/mcp` with a credential header, without a session
 /// (toolhost answers stateless requests); the JSON-RPC answer, from JSON or from SSE.
 pub async fn mcp_request(base: &str, credential: (&str, &str), request: Value) -> Value {
-    let text = reqwest::Client::new()
-        .post(format!("{base}/mcp"))
-        .header(credential.0, credential.1)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&request)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text)).unwrap()
+    crate::support::mcp_post(&format!("{base}/mcp"), &[credential], &request).await
 }
 
 #[tokio::test]

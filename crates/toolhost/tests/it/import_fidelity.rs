@@ -108,37 +108,23 @@ async fn upstream(seen: Arc<Mutex<Vec<String>>>) -> String {
 
 /// One MCP `tools/call`; its structured content.
 async fn mcp_call(base: &str, tool: &str, arguments: Value) -> Value {
-    let text = reqwest::Client::new()
-        .post(format!("{base}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let reply: Value =
-        serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text)).unwrap();
+    let reply = crate::support::mcp_post(
+        &format!("{base}/mcp"),
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
+    )
+    .await;
     reply["result"]["structuredContent"].clone()
 }
 
 /// The MCP listing's input schema of `tool`.
 async fn mcp_schema(base: &str, tool: &str) -> Value {
-    let text = reqwest::Client::new()
-        .post(format!("{base}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let reply: Value =
-        serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text)).unwrap();
+    let reply = crate::support::mcp_post(
+        &format!("{base}/mcp"),
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}),
+    )
+    .await;
     reply["result"]["tools"]
         .as_array()
         .unwrap()

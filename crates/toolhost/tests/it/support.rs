@@ -199,3 +199,17 @@ toolkits:
 pub async fn json_of(request: reqwest::RequestBuilder) -> serde_json::Value {
     request.send().await.unwrap().json().await.unwrap()
 }
+
+/// One stateless MCP JSON-RPC `request` to the MCP endpoint `url` with `headers` (credentials);
+/// the JSON-RPC answer, from JSON or from SSE.
+pub async fn mcp_post(url: &str, headers: &[(&str, &str)], request: &serde_json::Value) -> serde_json::Value {
+    let mut post = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    for (name, value) in headers {
+        post = post.header(*name, *value);
+    }
+    let text = post.json(request).send().await.unwrap().text().await.unwrap();
+    serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text)).unwrap()
+}
