@@ -231,7 +231,9 @@ fn failure(tool: &str, error: Option<&Value>) -> ToolFailure {
     };
     let developer_message = text("developer_message");
     if let Some(developer) = &developer_message {
-        tracing::info!(tool, developer_message = %developer, "the OTC tool failed; its developer message");
+        // debug, not info: a server runs this client against upstreams, whose words are
+        // scrubbed on the failure it returns, not here.
+        tracing::debug!(tool, developer_message = %developer, "the OTC tool failed; its developer message");
     }
     ToolFailure {
         tool: tool.to_owned(),
@@ -278,7 +280,7 @@ fn error(reply: &Reply, tool: &str) -> Error {
         .unwrap_or_else(|| reply.snippet());
     // For logs only: OTC's `developer_message` "SHOULD NOT be shown to the user or an AI model".
     if let Some(developer) = field("developer_message") {
-        tracing::info!(tool, status = reply.status, developer_message = %developer, "the OTC server refused the call; its developer message");
+        tracing::debug!(tool, status = reply.status, developer_message = %developer, "the OTC server refused the call; its developer message");
     }
     Error::Status {
         url: reply.url.to_string(),

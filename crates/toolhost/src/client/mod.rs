@@ -602,10 +602,10 @@ fn options_for(net: &Net, typed: &[String], allow_stdio: bool) -> anyhow::Result
     Ok(options)
 }
 
-/// `--verbose`: the client library's log (info and above) on stderr, as plain lines.
+/// `--verbose`: the client library's log (debug and above) on stderr, as plain lines.
 fn verbose_log() {
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new("toolhost_client=info"))
+        .with_env_filter(tracing_subscriber::EnvFilter::new("toolhost_client=debug"))
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .without_time()
