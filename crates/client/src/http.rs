@@ -56,13 +56,18 @@ impl Reply {
 
     /// `Retry-After` as a delay: seconds, or an HTTP date.
     pub fn retry_after(&self) -> Option<Duration> {
-        let value = self.headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-        if let Ok(seconds) = value.parse::<u64>() {
-            return Some(Duration::from_secs(seconds));
-        }
-        let at = httpdate::parse_http_date(value).ok()?;
-        Some(at.duration_since(SystemTime::now()).unwrap_or_default())
+        retry_after(&self.headers)
     }
+}
+
+/// `Retry-After` of `headers` as a delay: seconds, or an HTTP date.
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
 }
 
 /// The HTTP side of a client.

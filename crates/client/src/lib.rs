@@ -39,6 +39,7 @@ pub use discover::Limits;
 pub use error::{Error, ToolFailure};
 pub use export::{Exported, Format, NameMap};
 pub use guard::{Lookup, Policy};
+pub use http::retry_after;
 pub use lock::{Finding, Lockfile};
 pub use mcp::{ChildEnv, KEPT_ENV};
 pub use model::{Kind, Output, Parameter, Protocol, Server, Source, Tool};

@@ -1,9 +1,9 @@
 //! The checker's HTTP: the client's guarded handle ([`toolhost_client::Raw`]), a bound on the
 //! requests and time a run may take, and `Retry-After` honoured.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use http::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Method};
 use serde_json::Value;
 use toolhost_client::{Raw, text};
@@ -156,7 +156,7 @@ impl Probe {
         }
         // Waiting for `Retry-After` at most twice: a server that keeps asking is left alone, and
         // what it refused is skipped (being rate limited is not a failure to conform).
-        for _ in 0..3 {
+        for attempt in 0..3 {
             self.within_bounds(&shown)?;
             self.sent += 1;
             let reply = self
@@ -171,11 +171,14 @@ impl Probe {
                 })?;
             // A 429 without `Retry-After` still asks the checker to slow down: a second.
             let wait = match reply.status {
-                429 => Some(retry_after(&reply.headers).unwrap_or(Duration::from_secs(1))),
-                503 => retry_after(&reply.headers),
+                429 => Some(toolhost_client::retry_after(&reply.headers).unwrap_or(Duration::from_secs(1))),
+                503 => toolhost_client::retry_after(&reply.headers),
                 _ => None,
             };
             if let Some(wait) = wait {
+                if attempt == 2 {
+                    break;
+                }
                 if wait > MAX_WAIT || Instant::now() + wait >= self.deadline {
                     self.bounded = true;
                     return Err(Failure {
@@ -220,14 +223,4 @@ impl Probe {
             bound: true,
         })
     }
-}
-
-/// `Retry-After` as a delay: seconds, or an HTTP date.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
 }
