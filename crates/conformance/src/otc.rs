@@ -24,9 +24,9 @@ fn component(name: &'static str) -> Option<&'static jsonschema::Validator> {
     static CACHE: OnceLock<HashMap<&'static str, jsonschema::Validator>> = OnceLock::new();
     CACHE
         .get_or_init(|| {
-            let Ok(mut document) = serde_json::from_str::<Value>(OPENAPI) else {
-                return HashMap::new();
-            };
+            // The vendored document is a constant: a failure here is a bug of this crate, and
+            // passing every shape check without a schema would hide it.
+            let mut document = serde_json::from_str::<Value>(OPENAPI).expect("the vendored OTC OpenAPI is JSON");
             if let Some(schema) = document.pointer_mut("/components/schemas/CallToolResponse")
                 && let Some(map) = schema.as_object_mut()
             {
@@ -39,11 +39,12 @@ fn component(name: &'static str) -> Option<&'static jsonschema::Validator> {
                 "ValidationErrorResponse",
             ]
             .into_iter()
-            .filter_map(|name| {
+            .map(|name| {
                 let mut schema = document.clone();
                 schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
                 schema["$ref"] = json!(format!("#/components/schemas/{name}"));
-                Some((name, toolhost_core::validate::compile(&schema).ok()?))
+                let validator = toolhost_core::validate::compile(&schema).expect("the vendored OTC schemas compile");
+                (name, validator)
             })
             .collect()
         })
@@ -473,4 +474,25 @@ fn value(ctx: &mut Ctx, answer: &Exchange, tool: &Listed, result: &Value) {
         },
     };
     ctx.rec.judge(&CALL_VALUE, ok, || answer.evidence(found));
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Every shape check has its schema: a missing one would pass every server.
+    #[test]
+    fn every_otc_schema_is_there_and_refuses_an_empty_object() {
+        for name in [
+            "ToolDefinition",
+            "CallToolResponse",
+            "ServerErrorResponse",
+            "ValidationErrorResponse",
+        ] {
+            assert!(component(name).is_some(), "{name}");
+            assert!(misfit(name, &json!({})).is_some(), "{name} takes {{}}");
+        }
+    }
 }
