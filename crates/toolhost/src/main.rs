@@ -8,7 +8,6 @@ mod settings;
 mod telemetry;
 mod versions;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -192,11 +191,10 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
                 let file = VersionLock::path_for(&path);
                 let current = VersionLock::read(&file).ok().flatten().unwrap_or_default();
                 let extended = current.extended(&catalog);
-                if let Err(e) = std::fs::write(&file, extended.to_text()) {
+                if let Err(e) = versions::write(&file, &extended.to_text()) {
                     return fail(format!("failed to write {}: {e}", file.display()));
                 }
-                let added: usize = extended.tools.values().map(BTreeMap::len).sum::<usize>()
-                    - current.tools.values().map(BTreeMap::len).sum::<usize>();
+                let added = extended.len() - current.len();
                 eprintln!(
                     "locked {added} new versions in {}; commit it with the catalog",
                     file.display()
@@ -490,8 +488,6 @@ fn write_import(mut imported: toolhost_import::Imported, out: &std::path::Path) 
     Ok(ExitCode::SUCCESS)
 }
 
-/// The catalog file in `out` an earlier import of the description titled `title` wrote (its
-/// first line says so), if any.
 /// The file of `out` an earlier import of the same description wrote, when it holds a tool of
 /// the same name (a `--prefix` that makes every name new is a second toolkit, not a duplicate).
 fn imported_from(out: &std::path::Path, imported: &toolhost_import::Imported) -> Option<PathBuf> {

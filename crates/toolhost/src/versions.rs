@@ -122,6 +122,11 @@ impl Record {
         let held = added == 0 || committed.as_ref().is_some_and(|c| c.extended(catalog).len() == c.len());
         if let Err(e) = write(&self.kept, &extended.to_text()) {
             if held {
+                tracing::warn!(
+                    file = %self.kept.display(),
+                    error = %e,
+                    "could not update the versions record: every version is locked, but a restart will not know which versions became current since (--state-dir gives it a writable place)"
+                );
                 return Ok(None);
             }
             return Err(format!(
@@ -134,7 +139,7 @@ impl Record {
 }
 
 /// Writes `text` to `path` whole: a temporary file beside it, renamed over it.
-fn write(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
