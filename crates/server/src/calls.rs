@@ -42,7 +42,8 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
     let selector = invocation.version.clone();
     let result = state.engine.invoke(invocation).await;
     meters.in_flight.decrement(1.0);
-    let elapsed = started.elapsed().as_secs_f64();
+    let took = started.elapsed();
+    let elapsed = took.as_secs_f64();
     match &result {
         Ok(o) => meters.record(protocol, &o.tool.name, Some(&o.version().semver), "ok", elapsed),
         // A name nobody serves is not a label: callers could mint unbounded series with it.
@@ -64,12 +65,8 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
         }
     }
     if let Some(serving) = &state.agent {
-        let label = match &result {
-            Ok(_) => "ok",
-            Err(Error::ToolNotFound { .. }) => "unknown_tool",
-            Err(e) => outcome(e),
-        };
-        crate::agents::record(serving, label, started.elapsed());
+        let label = result.as_ref().map_or_else(outcome, |_| "ok");
+        crate::agents::record(serving, label, took);
     }
     result
 }

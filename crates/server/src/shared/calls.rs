@@ -59,6 +59,17 @@ const WRITE_BACK: Duration = Duration::from_secs(5);
 /// Checks the epoch and the generation, then takes the key if it is free and no recovery is on.
 /// KEYS: call, epoch, generation, recovering. ARGV: our epoch, value, expiry in ms, highest
 /// generation seen. Answers {state, generation}.
+/// The scripts, their SHA-1 digests computed once (`CLAIM` and `FINISH` run on every keyed call).
+mod scripts {
+    use std::sync::LazyLock;
+
+    pub(super) static CLAIM: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(super::CLAIM));
+    pub(super) static JOIN: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(super::JOIN));
+    pub(super) static RENEW: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(super::RENEW));
+    pub(super) static FINISH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(super::FINISH));
+    pub(super) static LOSE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(super::LOSE));
+}
+
 const CLAIM: &str = r"
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'epoch', 0} end
 local g = redis.call('INCR', KEYS[3])
@@ -193,7 +204,7 @@ impl Inner {
         if known.epoch.is_some() {
             return Ok(known);
         }
-        let script = redis::Script::new(JOIN);
+        let script = &*scripts::JOIN;
         let mut invocation = script.prepare_invoke();
         invocation
             .key(EPOCH)
@@ -236,7 +247,7 @@ impl Inner {
         if self.known().recoveries != before.recoveries {
             return Ok(());
         }
-        let script = redis::Script::new(RENEW);
+        let script = &*scripts::RENEW;
         let mut invocation = script.prepare_invoke();
         invocation
             .key(EPOCH)
@@ -316,7 +327,7 @@ impl Inner {
     async fn claim(&self, key: &str, value: &str) -> Result<Claim, Unavailable> {
         for _ in 0..3 {
             let known = self.current().await?;
-            let script = redis::Script::new(CLAIM);
+            let script = &*scripts::CLAIM;
             let mut invocation = script.prepare_invoke();
             invocation
                 .key(key)
@@ -343,7 +354,7 @@ impl Inner {
     /// holds it, the store may have lost it: after a check (which writes it back) once more.
     async fn finish(&self, key: &str, ours: &str, value: &str) -> Result<(), Unavailable> {
         for attempt in 0..2 {
-            let script = redis::Script::new(FINISH);
+            let script = &*scripts::FINISH;
             let mut invocation = script.prepare_invoke();
             invocation
                 .key(key)
@@ -415,7 +426,7 @@ impl Inner {
                 _ => {
                     let their_deadline: u64 = rest.split(':').next().and_then(|d| d.parse().ok()).unwrap_or(0);
                     if toolhost_core::unix_ms() > their_deadline {
-                        let script = redis::Script::new(LOSE);
+                        let script = &*scripts::LOSE;
                         let mut invocation = script.prepare_invoke();
                         invocation.key(&key).arg(&found).arg(format!("lost:{fingerprint}"));
                         let _ = self.shared.script::<i64>(invocation).await;
