@@ -49,6 +49,9 @@ use crate::def::{AuthDef, Def, Forwarded, OAuthDef};
 /// The kind name catalogs use.
 pub const KIND: &str = "upstream";
 /// How long an upstream's listing is trusted before it is read again (and the pins checked).
+/// The least time between two listing reads the watcher makes on the upstream's announcement.
+const MIN_REREAD: Duration = Duration::from_secs(1);
+
 const LISTING_TTL: Duration = Duration::from_secs(60);
 /// How long the listing waits for a token.
 const TOKEN_WAIT: Duration = Duration::from_secs(10);
@@ -396,15 +399,22 @@ impl Upstream {
             let mut wait = FIRST_CHECK;
             loop {
                 // The upstream saying its tools changed is read at once (issue #30.14).
-                tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
-                    changed = changes.changed() => if changed.is_err() { break },
-                }
+                let announced = tokio::select! {
+                    () = tokio::time::sleep(wait) => false,
+                    changed = changes.changed() => if changed.is_err() { break } else { true },
+                };
                 wait = LISTING_TTL;
                 let Some(upstream) = weak.upgrade() else { break };
                 upstream.forget();
                 // Reading the listing judges every version.
-                let _ = upstream.listing().await;
+                if let Err(e) = upstream.listing().await {
+                    tracing::warn!(upstream = %upstream.shown, error = %upstream.scrubber.scrub(&e.to_string()), "the upstream's tool listing could not be read; its tools' calls fail, retryably, until it can");
+                }
+                // An upstream announcing changes without pause does not keep the watcher reading
+                // back to back (calls still read a changed listing before they are sent).
+                if announced {
+                    tokio::time::sleep(MIN_REREAD).await;
+                }
                 let served = upstream.served();
                 let mut withdrawn: HashMap<&str, u32> = HashMap::new();
                 for watched in &served {
@@ -423,7 +433,12 @@ impl Upstream {
                             tool = %watched.catalog_tool,
                             upstream_tool = %watched.tool,
                             state = state.name(),
-                            "an upstream tool is withdrawn: its calls fail until the upstream is back as pinned, or the tool is imported again (toolhost import tools)"
+                            "{}",
+                            if state == State::Unreachable {
+                                "an upstream tool cannot be reached: its calls fail, retryably, until the upstream answers again"
+                            } else {
+                                "an upstream tool is withdrawn: its calls fail until the upstream is back as pinned, or the tool is imported again (toolhost import tools)"
+                            }
                         );
                     }
                 }
@@ -504,10 +519,21 @@ impl Upstream {
             ),
             None => None,
         };
+        // An upstream may echo the listing's token in what it answers (an error's detail): the
+        // call's scrubber knows the call's token, not this one, so it is taken out here.
+        let echoed = |e: Error| match &bearer {
+            Some(token) if e.to_string().contains(token.expose()) => {
+                let mut scrubber = self.scrubber.clone();
+                scrubber.add(token.expose());
+                Error::Setup(scrubber.scrub(&e.to_string()))
+            }
+            _ => e,
+        };
         let server = self
             .client
             .discover_with(&self.source, self.protocol, bearer.as_ref())
-            .await?;
+            .await
+            .map_err(echoed)?;
         let hashes = server
             .tools
             .iter()
@@ -522,7 +548,12 @@ impl Upstream {
             if is_version(current, version) || pinned.contains_key(&key) {
                 continue;
             }
-            if let Some(older) = self.client.at_version(current, version, bearer.as_ref()).await? {
+            if let Some(older) = self
+                .client
+                .at_version(current, version, bearer.as_ref())
+                .await
+                .map_err(echoed)?
+            {
                 let hash = lock::signature_hash(older.protocol, &older.definition);
                 pinned.insert(key, (older, hash));
             }
