@@ -313,13 +313,17 @@ impl<'a> Builder<'a> {
                     from_secret = secret.expose().trim().to_owned();
                     from_secret.as_str()
                 }
-                Ok(Reference::Secret(reference::SecretSlot::Call(_))) if !self.secrets.check => {
+                // Without a config a server secret parses as a call's; one the tool asks its
+                // callers for is still a call's, which `serve` refuses below.
+                Ok(Reference::Secret(reference::SecretSlot::Call(name)))
+                    if !self.secrets.check && !self.signature.requirements.secrets.contains(&name) =>
+                {
                     return Some("http://base-url.from-a-secret.invalid".to_owned());
                 }
                 Ok(_) => {
                     self.problem(
                         place,
-                        format!("`{text}`: a base URL is written out, or read from the server's `[secrets]` as `{{{{secret.NAME}}}}`"),
+                        format!("`{text}`: a base URL is written out, or read whole from the server's `[secrets]` as one `{{{{secret.NAME}}}}` (not a secret callers send)"),
                     );
                     return None;
                 }

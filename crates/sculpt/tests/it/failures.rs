@@ -326,6 +326,32 @@ async fn a_base_url_may_come_from_a_server_secret() {
     );
 }
 
+/// `check` (no config, secrets unchecked) takes a server secret's base URL on trust, but not a
+/// secret the tool asks its callers for: `serve` refuses that, so `check` says so too.
+#[test]
+fn check_refuses_a_base_url_read_from_a_callers_secret() {
+    let loader = |text: &str| {
+        toolhost_core::catalog::Loader::default()
+            .with_backend(
+                toolhost_sculpt::KIND,
+                Arc::new(toolhost_sculpt::Factory::for_checking().unwrap()),
+            )
+            .load(&[toolhost_core::catalog::Source {
+                name: "t.yaml".to_owned(),
+                text: text.to_owned(),
+            }])
+    };
+    let backend = "kind: http\nbase_url: \"{{secret.API_ROOT}}\"\nsteps: [{ name: s, path: \"/v1\" }]\noutputs: { value: s.body.path }\n";
+    assert!(loader(&tool(CITY, OUT, backend)).is_ok());
+    let per_call = tool_with("requirements: { secrets: [API_ROOT] }", CITY, OUT, backend);
+    let refused = loader(&per_call).unwrap_err();
+    assert!(
+        crate::support::render(&refused).contains("not a secret callers send"),
+        "{}",
+        crate::support::render(&refused)
+    );
+}
+
 /// Issue #30.11: no input reaches the host. A value that looks like another address
 /// (`//169.254.169.254/`, `@10.0.0.1`) is one percent-encoded path segment on the origin the
 /// operator wrote.
