@@ -173,7 +173,10 @@ async fn each_protocol_lists_exactly_the_agents_tools_at_its_versions_and_calls_
     // A tool outside the agent is not callable through it, on any protocol.
     let sum = json!({"a": 1, "b": 2});
     let outside = json_of(call("travel", "Calculator.add_numbers", sum.clone())).await;
-    assert!(outside.get("result").is_none(), "{outside}");
+    assert!(
+        outside.get("result").is_none() && outside.to_string().contains("add_numbers"),
+        "refused as a tool the agent does not have: {outside}"
+    );
     let nact = http
         .post(format!("{base}/agents/travel/nact/tools/add_numbers:invoke"))
         .json(&json!({"input_parameters": [{"name": "a", "value": 1}, {"name": "b", "value": 2}]}))
@@ -188,7 +191,21 @@ async fn each_protocol_lists_exactly_the_agents_tools_at_its_versions_and_calls_
         json!({"name": "add_numbers", "arguments": sum}),
     )
     .await;
-    assert!(over_mcp["error"].is_object(), "{over_mcp}");
+    assert!(
+        over_mcp["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("add_numbers")),
+        "{over_mcp}"
+    );
+    // The same request for one of its tools is answered: the refusal above is the tool's.
+    let inside = mcp(
+        base,
+        "travel",
+        "tools/call",
+        json!({"name": "convert_length", "arguments": {"value": 1, "from": "KILOMETRE", "to": "METRE"}}),
+    )
+    .await;
+    assert_eq!(inside["result"]["structuredContent"]["value"], 1000.0, "{inside}");
     let through_measure = json_of(call("measure", "Calculator.add_numbers", json!({"a": 1, "b": 2}))).await;
     assert_eq!(
         through_measure["result"]["value"].as_f64(),
@@ -241,7 +258,7 @@ async fn each_protocol_lists_exactly_the_agents_tools_at_its_versions_and_calls_
     // Operations: calls by agent, the agent in the request log, agents on /readyz.
     let metrics = metrics(base).await;
     assert!(
-        metrics.contains(r#"toolhost_agent_calls_total{agent="travel",outcome="ok"} 1"#),
+        metrics.contains(r#"toolhost_agent_calls_total{agent="travel",outcome="ok"} 2"#),
         "{metrics}"
     );
     assert!(metrics.contains(r#"toolhost_agent_calls_total{agent="travel",outcome="unknown_tool"}"#));
