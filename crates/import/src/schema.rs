@@ -188,7 +188,7 @@ pub(crate) fn enum_input(schema: &Value) -> Option<Value> {
             .and_then(Value::as_str)
             .map(enum_name)
             .unwrap_or_else(|| enum_name(&written));
-        let name = unique_name(&base, &mut taken);
+        let name = super::unique_within(&base, &mut taken, MAX_ENUM_NAME);
         let given = match descriptions {
             Some(Value::Array(list)) => list.get(i).and_then(Value::as_str),
             Some(Value::Object(map)) => map.get(&written).and_then(Value::as_str),
@@ -262,18 +262,6 @@ fn ascii_fold(text: &str) -> String {
                 .map_or_else(|| c.to_string(), |(_, to)| (*to).to_owned())
         })
         .collect()
-}
-
-/// `base`, or `base_2`, `base_3`… not yet in `taken`.
-fn unique_name(base: &str, taken: &mut BTreeSet<String>) -> String {
-    let mut name = base.to_owned();
-    let mut n = 2;
-    while !taken.insert(name.clone()) {
-        let suffix = format!("_{n}");
-        name = format!("{}{suffix}", cut(base, MAX_ENUM_NAME - suffix.len()));
-        n += 1;
-    }
-    name
 }
 
 fn cut(text: &str, max: usize) -> String {

@@ -107,6 +107,15 @@ struct FrontMatter {
     handoffs: Vec<String>,
 }
 
+/// Why `name` is not an agent name, for a person to fix; `None` when it is one.
+pub fn agent_name_problem(name: &str) -> Option<String> {
+    (!is_agent_name(name)).then(|| {
+        format!(
+            "the agent name `{name}` is not allowed; use a lower-case letter followed by up to 63 lower-case letters, digits, `_` or `-`"
+        )
+    })
+}
+
 /// `^[a-z][a-z0-9_-]{0,63}$`.
 pub fn is_agent_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -275,14 +284,8 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
     let mut report = |severity, field: &str, message: String| {
         findings.push(problem(severity, &source.name, &name, field, message));
     };
-    if !is_agent_name(&name) {
-        report(
-            Severity::Error,
-            "name",
-            format!(
-                "the agent name `{name}` is not allowed; use a lower-case letter followed by up to 63 lower-case letters, digits, `_` or `-`"
-            ),
-        );
+    if let Some(problem) = agent_name_problem(&name) {
+        report(Severity::Error, "name", problem);
     }
     if front.description.trim().is_empty() {
         report(

@@ -470,7 +470,7 @@ impl Loader {
         }
         scopes.sort();
         scopes.dedup();
-        let search_text = format!("{}\n{}", def.name, versions[latest].description).to_lowercase();
+        let search_text = super::search_text(&def.name, &versions[latest].description);
         Some(Tool {
             id,
             toolkit: toolkit.to_owned(),

@@ -755,9 +755,14 @@ impl Tool {
             versions,
             source: self.source.clone(),
             latest: index,
-            search_text: format!("{}\n{}", self.name, self.versions[index].description).to_lowercase(),
+            search_text: search_text(&self.name, &self.versions[index].description),
             watched: self.watched,
             backend_duration: std::sync::OnceLock::new(),
         }
     }
+}
+
+/// What a listing's `q` searches in a tool: its name and its description, lower-cased.
+pub(crate) fn search_text(name: &str, description: &str) -> String {
+    format!("{name}\n{description}").to_lowercase()
 }

@@ -9,7 +9,7 @@ use axum::extract::{Query, State as Extract};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use toolhost_core::catalog::agent::is_agent_name;
+use toolhost_core::catalog::agent::agent_name_problem;
 
 use crate::State;
 use crate::auth::Caller;
@@ -30,11 +30,8 @@ pub(super) async fn agent_file(
     let Query(query) = query.map_err(|_| {
         ProblemResponse::bad_request("give `name`, `description` and `tools` (NAME@VERSION, comma-separated)")
     })?;
-    if !is_agent_name(&query.name) {
-        return Err(ProblemResponse::bad_request(format!(
-            "the agent name `{}` is not allowed; use a lower-case letter followed by up to 63 lower-case letters, digits, `_` or `-`",
-            query.name
-        )));
+    if let Some(problem) = agent_name_problem(&query.name) {
+        return Err(ProblemResponse::bad_request(problem));
     }
     let description = query.description.trim();
     if description.is_empty() {
