@@ -110,10 +110,11 @@ impl Http {
             .iter()
             .map(|(prefix, headers)| Ok((prefix.to_string(), header_map(headers)?)))
             .collect::<Result<Vec<_>, Error>>()?;
-        let redirect = if credentials.is_empty() && by_prefix.is_empty() {
-            guard.redirect_policy()
-        } else {
+        let same_origin = !(credentials.is_empty() && by_prefix.is_empty());
+        let redirect = if same_origin {
             guard.redirect_policy_same_origin()
+        } else {
+            guard.redirect_policy()
         };
         let build = |redirect: reqwest::redirect::Policy| {
             reqwest::Client::builder()
@@ -127,7 +128,13 @@ impl Http {
                 .map_err(|e| Error::Setup(chain(&e)))
         };
         let client = build(redirect)?;
-        let calls = build(guard.redirect_policy_same_origin())?;
+        // Calls never follow a redirect to another origin; with credentials the client above
+        // already does not, and one client shares its connections.
+        let calls = if same_origin {
+            client.clone()
+        } else {
+            build(guard.redirect_policy_same_origin())?
+        };
         Ok(Self {
             client,
             calls,
