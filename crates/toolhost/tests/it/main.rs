@@ -11,6 +11,7 @@ mod client_protocols;
 mod client_spec_servers;
 mod client_support;
 mod deploy;
+mod deploy_run;
 mod federation;
 mod federation_hostile;
 mod federation_peers;
