@@ -202,6 +202,10 @@ pub async fn serve<H: Handshake>(
     tokio::pin!(shutdown);
     loop {
         let (tcp, peer) = tokio::select! {
+            // Shutdown first: it is polled (and a signal handler behind it installed) before the
+            // first connection is served, so a SIGTERM right after the first answer is a graceful
+            // stop, not the default action; and under a flood of connections it still wins.
+            biased;
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
