@@ -12,6 +12,7 @@ mod client_spec_servers;
 mod client_support;
 mod deploy;
 mod deploy_run;
+mod examples;
 mod federation;
 mod federation_hostile;
 mod federation_peers;
