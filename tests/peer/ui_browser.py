@@ -5,6 +5,9 @@ Usage: ui_browser.py BASE SCREENSHOT_DIR                 (a server with the bund
                                                           scope only LOOKUP_KEY has)
        ui_browser.py --agents BASE SCREENSHOT_DIR         (the bundled catalog with the example
                                                           agents of examples/agents, issue #33)
+       ui_browser.py --h2 HTTPS_BASE PROFILE_DIR          (the bundled catalog over https with a
+                                                          self-signed certificate: HTTP/2 by ALPN,
+                                                          issue #37.1)
 Prints one line per check and a closing "N passed, M failed" line; exits 1 on any failure.
 """
 
@@ -200,11 +203,43 @@ def agents(base, shots):
         driver.quit()
 
 
+def over_h2(base, profile):
+    """The page over https, as a locked-down headless Chromium opens it with a fresh profile
+    (no QUIC, so HTTP/2 by ALPN is what it can use): it renders, and the page and every request
+    it made came over h2."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--ignore-certificate-errors", f"--user-data-dir={profile}", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        driver.get(f"{base}/ui/")
+        try:
+            count = wait(driver, lambda d: d.find_element(By.ID, "count").text)
+        except TimeoutException:
+            count = f"nothing rendered: {driver.title!r} {driver.page_source[:300]!r}"
+        check("the page loads over https", "6 tools in 4 toolkits" in count, count)
+        if "6 tools" not in count:
+            return
+        wait(driver, lambda d: len(rows(d)) == 6)
+        check("and lists the tools", len(rows(driver)) == 6, rows(driver))
+        navigation = driver.execute_script("return performance.getEntriesByType('navigation')[0].nextHopProtocol")
+        check("the page came over HTTP/2", navigation == "h2", navigation)
+        fetched = driver.execute_script("return performance.getEntriesByType('resource').map(e => [e.name, e.nextHopProtocol])")
+        check("and so did every request it made", fetched and all(p == "h2" for _, p in fetched), fetched)
+    finally:
+        driver.quit()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--auth":
         authenticated(*sys.argv[2:5])
     elif sys.argv[1] == "--agents":
         agents(*sys.argv[2:4])
+    elif sys.argv[1] == "--h2":
+        over_h2(*sys.argv[2:4])
     else:
         catalog(sys.argv[1], sys.argv[2])
     finish()

@@ -1,10 +1,13 @@
 //! Every catalog directory under `examples/` loads with no errors and no warnings, with every
-//! backend kind the `toolhost` binary registers (`native` and `http`). This test lives here
-//! rather than in core because core does not know the `http` kind.
+//! backend kind the `toolhost` binary registers (`native` and `http`), and ships the versions
+//! lock `serve` would write for it. This test lives here rather than in core because core does
+//! not know the `http` kind.
 
 use std::path::{Path, PathBuf};
 
+use toolhost_core::Catalog;
 use toolhost_core::catalog::Source;
+use toolhost_core::catalog::lock::VersionLock;
 
 use crate::support::{loader, render};
 
@@ -33,6 +36,19 @@ fn catalog_dirs(root: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The catalog in `dir`, loaded as `toolhost check` loads it: the server's secrets are not
+/// known here.
+fn load(dir: &Path) -> Catalog {
+    let loader = loader(&[]).with_backend(
+        toolhost_sculpt::KIND,
+        std::sync::Arc::new(toolhost_sculpt::Factory::for_checking().unwrap()),
+    );
+    let sources = Source::read_dir(dir).unwrap_or_else(|p| panic!("{}:\n{}", dir.display(), render(&p)));
+    loader
+        .load(&sources)
+        .unwrap_or_else(|p| panic!("{} does not load:\n{}", dir.display(), render(&p)))
+}
+
 #[test]
 fn every_example_catalog_loads_without_errors_or_warnings() {
     let dirs = catalog_dirs(Path::new(EXAMPLES));
@@ -42,16 +58,8 @@ fn every_example_catalog_loads_without_errors_or_warnings() {
             "examples/{expected} is found: {dirs:?}"
         );
     }
-    // The server's secrets are not known here, exactly as for `toolhost check`.
-    let loader = loader(&[]).with_backend(
-        toolhost_sculpt::KIND,
-        std::sync::Arc::new(toolhost_sculpt::Factory::for_checking().unwrap()),
-    );
     for dir in dirs {
-        let sources = Source::read_dir(&dir).unwrap_or_else(|p| panic!("{}:\n{}", dir.display(), render(&p)));
-        let catalog = loader
-            .load(&sources)
-            .unwrap_or_else(|p| panic!("{} does not load:\n{}", dir.display(), render(&p)));
+        let catalog = load(&dir);
         assert!(
             catalog.warnings().is_empty(),
             "{} loads with warnings:\n{}",
@@ -59,5 +67,32 @@ fn every_example_catalog_loads_without_errors_or_warnings() {
             render(catalog.warnings())
         );
         assert!(!catalog.tools().is_empty(), "{} has no served tools", dir.display());
+    }
+}
+
+/// Issue #37.4: running an example (`toolhost serve --catalog examples/weather`, as the README
+/// says) leaves the checkout clean. `serve` writes the catalog's `versions.lock` whenever the
+/// lock lacks something it records (a version, or the current version of a tool), so each
+/// example ships the lock byte for byte as `serve` (and `toolhost check --lock`) writes it.
+#[test]
+fn every_example_ships_the_versions_lock_serve_would_write() {
+    for dir in catalog_dirs(Path::new(EXAMPLES)) {
+        let catalog = load(&dir);
+        let path = VersionLock::path_for(&dir);
+        let shipped = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; run `toolhost check --lock` on the example and commit it",
+                path.display()
+            )
+        });
+        let lock = VersionLock::read(&path).unwrap().unwrap();
+        let written = lock.extended(&catalog).to_text();
+        assert_eq!(
+            shipped,
+            written,
+            "{} is not what `serve` writes for the example; run `toolhost check --lock {}` and commit it",
+            path.display(),
+            dir.display()
+        );
     }
 }

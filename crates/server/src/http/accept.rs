@@ -29,7 +29,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, Semaphore};
@@ -198,15 +198,14 @@ pub async fn serve<H: Handshake>(
     let evicted = metrics::counter!("toolhost_connections_closed_total", "reason" => "evicted");
     let timed_out = metrics::counter!("toolhost_connections_closed_total", "reason" => "idle_timeout");
     let refused = metrics::counter!("toolhost_connections_closed_total", "reason" => "at_cap");
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    builder
-        .http2()
-        .keep_alive_interval(Some(Duration::from_secs(30)))
-        .keep_alive_timeout(Duration::from_secs(20));
-    let builder = Arc::new(builder);
+    let builder = Arc::new(connection_builder());
     tokio::pin!(shutdown);
     loop {
         let (tcp, peer) = tokio::select! {
+            // Shutdown first: it is polled (and a signal handler behind it installed) before the
+            // first connection is served, so a SIGTERM right after the first answer is a graceful
+            // stop, not the default action; and under a flood of connections it still wins.
+            biased;
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -288,6 +287,20 @@ pub async fn serve<H: Handshake>(
         }
     }
     Ok(())
+}
+
+/// How each connection speaks HTTP: HTTP/1.1 or HTTP/2 (prior knowledge on plain TCP, `h2`
+/// by ALPN over TLS), told apart by the connection's first bytes. HTTP/2 pings an idle peer
+/// every 30 s and drops one that does not answer within 20 s; those pings run on a timer, which
+/// hyper must be given, or it panics on the first HTTP/2 connection (issue #37.1).
+fn connection_builder() -> hyper_util::server::conn::auto::Builder<TokioExecutor> {
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(Duration::from_secs(30)))
+        .keep_alive_timeout(Duration::from_secs(20));
+    builder
 }
 
 /// The app for one connection: the peer's address as `ConnectInfo`, and requests in flight

@@ -2,8 +2,7 @@
 //! manifests) stay valid and consistent with the binary: the manifests validate against the
 //! Kubernetes schemas (kubernetes-validate, strict), every flag and environment variable they
 //! pass is one `toolhost serve` takes, the probes name its probe paths, and the catalog and
-//! config they ship pass `toolhost check`. (Building the image or running a cluster cannot be
-//! done here.)
+//! config they ship pass `toolhost check`. That they start as shipped is `deploy_run.rs`.
 
 use std::path::PathBuf;
 
@@ -12,12 +11,12 @@ use serde_json::Value;
 use crate::client_peers::installed;
 use crate::support::{Scratch, run};
 
-fn repo() -> PathBuf {
+pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Every document of the manifests, as JSON values.
-fn manifests() -> Vec<(String, Value)> {
+/// Every document of the manifests (by file), as JSON values.
+pub fn manifests() -> Vec<(String, Value)> {
     let dir = repo().join("deploy/kubernetes");
     let kustomization: Value =
         serde_saphyr::from_str(&std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap()).unwrap();

@@ -98,14 +98,21 @@ impl Server {
             command.args(["--listen", "127.0.0.1:0"]);
         }
         command.args(["--log-format", "json"]).args(args);
-        command
-            .envs(envs.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .stdin(Stdio::null());
+        command.envs(envs.iter().copied());
         if let Some(dir) = dir {
             command.current_dir(dir);
         }
+        Self::exact(command)
+    }
+
+    /// Starts `command` as it is (a shipped artifact's command line, issue #37.2) and waits
+    /// until it listens; its address is read from its log, JSON or text. A wildcard address is
+    /// reached on loopback.
+    pub fn exact(mut command: Command) -> Self {
+        command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null());
         let mut child = command.spawn().expect("spawn toolhost serve");
         let stderr = child.stderr.take().expect("stderr");
         let logs = Arc::new(Mutex::new(Vec::new()));
@@ -113,10 +120,16 @@ impl Server {
         let sink = Arc::clone(&logs);
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
-                    && let Some(addr) = v["fields"]["address"].as_str()
-                {
-                    let _ = tx.send(addr.to_owned());
+                let json = serde_json::from_str::<serde_json::Value>(&line).ok();
+                let address = match &json {
+                    Some(v) => v["fields"]["address"].as_str().map(str::to_owned),
+                    None => line
+                        .split_whitespace()
+                        .find_map(|word| word.strip_prefix("address="))
+                        .map(str::to_owned),
+                };
+                if let Some(address) = address {
+                    let _ = tx.send(address);
                 }
                 sink.lock().expect("logs").push(line);
             }
@@ -128,6 +141,7 @@ impl Server {
                 logs.lock().expect("logs").join("\n")
             )
         });
+        let address = address.replace("0.0.0.0:", "127.0.0.1:").replace("[::]:", "[::1]:");
         Self {
             child: Some(child),
             base: format!("http://{address}"),
@@ -212,4 +226,37 @@ pub async fn mcp_post(url: &str, headers: &[(&str, &str)], request: &serde_json:
     }
     let text = post.json(request).send().await.unwrap().text().await.unwrap();
     serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text)).unwrap()
+}
+
+/// Copies the directory `from` (recursively) to `to`, created as needed.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("create {}: {e}", to.display()));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("read {}: {e}", from.display())) {
+        let path = entry.expect("directory entry").path();
+        let target = to.join(path.file_name().expect("a file name"));
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap_or_else(|e| panic!("copy {}: {e}", path.display()));
+        }
+    }
+}
+
+/// Every file under `dir` by its path relative to `dir`, with its bytes: a snapshot to tell
+/// whether a run changed, added or removed anything there.
+pub fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).unwrap_or_else(|e| panic!("read {}: {e}", next.display())) {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+                files.insert(path.strip_prefix(dir).expect("under dir").to_path_buf(), bytes);
+            }
+        }
+    }
+    files
 }
