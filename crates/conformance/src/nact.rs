@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Value, json};
 use url::Url;
 
+use crate::checks::Check;
 use crate::checks::nact::*;
 use crate::probe::{Exchange, excerpt};
 use crate::report::Evidence;
@@ -46,11 +47,14 @@ impl Listed {
 }
 
 pub(crate) async fn run(ctx: &mut Ctx, root: &Url) {
-    let Some(listed) = enumerate(ctx, root).await else {
-        for check in ALL {
-            ctx.rec.skip(check, "the enumeration API could not be read");
+    let listed = match enumerate(ctx, root).await {
+        Ok(listed) => listed,
+        Err(reason) => {
+            for check in ALL {
+                ctx.rec.skip(check, reason.clone());
+            }
+            return;
         }
-        return;
     };
     if listed.is_empty() {
         for check in ALL {
@@ -62,6 +66,7 @@ pub(crate) async fn run(ctx: &mut Ctx, root: &Url) {
     }
     unique_names(ctx, &listed);
     pagination(ctx, root, &listed).await;
+    tag_filter(ctx, root, &listed).await;
     unknown_tool(ctx, root).await;
     let mut in_depth = 0;
     for tool in &listed {
@@ -77,10 +82,16 @@ pub(crate) async fn run(ctx: &mut Ctx, root: &Url) {
             continue;
         };
         details(ctx, root, tool, &id, current).await;
-        versions(ctx, root, tool, &id, current).await;
-        malformed(ctx, root, tool, &id, current).await;
+        let history = versions(ctx, root, tool, &id, current).await;
+        malformed(ctx, root, tool, &id, current, invocable.is_some()).await;
         if let Some((_, input)) = invocable {
-            invoke(ctx, root, tool, &id, current, input).await;
+            let target = Target {
+                root,
+                tool,
+                id: &id,
+                current,
+            };
+            invoke(ctx, &target, input, &history).await;
         }
     }
     for check in [&INVOKE, &OUTPUT_NAMES, &PINNED] {
@@ -120,12 +131,92 @@ fn with_query(url: &Url, pairs: &[(&str, &str)]) -> Url {
     url
 }
 
-/// Every signature of the listing, following `next`.
-async fn enumerate(ctx: &mut Ctx, root: &Url) -> Option<Vec<Listed>> {
+/// What tells two items of a list apart: `field` (`toolId` in a listing of tools, `version` in
+/// one tool's versions), the whole item when it has none.
+fn key(item: &Value, field: &str) -> String {
+    item.get(field).unwrap_or(item).to_string()
+}
+
+/// An item of this page that an earlier page listed already: `next` wrapped around (§6.4).
+fn repeated<'a>(items: &'a [Value], earlier: &HashSet<String>, field: &str) -> Option<&'a Value> {
+    items.iter().find(|s| earlier.contains(&key(s, field)))
+}
+
+fn wrapped(answer: &Exchange, again: &Value) -> Evidence {
+    answer.evidence(format!(
+        "the page at `next` lists `{}` (version {}) again, as an earlier page did: following `next` starts over instead of reaching the last page",
+        again.get("name").and_then(Value::as_str).unwrap_or_default(),
+        again.get("version").unwrap_or(&Value::Null)
+    ))
+}
+
+/// Why a walk of a paginated list stopped short.
+enum Stop {
+    /// No answer (already recorded against the walk's check).
+    NoAnswer,
+    /// An answer that is not a page, and what is wrong with it.
+    Bad(Exchange, String),
+}
+
+/// The items of the paginated list at `url` (with `pairs` in its query), following `next` for
+/// at most `max` pages, and the last answer. A `next` that repeats a cursor or starts over
+/// fails PAGINATION and ends the walk with the items before it; the items are told apart by
+/// `field`.
+async fn walk(
+    ctx: &mut Ctx,
+    url: &Url,
+    pairs: &[(&str, &str)],
+    max: usize,
+    field: &str,
+    check: &Check,
+) -> Result<(Vec<Value>, Exchange), Stop> {
+    let mut items: Vec<Value> = Vec::new();
+    let mut earlier = HashSet::new();
+    let mut cursors = HashSet::new();
+    let mut cursor: Option<String> = None;
+    let mut last = None;
+    for _ in 0..max {
+        let mut query = pairs.to_vec();
+        if let Some(c) = &cursor {
+            query.push(("pageCursor", c));
+        }
+        let answer = match ctx.probe.get(&with_query(url, &query), &[]).await {
+            Ok(answer) => answer,
+            Err(failure) => {
+                ctx.no_answer(check, &failure);
+                return Err(Stop::NoAnswer);
+            }
+        };
+        let (page_items, paging) = match page(&answer) {
+            Ok(page) => page,
+            Err(found) => return Err(Stop::Bad(answer, found)),
+        };
+        if let Some(again) = repeated(&page_items, &earlier, field) {
+            ctx.rec.fail(&PAGINATION, wrapped(&answer, again));
+            return Ok((items, answer));
+        }
+        earlier.extend(page_items.iter().map(|item| key(item, field)));
+        items.extend(page_items);
+        cursor = next(&paging).filter(|c| cursors.insert(c.clone()));
+        if cursor.is_none() {
+            return Ok((items, answer));
+        }
+        last = Some(answer);
+    }
+    match last {
+        Some(answer) => Ok((items, answer)),
+        None => Err(Stop::NoAnswer),
+    }
+}
+
+/// Every signature of the listing, following `next`; why not, when the listing cannot be read.
+async fn enumerate(ctx: &mut Ctx, root: &Url) -> Result<Vec<Listed>, String> {
     let listing = join(root, &["tools"]);
-    let mut listed = Vec::new();
+    let mut listed: Vec<Listed> = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
+    let mut earlier = HashSet::new();
+    let unreadable = || "the enumeration API could not be read".to_owned();
     for number in 0..MAX_PAGES {
         let url = match &cursor {
             Some(c) => with_query(&listing, &[("pageCursor", c)]),
@@ -136,21 +227,31 @@ async fn enumerate(ctx: &mut Ctx, root: &Url) -> Option<Vec<Listed>> {
             Err(failure) => {
                 let check = if number == 0 { &ENUMERATION } else { &PAGINATION };
                 ctx.no_answer(check, &failure);
-                return (number > 0).then_some(listed);
+                return if number > 0 { Ok(listed) } else { Err(unreadable()) };
             }
         };
+        if number == 0
+            && let Some(reason) = ctx.needs_credentials(&answer)
+        {
+            return Err(reason);
+        }
         let (items, paging) = match page(&answer) {
             Ok(page) => page,
             Err(found) if number == 0 => {
                 ctx.rec.fail(&ENUMERATION, answer.evidence(found));
-                return None;
+                return Err(unreadable());
             }
             Err(found) => {
                 ctx.rec
                     .fail(&PAGINATION, answer.evidence(format!("the page at `next`: {found}")));
-                return Some(listed);
+                return Ok(listed);
             }
         };
+        if let Some(again) = repeated(&items, &earlier, "toolId") {
+            ctx.rec.fail(&PAGINATION, wrapped(&answer, again));
+            return Ok(listed);
+        }
+        earlier.extend(items.iter().map(|item| key(item, "toolId")));
         if number == 0 {
             ctx.rec.pass(&ENUMERATION);
         }
@@ -165,13 +266,13 @@ async fn enumerate(ctx: &mut Ctx, root: &Url) -> Option<Vec<Listed>> {
             request: answer.request.clone(),
         }));
         match next(&paging) {
-            None => return Some(listed),
+            None => return Ok(listed),
             Some(c) if !seen.insert(c.clone()) => {
                 ctx.rec.fail(
                     &PAGINATION,
                     answer.evidence(format!("`next` repeats an earlier cursor ({c}): the pages loop")),
                 );
-                return Some(listed);
+                return Ok(listed);
             }
             Some(c) => cursor = Some(c),
         }
@@ -179,7 +280,7 @@ async fn enumerate(ctx: &mut Ctx, root: &Url) -> Option<Vec<Listed>> {
     ctx.notes.push(format!(
         "the listing has more than {MAX_PAGES} pages; only those were checked"
     ));
-    Some(listed)
+    Ok(listed)
 }
 
 /// A version number: a positive integer (Figure 2 quotes them, so a string of digits too).
@@ -358,6 +459,7 @@ async fn pagination(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
     let mut names = Vec::new();
     let mut cursor: Option<String> = None;
     let mut cursors = HashSet::new();
+    let mut earlier = HashSet::new();
     for _ in 0..8 {
         let mut pairs = vec![("pageLimit", limit.as_str())];
         if let Some(c) = &cursor {
@@ -382,6 +484,10 @@ async fn pagination(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
                 )),
             );
         }
+        if let Some(again) = repeated(&items, &earlier, "toolId") {
+            return ctx.rec.fail(&PAGINATION, wrapped(&answer, again));
+        }
+        earlier.extend(items.iter().map(|item| key(item, "toolId")));
         names.extend(items.iter().map(|s| s["name"].as_str().unwrap_or_default().to_owned()));
         match next(&paging) {
             Some(c) if cursors.contains(&c) => {
@@ -410,6 +516,77 @@ async fn pagination(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
     }
     ctx.rec
         .skip(&PAGINATION, format!("pages of {limit} did not end within 8 pages"));
+}
+
+/// The listing filtered by a tag some tools carry and others do not (§5.2). The draft names no
+/// filter parameter: `tag` (toolhost's) ignored or refused is a skip, a wrong answer a failure.
+async fn tag_filter(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
+    let tags_of = |tool: &Listed| -> Vec<String> {
+        let tags = tool.signature.get("tags").and_then(Value::as_array);
+        tags.into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for tool in listed {
+        for tag in tags_of(tool).into_iter().collect::<HashSet<_>>() {
+            *counts.entry(tag).or_default() += 1;
+        }
+    }
+    // The tag most tools carry, short of all of them (a filter by it must drop some).
+    let Some(tag) = counts
+        .iter()
+        .filter(|(_, n)| **n < listed.len())
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+        .map(|(tag, _)| tag.clone())
+    else {
+        ctx.rec.skip(
+            &TAG_FILTER,
+            "no tag is carried by some listed tools and not by others: a filter could not be told from none",
+        );
+        return;
+    };
+    let names = |tools: &mut dyn Iterator<Item = &Value>| -> Vec<String> {
+        let mut names: Vec<String> = tools
+            .map(|s| s.get("name").and_then(Value::as_str).unwrap_or_default().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let expected = names(
+        &mut listed
+            .iter()
+            .filter(|t| tags_of(t).contains(&tag))
+            .map(|t| &t.signature),
+    );
+    let whole = names(&mut listed.iter().map(|t| &t.signature));
+    let pairs = [("tag", tag.as_str())];
+    let (got, answer) = match walk(ctx, &join(root, &["tools"]), &pairs, MAX_PAGES, "toolId", &TAG_FILTER).await {
+        Ok(walked) => walked,
+        Err(Stop::NoAnswer) => return,
+        Err(Stop::Bad(_, found)) => {
+            return ctx.rec.skip(
+                &TAG_FILTER,
+                format!("the listing filtered with `tag={tag}` answered {found}; the draft names no filter parameter, so the server may filter another way"),
+            );
+        }
+    };
+    let got = names(&mut got.iter());
+    if got == whole {
+        return ctx.rec.skip(
+            &TAG_FILTER,
+            format!("the server ignores `tag={tag}` (every tool is listed); the draft names no filter parameter, so the server may filter another way"),
+        );
+    }
+    ctx.rec.judge(&TAG_FILTER, got == expected, || {
+        answer.evidence(format!(
+            "filtered by the tag `{tag}`, the listing holds [{}]; the tools that carry it are [{}]",
+            got.join(", "),
+            expected.join(", ")
+        ))
+    });
 }
 
 async fn unknown_tool(ctx: &mut Ctx, root: &Url) {
@@ -457,46 +634,30 @@ async fn details(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u6
     }
 }
 
-/// The versions list (order, numbers), and two reads of the current version and one of the
-/// oldest, compared with the listing and the versions list.
-async fn versions(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64) {
+/// The versions list (order, numbers, completeness), and two reads of the current version and
+/// one of the oldest, compared with the listing and the versions list. The versions listed.
+async fn versions(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64) -> Vec<Value> {
     let list_url = join(root, &["tools", id, "versions"]);
-    let mut items: Vec<Value> = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut last: Option<Exchange> = None;
-    for _ in 0..MAX_VERSION_PAGES {
-        let url = match &cursor {
-            Some(c) => with_query(&list_url, &[("pageCursor", c)]),
-            None => list_url.clone(),
-        };
-        let answer = match ctx.probe.get(&url, &[]).await {
-            Ok(answer) => answer,
-            Err(failure) => return ctx.no_answer(&VERSIONS_ORDER, &failure),
-        };
-        let (page_items, paging) = match page(&answer) {
-            Ok(page) => page,
-            Err(found) => return ctx.rec.fail(&VERSIONS_ORDER, answer.evidence(found)),
-        };
-        items.extend(page_items);
-        cursor = next(&paging);
-        last = Some(answer);
-        if cursor.is_none() {
-            break;
+    let (items, answer) = match walk(ctx, &list_url, &[], MAX_VERSION_PAGES, "version", &VERSIONS_ORDER).await {
+        Ok(walked) => walked,
+        Err(Stop::NoAnswer) => return Vec::new(),
+        Err(Stop::Bad(answer, found)) => {
+            ctx.rec.fail(&VERSIONS_ORDER, answer.evidence(found));
+            return Vec::new();
         }
-    }
-    let Some(answer) = last else { return };
+    };
     let numbers: Vec<Option<u64>> = items.iter().map(|v| number(&v["version"])).collect();
     let newest_first = numbers.first() == Some(&Some(current))
         && numbers.iter().all(Option::is_some)
         && numbers.windows(2).all(|w| w[0] > w[1]);
+    let shown: Vec<String> = numbers
+        .iter()
+        .map(|n| n.map_or("?".to_owned(), |n| n.to_string()))
+        .collect();
     ctx.rec.judge(&VERSIONS_ORDER, newest_first, || {
         answer.evidence(format!(
-            "`{}` (current version {current}): versions come as {:?}, not from {current} down",
+            "`{}` (current version {current}): versions come as {shown:?}, not from {current} down",
             tool.name(),
-            numbers
-                .iter()
-                .map(|n| n.map_or("?".to_owned(), |n| n.to_string()))
-                .collect::<Vec<_>>()
         ))
     });
     ctx.rec
@@ -510,11 +671,12 @@ async fn versions(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u
         ctx.rec
             .judge(&LOCKED, locked_part(entry) == locked_part(&tool.signature), || {
                 answer.evidence(format!(
-                    "`{}` version {current} in the versions list differs from the listing's",
+                    "`{}` version {current} in the versions list differs from the same version in the listing",
                     tool.name()
                 ))
             });
     }
+    complete(ctx, root, tool, id, current, &numbers, &answer).await;
     let mut reads = vec![(current, locked_part(&tool.signature)), (current, Value::Null)];
     if let Some(oldest) = items
         .last()
@@ -524,21 +686,9 @@ async fn versions(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u
     }
     let mut previous: Option<Value> = None;
     for (version, expected) in reads {
-        let url = join(root, &["tools", id, "versions", &version.to_string()]);
-        let answer = match ctx.probe.get(&url, &[]).await {
-            Ok(answer) => answer,
-            Err(failure) => return ctx.no_answer(&VERSION_READ, &failure),
+        let Some((answer, body)) = read_version(ctx, root, tool, id, version).await else {
+            return items;
         };
-        let Some(body) = answer
-            .json()
-            .filter(|b| answer.status == 200 && number(&b["version"]) == Some(version))
-        else {
-            return ctx.rec.fail(
-                &VERSION_READ,
-                answer.evidence(format!("not `{}`'s version {version}", tool.name())),
-            );
-        };
-        ctx.rec.pass(&VERSION_READ);
         let read = locked_part(&body);
         // The second read of the current version is compared with the first.
         let expected = if expected.is_null() {
@@ -555,10 +705,80 @@ async fn versions(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u
         });
         previous = Some(read);
     }
+    items
 }
 
-/// Invocations the signature refuses: each must be a 4xx, never a 5xx or a success.
-async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64) {
+/// `GET …/versions/{version}`: the answer and its body when it is that version (VERSION_READ
+/// judged); `None` when not.
+async fn read_version(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, version: u64) -> Option<(Exchange, Value)> {
+    let url = join(root, &["tools", id, "versions", &version.to_string()]);
+    let answer = match ctx.probe.get(&url, &[]).await {
+        Ok(answer) => answer,
+        Err(failure) => {
+            ctx.no_answer(&VERSION_READ, &failure);
+            return None;
+        }
+    };
+    let Some(body) = answer
+        .json()
+        .filter(|b| answer.status == 200 && number(&b["version"]) == Some(version))
+    else {
+        ctx.rec.fail(
+            &VERSION_READ,
+            answer.evidence(format!("not `{}`'s version {version}", tool.name())),
+        );
+        return None;
+    };
+    ctx.rec.pass(&VERSION_READ);
+    Some((answer, body))
+}
+
+/// The versions list holds every version that can be read (§6.3 "all versions"): a few of the
+/// numbers below the current one that the list leaves out are read; one that answers fails.
+/// (A version a server no longer serves is neither listed nor read.)
+async fn complete(
+    ctx: &mut Ctx,
+    root: &Url,
+    tool: &Listed,
+    id: &str,
+    current: u64,
+    numbers: &[Option<u64>],
+    list: &Exchange,
+) {
+    let listed: HashSet<u64> = numbers.iter().flatten().copied().collect();
+    let left_out: Vec<u64> = (1..current).rev().filter(|n| !listed.contains(n)).take(3).collect();
+    for version in left_out {
+        let url = join(root, &["tools", id, "versions", &version.to_string()]);
+        let answer = match ctx.probe.get(&url, &[]).await {
+            Ok(answer) => answer,
+            Err(failure) => return ctx.no_answer(&VERSIONS_ALL, &failure),
+        };
+        let read = answer
+            .json()
+            .filter(|b| answer.status == 200 && number(&b["version"]) == Some(version));
+        if read.is_some() {
+            return ctx.rec.fail(
+                &VERSIONS_ALL,
+                Evidence {
+                    found: format!(
+                        "`{}` version {version} answers at {}, but the versions list holds only {:?}",
+                        tool.name(),
+                        answer.request,
+                        numbers.iter().flatten().collect::<Vec<_>>()
+                    ),
+                    ..list.evidence("")
+                },
+            );
+        }
+    }
+    ctx.rec.pass(&VERSIONS_ALL);
+}
+
+/// Invocations the signature refuses: each must be a 4xx, never a 5xx or a success. A tool the
+/// checker may not run gets only one that no conformant server can run (a version the tool
+/// does not have): N-ACT leaves validating the input to the executor (§5.3), so a server may
+/// run a tool whatever its input.
+async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64, may_run: bool) {
     let inputs = tool.parameters("input_parameters");
     let Some((bad, how)) = inputs::nact_invalid(&inputs) else {
         ctx.rec.skip(
@@ -572,29 +792,41 @@ async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: 
     };
     let url = join(root, &["tools", &format!("{id}:invoke")]);
     let body = json!({"name": tool.name(), "input_parameters": bad});
-    let mut requests = vec![(url.clone(), body.clone(), how.clone())];
-    // A version the tool does not have, with the same refused input (were the version ignored).
+    // (URL, body, what is wrong with it, whether a conformant server may accept it)
     let missing = current + 1000;
-    requests.push((
+    let mut requests = vec![(
         join(root, &["tools", id, "versions", &format!("{missing}:invoke")]),
-        body,
+        body.clone(),
         format!("pins version {missing}, which the tool does not have, and {how}"),
-    ));
-    if bad == json!([]) {
-        // With a required input, even a lenient reading of a body that is not an invocation
-        // object cannot run the tool.
-        requests.push((
-            url,
-            json!({"name": tool.name(), "input_parameters": {"not": "an array"}}),
-            "sends `input_parameters` that is not an array".to_owned(),
-        ));
+        false,
+    )];
+    if may_run {
+        requests.push((url.clone(), body, how.clone(), true));
+        if bad == json!([]) {
+            requests.push((
+                url,
+                json!({"name": tool.name(), "input_parameters": {"not": "an array"}}),
+                "sends `input_parameters` that is not an array".to_owned(),
+                false,
+            ));
+        }
     }
-    for (url, body, how) in requests {
+    for (url, body, how, may_accept) in requests {
         let answer = match ctx.probe.post(&url, &body).await {
             Ok(answer) => answer,
             Err(failure) => return ctx.no_answer(&MALFORMED, &failure),
         };
         let status = answer.status;
+        if may_accept && (200..300).contains(&status) {
+            ctx.rec.skip(
+                &MALFORMED,
+                format!(
+                    "`{}` accepted an invocation that {how} (HTTP {status}): N-ACT leaves validating the input to the executor (5.3), so that is not a failure",
+                    tool.name()
+                ),
+            );
+            continue;
+        }
         ctx.rec.judge(&MALFORMED, (400..500).contains(&status), || {
             answer.evidence(match status {
                 500..=599 => format!(
@@ -607,63 +839,166 @@ async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: 
     }
 }
 
-/// The tool invoked for real (it is named or read-only), unpinned and pinned.
-async fn invoke(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64, input: Option<Value>) {
-    let input = input.unwrap_or_else(|| inputs::nact_valid(&tool.parameters("input_parameters")));
-    let body = json!({"name": tool.name(), "input_parameters": inputs::nact_parameters(&input)});
-    let outputs: HashSet<String> = tool
-        .parameters("output_parameters")
-        .iter()
+/// The tool being invoked.
+struct Target<'a> {
+    root: &'a Url,
+    tool: &'a Listed,
+    id: &'a str,
+    current: u64,
+}
+
+/// The names of a signature's outputs.
+fn output_names(signature: &Value) -> HashSet<String> {
+    let outputs = signature.get("output_parameters").and_then(Value::as_array);
+    outputs
+        .into_iter()
+        .flatten()
         .filter_map(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
-        .collect();
-    let targets = [
-        (
-            join(root, &["tools", &format!("{id}:invoke")]),
-            &INVOKE,
-            "N-ACT, unpinned",
-        ),
-        (
-            join(root, &["tools", id, "versions", &format!("{current}:invoke")]),
-            &PINNED,
-            "N-ACT, pinned",
-        ),
-    ];
-    for (url, check, how) in targets {
-        ctx.invoked(tool.name(), how);
-        let answer = match ctx.probe.post(&url, &body).await {
-            Ok(answer) => answer,
-            Err(failure) => return ctx.no_answer(check, &failure),
-        };
-        if !(200..300).contains(&answer.status) {
-            let reason = format!(
-                "`{}` did not succeed with the input {input} (HTTP {}: {}); give one with --invoke '{}=JSON'",
-                tool.name(),
-                answer.status,
-                excerpt(&answer.body),
-                tool.name()
-            );
-            ctx.rec.skip(&OUTPUT_NAMES, reason.clone());
-            ctx.rec.skip(check, reason);
-            continue;
+        .collect()
+}
+
+/// The outputs of an invocation's answer, judged against `outputs`; `None` when the answer has
+/// no `output_parameters` array.
+fn judge_outputs(ctx: &mut Ctx, answer: &Exchange, outputs: &HashSet<String>) -> Option<Vec<String>> {
+    let results = answer
+        .json()
+        .and_then(|b| b.get("output_parameters").and_then(Value::as_array).cloned())?;
+    let mut names = Vec::new();
+    for result in &results {
+        let name = result.get("name").and_then(Value::as_str);
+        ctx.rec
+            .judge(&OUTPUT_NAMES, name.is_some_and(|n| outputs.contains(n)), || {
+                let mut declared: Vec<&String> = outputs.iter().collect();
+                declared.sort();
+                answer.evidence(format!(
+                    "the output {} is not named after an output of the signature ({})",
+                    result.get("name").unwrap_or(&Value::Null),
+                    declared.into_iter().cloned().collect::<Vec<_>>().join(", ")
+                ))
+            });
+        names.extend(name.map(str::to_owned));
+    }
+    Some(names)
+}
+
+/// The tool invoked for real (it is named or read-only): unpinned, then pinned to its current
+/// version (the same input must succeed again), then pinned to the oldest version the versions
+/// list holds (`history`), whose answer must be that version's: outputs it declares.
+async fn invoke(ctx: &mut Ctx, target: &Target<'_>, given: Option<Value>, history: &[Value]) {
+    let Target {
+        root,
+        tool,
+        id,
+        current,
+    } = *target;
+    let input = given
+        .clone()
+        .unwrap_or_else(|| inputs::nact_valid(&tool.parameters("input_parameters")));
+    let body = json!({"name": tool.name(), "input_parameters": inputs::nact_parameters(&input)});
+    ctx.invoked(tool.name(), "N-ACT, unpinned");
+    let url = join(root, &["tools", &format!("{id}:invoke")]);
+    let answer = match ctx.probe.post(&url, &body).await {
+        Ok(answer) => answer,
+        Err(failure) => return ctx.no_answer(&INVOKE, &failure),
+    };
+    if !(200..300).contains(&answer.status) {
+        let reason = format!(
+            "`{}` did not succeed with the input {input} (HTTP {}: {}); give one with --invoke '{}=JSON'",
+            tool.name(),
+            answer.status,
+            excerpt(&answer.body),
+            tool.name()
+        );
+        for check in [&INVOKE, &OUTPUT_NAMES, &PINNED] {
+            ctx.rec.skip(check, reason.clone());
         }
-        let results = answer
-            .json()
-            .and_then(|b| b.get("output_parameters").and_then(Value::as_array).cloned());
-        let Some(results) = results else {
-            ctx.rec.fail(check, answer.evidence("no `output_parameters` array"));
-            continue;
-        };
-        ctx.rec.pass(check);
-        for result in &results {
-            let name = result.get("name").and_then(Value::as_str);
-            ctx.rec
-                .judge(&OUTPUT_NAMES, name.is_some_and(|n| outputs.contains(n)), || {
-                    answer.evidence(format!(
-                        "the output {} is not named after an output of the signature ({})",
-                        result.get("name").unwrap_or(&Value::Null),
-                        outputs.iter().cloned().collect::<Vec<_>>().join(", ")
-                    ))
-                });
+        return;
+    }
+    let outputs = output_names(&tool.signature);
+    if judge_outputs(ctx, &answer, &outputs).is_none() {
+        return ctx.rec.fail(&INVOKE, answer.evidence("no `output_parameters` array"));
+    }
+    ctx.rec.pass(&INVOKE);
+    ctx.invoked(tool.name(), &format!("N-ACT, pinned to version {current}"));
+    let url = join(root, &["tools", id, "versions", &format!("{current}:invoke")]);
+    let answer = match ctx.probe.post(&url, &body).await {
+        Ok(answer) => answer,
+        Err(failure) => return ctx.no_answer(&PINNED, &failure),
+    };
+    if !(200..300).contains(&answer.status) {
+        return ctx.rec.fail(
+            &PINNED,
+            answer.evidence(format!(
+                "HTTP {} pinned to version {current}, the current one, while the same invocation unpinned succeeded",
+                answer.status
+            )),
+        );
+    }
+    match judge_outputs(ctx, &answer, &outputs) {
+        Some(_) => ctx.rec.pass(&PINNED),
+        None => return ctx.rec.fail(&PINNED, answer.evidence("no `output_parameters` array")),
+    }
+    let Some((old, version)) = history
+        .last()
+        .and_then(|v| number(&v["version"]).filter(|n| *n < current).map(|n| (v, n)))
+    else {
+        return;
+    };
+    // The input as that version takes it: the user's, without inputs it does not have yet.
+    let parameters = old
+        .get("input_parameters")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let known: HashSet<&str> = parameters
+        .iter()
+        .filter_map(|p| p.get("name").and_then(Value::as_str))
+        .collect();
+    let input = match given {
+        Some(Value::Object(mut input)) => {
+            input.retain(|name, _| known.contains(name.as_str()));
+            Value::Object(input)
+        }
+        _ => inputs::nact_valid(&parameters),
+    };
+    let body = json!({"name": tool.name(), "input_parameters": inputs::nact_parameters(&input)});
+    ctx.invoked(tool.name(), &format!("N-ACT, pinned to version {version}"));
+    let url = join(root, &["tools", id, "versions", &format!("{version}:invoke")]);
+    let answer = match ctx.probe.post(&url, &body).await {
+        Ok(answer) => answer,
+        Err(failure) => return ctx.no_answer(&PINNED, &failure),
+    };
+    match answer.status {
+        200..=299 => {}
+        status @ (404 | 405) => {
+            return ctx.rec.fail(
+                &PINNED,
+                answer.evidence(format!(
+                    "HTTP {status} pinned to version {version}, which the tool's versions list holds"
+                )),
+            );
+        }
+        status => {
+            return ctx.rec.skip(
+                &PINNED,
+                format!(
+                    "`{}` pinned to version {version} did not succeed with the input {input} (HTTP {status}: {})",
+                    tool.name(),
+                    excerpt(&answer.body)
+                ),
+            );
         }
     }
+    let declared = output_names(old);
+    let Some(names) = judge_outputs(ctx, &answer, &outputs) else {
+        return ctx.rec.fail(&PINNED, answer.evidence("no `output_parameters` array"));
+    };
+    let foreign: Vec<&String> = names.iter().filter(|n| !declared.contains(*n)).collect();
+    ctx.rec.judge(&PINNED, foreign.is_empty(), || {
+        let mut declared: Vec<&String> = declared.iter().collect();
+        declared.sort();
+        answer.evidence(format!(
+            "pinned to version {version}, the answer has the output(s) {foreign:?}, which version {version} does not declare (it declares {declared:?}): another version ran"
+        ))
+    });
 }
