@@ -9,8 +9,10 @@
 //! It is safe to point at someone else's server:
 //! - a tool is invoked for real only when the user names it ([`Options::invoke`]) or the server
 //!   marks it read-only (`annotations.readOnlyHint` or `readOnly: true` in its definition);
-//!   every other request to a tool is one its spec says must be refused before anything runs
-//!   (a missing required input, a wrong type, an unknown tool or version, another agent's id);
+//!   every other tool gets only requests no conformant server runs (a version it does not
+//!   have, an unknown tool, another agent's id, each with input every schema it could reach
+//!   refuses): input a schema refuses alone goes only to tools that may run, since a server
+//!   may run a tool whatever its input (WoA §4.2, §5.1; N-ACT §5.3);
 //! - it sends at most [`Options::max_requests`] requests within [`Options::time_limit`], one at
 //!   a time, and honours `Retry-After`;
 //! - its HTTP is the client's ([`toolhost_client::Raw`]): the SSRF guard, the caller's
