@@ -204,6 +204,13 @@ pub(crate) mod nact {
         Must,
         "GET {platform-root}/tools/{toolID}/versions is paginated and includes the full signature of each version, sorted from most recent to oldest.",
     );
+    pub const VERSIONS_ALL: Check = check(
+        "nact-6.3-versions-all",
+        Nact,
+        "6.3",
+        Must,
+        "The API allows all versions of a tool to be retrieved via GET {platform-root}/tools/{toolID}/versions: a version that can be read at …/versions/{versionNum} is in that list.",
+    );
     pub const VERSION_READ: Check = check(
         "nact-6.3-version-by-number",
         Nact,
@@ -211,12 +218,19 @@ pub(crate) mod nact {
         Must,
         "An individual version can be retrieved via GET {platform-root}/tools/{toolID}/versions/{versionNum}.",
     );
+    pub const TAG_FILTER: Check = check(
+        "nact-5.2-tag-filter",
+        Nact,
+        "5.2",
+        Must,
+        "The enumeration API supports tagging, with filtering on tags: filtered by one of its tags (`tag=`; the draft names no parameter), the listing holds exactly the tools that carry it.",
+    );
     pub const PAGINATION: Check = check(
         "nact-6.4-pagination",
         Nact,
         "6.4",
         Must,
-        "All of the enumeration APIs support pageCursor and pageLimit; `paging` holds the page limit the server offers and `next`, the cursor of the next page.",
+        "All of the enumeration APIs support pageCursor and pageLimit; `paging` holds the page limit the server offers and `next`, the cursor of the next page (so following `next` reaches the end, each tool once).",
     );
     pub const INVOKE: Check = check(
         "nact-7-invoke",
@@ -237,7 +251,7 @@ pub(crate) mod nact {
         Nact,
         "7",
         Must,
-        "A specific version can be invoked: POST {platform-root}/tools/{toolID}/versions/{versionId}:invoke.",
+        "A specific version can be invoked: POST {platform-root}/tools/{toolID}/versions/{versionId}:invoke runs that version (5.4: servers allow invocation against a specific version), for each version the tool lists.",
     );
     pub const MALFORMED: Check = check(
         "nact-7-malformed-is-4xx",
@@ -271,7 +285,9 @@ pub(crate) mod nact {
         &LOCKED,
         &DETAILS,
         &VERSIONS_ORDER,
+        &VERSIONS_ALL,
         &VERSION_READ,
+        &TAG_FILTER,
         &PAGINATION,
         &INVOKE,
         &OUTPUT_NAMES,
@@ -288,7 +304,21 @@ pub(crate) mod otc {
         Otc,
         "health-check",
         Must,
-        "An OTC server MUST implement GET /health, which returns 200 OK when the server is ready to receive tool calls.",
+        "An OTC server MUST implement GET /health; if the server is ready to receive tool calls, it MUST return 200 OK (a 503 only while it is not).",
+    );
+    pub const HEALTH_NO_AUTH: Check = check(
+        "otc-health-no-auth",
+        Otc,
+        "health-check",
+        Must,
+        "GET /health — Security: No authentication is required (openapi.json: `security: [{}]`).",
+    );
+    pub const IGNORE_AUTHORIZATION: Check = check(
+        "otc-authn-ignores-authorization",
+        Otc,
+        "security-authn",
+        Must,
+        "If a server is configured to not require authentication, the server MUST ignore the `Authorization` header.",
     );
     pub const LIST: Check = check(
         "otc-list-tools",
@@ -316,7 +346,7 @@ pub(crate) mod otc {
         Otc,
         "tool-definition",
         Must,
-        "Each tool conforms to the ToolDefinition schema of openapi.json (`id`, `name` of 1-64 of [A-Za-z0-9_-], `description`, `input_schema.parameters`, `output_schema`; nothing else but `version` and `requirements`).",
+        "Each tool conforms to the ToolDefinition schema of openapi.json (`id`, `name` of 1-64 of [A-Za-z0-9_-], `description`, `input_schema.parameters`, `output_schema`); added properties are allowed (index: the standard is extensible).",
     );
     pub const ID_UNIQUE: Check = check(
         "otc-id-unique",
@@ -351,7 +381,14 @@ pub(crate) mod otc {
         Otc,
         "call-tool",
         Must,
-        "Servers MUST validate the input against the tool's input_schema before calling the tool; invalid input MUST be a 422 ValidationErrorResponse.",
+        "Servers MUST validate the input against the tool's input_schema before calling the tool; invalid input MUST be a 422 ValidationErrorResponse (a missing secret or token the tool requires may be a 400 first: tool-secrets, tool-authz).",
+    );
+    pub const EXECUTION_ERROR: Check = check(
+        "otc-execution-error",
+        Otc,
+        "call-tool",
+        Must,
+        "If an error occurs during execution of a tool, the server MUST return a 200 Call Tool Response with `success: false` and an `error` object; a 400 is for errors before the tool is called.",
     );
     pub const RESOLUTION: Check = check(
         "otc-version-resolution",
@@ -365,7 +402,14 @@ pub(crate) mod otc {
         Otc,
         "call-tool",
         Must,
-        "If the `$schema` field is not included, the server MUST assume the client supports the latest version.",
+        "If the `$schema` field is not included, the server MUST assume the client supports the latest version (a request without it is served like one with it).",
+    );
+    pub const SCHEMA_UNSUPPORTED: Check = check(
+        "otc-schema-unsupported",
+        Otc,
+        "call-tool",
+        Must,
+        "A requested version of the OTC standard that is not supported is an error before the tool is called: a 400 ServerErrorResponse.",
     );
     pub const CALL: Check = check(
         "otc-call-response",
@@ -405,6 +449,8 @@ pub(crate) mod otc {
 
     pub const ALL: &[&Check] = &[
         &HEALTH,
+        &HEALTH_NO_AUTH,
+        &IGNORE_AUTHORIZATION,
         &LIST,
         &LIST_SCHEMA,
         &SCHEMA_URI,
@@ -416,7 +462,9 @@ pub(crate) mod otc {
         &VALIDATION_ERROR,
         &RESOLUTION,
         &SCHEMA_ABSENT,
+        &SCHEMA_UNSUPPORTED,
         &CALL,
+        &EXECUTION_ERROR,
         &CALL_VALUE,
         &CALL_ID_GENERATED,
         &CALL_ID_ECHO,
@@ -529,7 +577,7 @@ pub(crate) mod woa {
         Woa,
         "7",
         Should,
-        "Hosts SHOULD include HTTP caching headers (ETag, Last-Modified, Cache-Control) on responses that carry a WoA document.",
+        "Hosts SHOULD include HTTP caching headers, such as ETag, Last-Modified, and appropriate Cache-Control directives (not `no-store`, which forbids the caching they are for), on responses that carry a WoA document.",
     );
     pub const CONDITIONAL: Check = check(
         "woa-7-conditional",

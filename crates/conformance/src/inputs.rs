@@ -54,13 +54,18 @@ fn simplest(schema: &Value) -> Value {
     }
 }
 
-/// An input `schema` refuses, and how: a required property left out, else a property given a
-/// value of the wrong type (an object for a scalar, a string for an object). Not an unknown
-/// property, even under `additionalProperties: false`: a lenient server would ignore it and
-/// run the tool. `None` when no input is surely refused: the checker then sends nothing to
-/// that tool.
-pub(crate) fn invalid(schema: &Value) -> Option<(Value, String)> {
-    let validator = toolhost_core::validate::compile(schema).ok()?;
+/// Whether `schema` accepts `input`; `None` when the schema does not compile.
+pub(crate) fn accepts(schema: &Value, input: &Value) -> Option<bool> {
+    toolhost_core::validate::compile(schema)
+        .ok()
+        .map(|validator| validator.is_valid(input))
+}
+
+/// Inputs that may break `schema`, and how: a required property left out, else a property
+/// given a value of the wrong type (an object for a scalar, a string for an object). Not an
+/// unknown property, even under `additionalProperties: false`: a lenient server would ignore it
+/// and run the tool.
+fn refusal_candidates(schema: &Value) -> Vec<(Value, String)> {
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -87,7 +92,59 @@ pub(crate) fn invalid(schema: &Value) -> Option<(Value, String)> {
         input[name] = wrong;
         candidates.push((input, format!("gives `{name}` a value of the wrong type")));
     }
-    candidates.into_iter().find(|(input, _)| !validator.is_valid(input))
+    candidates
+}
+
+/// An input `schema` surely refuses, and how (see [`refusal_candidates`]). `None` when no
+/// input is surely refused: the checker then sends nothing to that tool.
+pub(crate) fn invalid(schema: &Value) -> Option<(Value, String)> {
+    invalid_for_all(schema, &[])
+}
+
+/// An input `schema` and every one of `others` surely refuse: for a tool whose request may
+/// resolve to any of them (another version, an operation's own `inputs`).
+pub(crate) fn invalid_for_all(schema: &Value, others: &[&Value]) -> Option<(Value, String)> {
+    refusal_candidates(schema).into_iter().find(|(input, _)| {
+        std::iter::once(schema)
+            .chain(others.iter().copied())
+            .all(|s| accepts(s, input) == Some(false))
+    })
+}
+
+/// An input that tells the schema `expected` apart from `others` (other versions of one
+/// tool): first one `expected` refuses and another accepts (`false`: a server that resolves to
+/// `expected` runs nothing), else, when `may_run`, one `expected` accepts and another refuses
+/// (`true`).
+pub(crate) fn telling_apart(expected: &Value, others: &[&Value], may_run: bool) -> Option<(Value, bool)> {
+    let mut candidates = vec![json!({})];
+    for schema in std::iter::once(expected).chain(others.iter().copied()) {
+        let base = valid(schema);
+        candidates.push(base.clone());
+        for (name, property) in schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if base.get(name).is_none() {
+                let mut more = base.clone();
+                more[name] = simplest(property);
+                candidates.push(more);
+            }
+        }
+        candidates.extend(refusal_candidates(schema).into_iter().map(|(input, _)| input));
+    }
+    let others_do = |input: &Value, verdict: bool| others.iter().any(|s| accepts(s, input) == Some(verdict));
+    let refused = candidates
+        .iter()
+        .find(|c| accepts(expected, c) == Some(false) && others_do(c, true));
+    if let Some(input) = refused {
+        return Some((input.clone(), false));
+    }
+    candidates
+        .into_iter()
+        .find(|c| may_run && accepts(expected, c) == Some(true) && others_do(c, false))
+        .map(|input| (input, true))
 }
 
 /// Whether an N-ACT parameter is required (the default).
@@ -200,6 +257,23 @@ mod tests {
             invalid(&json!({"type": "object"})).is_none(),
             "nothing is surely refused"
         );
+    }
+
+    #[test]
+    fn inputs_tell_versions_apart_without_running_where_they_can() {
+        let old = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false});
+        let new = json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"], "additionalProperties": false});
+        // The old version refuses `days`, which the new one takes: nothing runs where `@1` is right.
+        let (input, runs) = telling_apart(&old, &[&new], false).unwrap();
+        assert!(!runs && input.get("days").is_some(), "{input}");
+        // The newest refuses nothing an older one takes: only an input that runs tells it apart.
+        assert!(telling_apart(&new, &[&old], false).is_none());
+        let (input, runs) = telling_apart(&new, &[&old], true).unwrap();
+        assert!(runs && input.get("days").is_some(), "{input}");
+        // A wrong type refused by both versions, not a missing input only one requires.
+        let loose = json!({"type": "object", "properties": {"city": {"type": "string"}}});
+        let (input, _) = invalid_for_all(&old, &[&loose]).unwrap();
+        assert_eq!(input["city"], wrong_value());
     }
 
     #[test]

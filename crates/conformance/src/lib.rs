@@ -9,8 +9,10 @@
 //! It is safe to point at someone else's server:
 //! - a tool is invoked for real only when the user names it ([`Options::invoke`]) or the server
 //!   marks it read-only (`annotations.readOnlyHint` or `readOnly: true` in its definition);
-//!   every other request to a tool is one its spec says must be refused before anything runs
-//!   (a missing required input, a wrong type, an unknown tool or version, another agent's id);
+//!   every other tool gets only requests no conformant server runs (a version it does not
+//!   have, an unknown tool, another agent's id, each with input every schema it could reach
+//!   refuses): input a schema refuses alone goes only to tools that may run, since a server
+//!   may run a tool whatever its input (WoA §4.2, §5.1; N-ACT §5.3);
 //! - it sends at most [`Options::max_requests`] requests within [`Options::time_limit`], one at
 //!   a time, and honours `Retry-After`;
 //! - its HTTP is the client's ([`toolhost_client::Raw`]): the SSRF guard, the caller's
@@ -173,6 +175,25 @@ impl Ctx {
         read_only(definition).then(|| ((*first).to_owned(), None))
     }
 
+    /// Why nothing can be checked when `answer` refuses the checker for want of credentials
+    /// (401 or 403): not a failure to conform, but a run that needs them.
+    pub fn needs_credentials(&self, answer: &probe::Exchange) -> Option<String> {
+        if !matches!(answer.status, 401 | 403) {
+            return None;
+        }
+        Some(if self.probe.has_credentials() {
+            format!(
+                "{} answered HTTP {}: the server refuses the credentials given",
+                answer.request, answer.status
+            )
+        } else {
+            format!(
+                "{} answered HTTP {}: the server needs credentials (--api-key KEY or --bearer TOKEN)",
+                answer.request, answer.status
+            )
+        })
+    }
+
     /// Notes that `name` was invoked for real (`how`).
     pub fn invoked(&mut self, name: &str, how: &str) {
         self.notes.push(format!("invoked {name} ({how})"));
@@ -191,8 +212,23 @@ fn read_only(definition: &Value) -> bool {
 pub async fn run(options: Options) -> Result<Report, Error> {
     let started = Instant::now();
     let raw = toolhost_client::Raw::new(&options.client).map_err(Error::Client)?;
+    let mut probe = Probe::new(raw, options.max_requests, options.time_limit);
+    if !options.client.headers.is_empty() || !options.client.server_headers.is_empty() {
+        let bare = toolhost_client::Options {
+            headers: Vec::new(),
+            // The prefixes stay trusted by the guard; only their headers go.
+            server_headers: options
+                .client
+                .server_headers
+                .iter()
+                .map(|(prefix, _)| (prefix.clone(), Vec::new()))
+                .collect(),
+            ..options.client.clone()
+        };
+        probe = probe.with_anonymous(toolhost_client::Raw::new(&bare).map_err(Error::Client)?);
+    }
     let mut ctx = Ctx {
-        probe: Probe::new(raw, options.max_requests, options.time_limit),
+        probe,
         rec: Recorder::default(),
         invoke: options.invoke.clone(),
         max_tools: options.max_tools,

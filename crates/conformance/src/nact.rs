@@ -6,10 +6,17 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Value, json};
 use url::Url;
 
+use crate::checks::Check;
 use crate::checks::nact::*;
-use crate::probe::{Exchange, excerpt};
+use crate::probe::Exchange;
 use crate::report::Evidence;
-use crate::{Ctx, inputs, join};
+use crate::{Ctx, join};
+
+mod invoke;
+mod versions;
+
+use invoke::{Target, invoke, malformed};
+use versions::{details, versions};
 
 /// Listing pages followed at most.
 const MAX_PAGES: usize = 20;
@@ -46,11 +53,14 @@ impl Listed {
 }
 
 pub(crate) async fn run(ctx: &mut Ctx, root: &Url) {
-    let Some(listed) = enumerate(ctx, root).await else {
-        for check in ALL {
-            ctx.rec.skip(check, "the enumeration API could not be read");
+    let listed = match enumerate(ctx, root).await {
+        Ok(listed) => listed,
+        Err(reason) => {
+            for check in ALL {
+                ctx.rec.skip(check, reason.clone());
+            }
+            return;
         }
-        return;
     };
     if listed.is_empty() {
         for check in ALL {
@@ -62,6 +72,7 @@ pub(crate) async fn run(ctx: &mut Ctx, root: &Url) {
     }
     unique_names(ctx, &listed);
     pagination(ctx, root, &listed).await;
+    tag_filter(ctx, root, &listed).await;
     unknown_tool(ctx, root).await;
     let mut in_depth = 0;
     for tool in &listed {
@@ -77,10 +88,16 @@ pub(crate) async fn run(ctx: &mut Ctx, root: &Url) {
             continue;
         };
         details(ctx, root, tool, &id, current).await;
-        versions(ctx, root, tool, &id, current).await;
-        malformed(ctx, root, tool, &id, current).await;
+        let history = versions(ctx, root, tool, &id, current).await;
+        malformed(ctx, root, tool, &id, current, invocable.is_some()).await;
         if let Some((_, input)) = invocable {
-            invoke(ctx, root, tool, &id, current, input).await;
+            let target = Target {
+                root,
+                tool,
+                id: &id,
+                current,
+            };
+            invoke(ctx, &target, input, &history).await;
         }
     }
     for check in [&INVOKE, &OUTPUT_NAMES, &PINNED] {
@@ -120,12 +137,92 @@ fn with_query(url: &Url, pairs: &[(&str, &str)]) -> Url {
     url
 }
 
-/// Every signature of the listing, following `next`.
-async fn enumerate(ctx: &mut Ctx, root: &Url) -> Option<Vec<Listed>> {
+/// What tells two items of a list apart: `field` (`toolId` in a listing of tools, `version` in
+/// one tool's versions), the whole item when it has none.
+fn key(item: &Value, field: &str) -> String {
+    item.get(field).unwrap_or(item).to_string()
+}
+
+/// An item of this page that an earlier page listed already: `next` wrapped around (§6.4).
+fn repeated<'a>(items: &'a [Value], earlier: &HashSet<String>, field: &str) -> Option<&'a Value> {
+    items.iter().find(|s| earlier.contains(&key(s, field)))
+}
+
+fn wrapped(answer: &Exchange, again: &Value) -> Evidence {
+    answer.evidence(format!(
+        "the page at `next` lists `{}` (version {}) again, as an earlier page did: following `next` starts over instead of reaching the last page",
+        again.get("name").and_then(Value::as_str).unwrap_or_default(),
+        again.get("version").unwrap_or(&Value::Null)
+    ))
+}
+
+/// Why a walk of a paginated list stopped short.
+enum Stop {
+    /// No answer (already recorded against the walk's check).
+    NoAnswer,
+    /// An answer that is not a page, and what is wrong with it.
+    Bad(Exchange, String),
+}
+
+/// The items of the paginated list at `url` (with `pairs` in its query), following `next` for
+/// at most `max` pages, and the last answer. A `next` that repeats a cursor or starts over
+/// fails PAGINATION and ends the walk with the items before it; the items are told apart by
+/// `field`.
+async fn walk(
+    ctx: &mut Ctx,
+    url: &Url,
+    pairs: &[(&str, &str)],
+    max: usize,
+    field: &str,
+    check: &Check,
+) -> Result<(Vec<Value>, Exchange), Stop> {
+    let mut items: Vec<Value> = Vec::new();
+    let mut earlier = HashSet::new();
+    let mut cursors = HashSet::new();
+    let mut cursor: Option<String> = None;
+    let mut last = None;
+    for _ in 0..max {
+        let mut query = pairs.to_vec();
+        if let Some(c) = &cursor {
+            query.push(("pageCursor", c));
+        }
+        let answer = match ctx.probe.get(&with_query(url, &query), &[]).await {
+            Ok(answer) => answer,
+            Err(failure) => {
+                ctx.no_answer(check, &failure);
+                return Err(Stop::NoAnswer);
+            }
+        };
+        let (page_items, paging) = match page(&answer) {
+            Ok(page) => page,
+            Err(found) => return Err(Stop::Bad(answer, found)),
+        };
+        if let Some(again) = repeated(&page_items, &earlier, field) {
+            ctx.rec.fail(&PAGINATION, wrapped(&answer, again));
+            return Ok((items, answer));
+        }
+        earlier.extend(page_items.iter().map(|item| key(item, field)));
+        items.extend(page_items);
+        cursor = next(&paging).filter(|c| cursors.insert(c.clone()));
+        if cursor.is_none() {
+            return Ok((items, answer));
+        }
+        last = Some(answer);
+    }
+    match last {
+        Some(answer) => Ok((items, answer)),
+        None => Err(Stop::NoAnswer),
+    }
+}
+
+/// Every signature of the listing, following `next`; why not, when the listing cannot be read.
+async fn enumerate(ctx: &mut Ctx, root: &Url) -> Result<Vec<Listed>, String> {
     let listing = join(root, &["tools"]);
-    let mut listed = Vec::new();
+    let mut listed: Vec<Listed> = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
+    let mut earlier = HashSet::new();
+    let unreadable = || "the enumeration API could not be read".to_owned();
     for number in 0..MAX_PAGES {
         let url = match &cursor {
             Some(c) => with_query(&listing, &[("pageCursor", c)]),
@@ -136,21 +233,31 @@ async fn enumerate(ctx: &mut Ctx, root: &Url) -> Option<Vec<Listed>> {
             Err(failure) => {
                 let check = if number == 0 { &ENUMERATION } else { &PAGINATION };
                 ctx.no_answer(check, &failure);
-                return (number > 0).then_some(listed);
+                return if number > 0 { Ok(listed) } else { Err(unreadable()) };
             }
         };
+        if number == 0
+            && let Some(reason) = ctx.needs_credentials(&answer)
+        {
+            return Err(reason);
+        }
         let (items, paging) = match page(&answer) {
             Ok(page) => page,
             Err(found) if number == 0 => {
                 ctx.rec.fail(&ENUMERATION, answer.evidence(found));
-                return None;
+                return Err(unreadable());
             }
             Err(found) => {
                 ctx.rec
                     .fail(&PAGINATION, answer.evidence(format!("the page at `next`: {found}")));
-                return Some(listed);
+                return Ok(listed);
             }
         };
+        if let Some(again) = repeated(&items, &earlier, "toolId") {
+            ctx.rec.fail(&PAGINATION, wrapped(&answer, again));
+            return Ok(listed);
+        }
+        earlier.extend(items.iter().map(|item| key(item, "toolId")));
         if number == 0 {
             ctx.rec.pass(&ENUMERATION);
         }
@@ -165,13 +272,13 @@ async fn enumerate(ctx: &mut Ctx, root: &Url) -> Option<Vec<Listed>> {
             request: answer.request.clone(),
         }));
         match next(&paging) {
-            None => return Some(listed),
+            None => return Ok(listed),
             Some(c) if !seen.insert(c.clone()) => {
                 ctx.rec.fail(
                     &PAGINATION,
                     answer.evidence(format!("`next` repeats an earlier cursor ({c}): the pages loop")),
                 );
-                return Some(listed);
+                return Ok(listed);
             }
             Some(c) => cursor = Some(c),
         }
@@ -179,7 +286,7 @@ async fn enumerate(ctx: &mut Ctx, root: &Url) -> Option<Vec<Listed>> {
     ctx.notes.push(format!(
         "the listing has more than {MAX_PAGES} pages; only those were checked"
     ));
-    Some(listed)
+    Ok(listed)
 }
 
 /// A version number: a positive integer (Figure 2 quotes them, so a string of digits too).
@@ -358,6 +465,7 @@ async fn pagination(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
     let mut names = Vec::new();
     let mut cursor: Option<String> = None;
     let mut cursors = HashSet::new();
+    let mut earlier = HashSet::new();
     for _ in 0..8 {
         let mut pairs = vec![("pageLimit", limit.as_str())];
         if let Some(c) = &cursor {
@@ -382,6 +490,10 @@ async fn pagination(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
                 )),
             );
         }
+        if let Some(again) = repeated(&items, &earlier, "toolId") {
+            return ctx.rec.fail(&PAGINATION, wrapped(&answer, again));
+        }
+        earlier.extend(items.iter().map(|item| key(item, "toolId")));
         names.extend(items.iter().map(|s| s["name"].as_str().unwrap_or_default().to_owned()));
         match next(&paging) {
             Some(c) if cursors.contains(&c) => {
@@ -412,6 +524,77 @@ async fn pagination(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
         .skip(&PAGINATION, format!("pages of {limit} did not end within 8 pages"));
 }
 
+/// The listing filtered by a tag some tools carry and others do not (§5.2). The draft names no
+/// filter parameter: `tag` (toolhost's) ignored or refused is a skip, a wrong answer a failure.
+async fn tag_filter(ctx: &mut Ctx, root: &Url, listed: &[Listed]) {
+    let tags_of = |tool: &Listed| -> Vec<String> {
+        let tags = tool.signature.get("tags").and_then(Value::as_array);
+        tags.into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for tool in listed {
+        for tag in tags_of(tool).into_iter().collect::<HashSet<_>>() {
+            *counts.entry(tag).or_default() += 1;
+        }
+    }
+    // The tag most tools carry, short of all of them (a filter by it must drop some).
+    let Some(tag) = counts
+        .iter()
+        .filter(|(_, n)| **n < listed.len())
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+        .map(|(tag, _)| tag.clone())
+    else {
+        ctx.rec.skip(
+            &TAG_FILTER,
+            "no tag is carried by some listed tools and not by others: a filter could not be told from none",
+        );
+        return;
+    };
+    let names = |tools: &mut dyn Iterator<Item = &Value>| -> Vec<String> {
+        let mut names: Vec<String> = tools
+            .map(|s| s.get("name").and_then(Value::as_str).unwrap_or_default().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let expected = names(
+        &mut listed
+            .iter()
+            .filter(|t| tags_of(t).contains(&tag))
+            .map(|t| &t.signature),
+    );
+    let whole = names(&mut listed.iter().map(|t| &t.signature));
+    let pairs = [("tag", tag.as_str())];
+    let (got, answer) = match walk(ctx, &join(root, &["tools"]), &pairs, MAX_PAGES, "toolId", &TAG_FILTER).await {
+        Ok(walked) => walked,
+        Err(Stop::NoAnswer) => return,
+        Err(Stop::Bad(_, found)) => {
+            return ctx.rec.skip(
+                &TAG_FILTER,
+                format!("the listing filtered with `tag={tag}` answered {found}; the draft names no filter parameter, so the server may filter another way"),
+            );
+        }
+    };
+    let got = names(&mut got.iter());
+    if got == whole {
+        return ctx.rec.skip(
+            &TAG_FILTER,
+            format!("the server ignores `tag={tag}` (every tool is listed); the draft names no filter parameter, so the server may filter another way"),
+        );
+    }
+    ctx.rec.judge(&TAG_FILTER, got == expected, || {
+        answer.evidence(format!(
+            "filtered by the tag `{tag}`, the listing holds [{}]; the tools that carry it are [{}]",
+            got.join(", "),
+            expected.join(", ")
+        ))
+    });
+}
+
 async fn unknown_tool(ctx: &mut Ctx, root: &Url) {
     let id = uuid::Uuid::new_v4().to_string();
     let url = join(root, &["tools", &format!("{id}:invoke")]);
@@ -420,250 +603,5 @@ async fn unknown_tool(ctx: &mut Ctx, root: &Url) {
             answer.evidence(format!("HTTP {} for a toolID the server does not list", answer.status))
         }),
         Err(failure) => ctx.no_answer(&UNKNOWN_TOOL, &failure),
-    }
-}
-
-/// The signature without `currentVersion`, which alone may change under one version.
-fn locked_part(signature: &Value) -> Value {
-    let mut s = signature.clone();
-    if let Some(map) = s.as_object_mut() {
-        map.remove("currentVersion");
-    }
-    s
-}
-
-async fn details(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64) {
-    let answer = match ctx.probe.get(&join(root, &["tools", id]), &[]).await {
-        Ok(answer) => answer,
-        Err(failure) => return ctx.no_answer(&DETAILS, &failure),
-    };
-    let body = answer.json().filter(|_| answer.status == 200);
-    let version = body.as_ref().and_then(|b| number(&b["version"]));
-    ctx.rec.judge(&DETAILS, version == Some(current), || {
-        answer.evidence(format!(
-            "`{}`'s current version is {current}; this answer is version {}",
-            tool.name(),
-            body.as_ref().map_or(Value::Null, |b| b["version"].clone())
-        ))
-    });
-    if let Some(body) = body.filter(|_| version == Some(current)) {
-        ctx.rec
-            .judge(&LOCKED, locked_part(&body) == locked_part(&tool.signature), || {
-                answer.evidence(format!(
-                    "`{}` version {current} here differs from the same version in the listing",
-                    tool.name()
-                ))
-            });
-    }
-}
-
-/// The versions list (order, numbers), and two reads of the current version and one of the
-/// oldest, compared with the listing and the versions list.
-async fn versions(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64) {
-    let list_url = join(root, &["tools", id, "versions"]);
-    let mut items: Vec<Value> = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut last: Option<Exchange> = None;
-    for _ in 0..MAX_VERSION_PAGES {
-        let url = match &cursor {
-            Some(c) => with_query(&list_url, &[("pageCursor", c)]),
-            None => list_url.clone(),
-        };
-        let answer = match ctx.probe.get(&url, &[]).await {
-            Ok(answer) => answer,
-            Err(failure) => return ctx.no_answer(&VERSIONS_ORDER, &failure),
-        };
-        let (page_items, paging) = match page(&answer) {
-            Ok(page) => page,
-            Err(found) => return ctx.rec.fail(&VERSIONS_ORDER, answer.evidence(found)),
-        };
-        items.extend(page_items);
-        cursor = next(&paging);
-        last = Some(answer);
-        if cursor.is_none() {
-            break;
-        }
-    }
-    let Some(answer) = last else { return };
-    let numbers: Vec<Option<u64>> = items.iter().map(|v| number(&v["version"])).collect();
-    let newest_first = numbers.first() == Some(&Some(current))
-        && numbers.iter().all(Option::is_some)
-        && numbers.windows(2).all(|w| w[0] > w[1]);
-    ctx.rec.judge(&VERSIONS_ORDER, newest_first, || {
-        answer.evidence(format!(
-            "`{}` (current version {current}): versions come as {:?}, not from {current} down",
-            tool.name(),
-            numbers
-                .iter()
-                .map(|n| n.map_or("?".to_owned(), |n| n.to_string()))
-                .collect::<Vec<_>>()
-        ))
-    });
-    ctx.rec
-        .judge(&VERSION_INTEGER, numbers.iter().all(Option::is_some), || {
-            answer.evidence(format!(
-                "`{}` lists a version that is not a positive integer",
-                tool.name()
-            ))
-        });
-    if let Some(entry) = items.iter().find(|v| number(&v["version"]) == Some(current)) {
-        ctx.rec
-            .judge(&LOCKED, locked_part(entry) == locked_part(&tool.signature), || {
-                answer.evidence(format!(
-                    "`{}` version {current} in the versions list differs from the listing's",
-                    tool.name()
-                ))
-            });
-    }
-    let mut reads = vec![(current, locked_part(&tool.signature)), (current, Value::Null)];
-    if let Some(oldest) = items
-        .last()
-        .filter(|v| number(&v["version"]).is_some_and(|n| n < current))
-    {
-        reads.push((number(&oldest["version"]).unwrap_or(1), locked_part(oldest)));
-    }
-    let mut previous: Option<Value> = None;
-    for (version, expected) in reads {
-        let url = join(root, &["tools", id, "versions", &version.to_string()]);
-        let answer = match ctx.probe.get(&url, &[]).await {
-            Ok(answer) => answer,
-            Err(failure) => return ctx.no_answer(&VERSION_READ, &failure),
-        };
-        let Some(body) = answer
-            .json()
-            .filter(|b| answer.status == 200 && number(&b["version"]) == Some(version))
-        else {
-            return ctx.rec.fail(
-                &VERSION_READ,
-                answer.evidence(format!("not `{}`'s version {version}", tool.name())),
-            );
-        };
-        ctx.rec.pass(&VERSION_READ);
-        let read = locked_part(&body);
-        // The second read of the current version is compared with the first.
-        let expected = if expected.is_null() {
-            previous.clone().unwrap_or_default()
-        } else {
-            expected
-        };
-        ctx.rec.judge(&LOCKED, read == expected, || {
-            answer.evidence(format!(
-                "`{}` version {version} changed between two reads without a new version: was {}",
-                tool.name(),
-                excerpt(expected.to_string().as_bytes())
-            ))
-        });
-        previous = Some(read);
-    }
-}
-
-/// Invocations the signature refuses: each must be a 4xx, never a 5xx or a success.
-async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64) {
-    let inputs = tool.parameters("input_parameters");
-    let Some((bad, how)) = inputs::nact_invalid(&inputs) else {
-        ctx.rec.skip(
-            &MALFORMED,
-            format!(
-                "`{}` has no input whose absence or type the server must refuse",
-                tool.name()
-            ),
-        );
-        return;
-    };
-    let url = join(root, &["tools", &format!("{id}:invoke")]);
-    let body = json!({"name": tool.name(), "input_parameters": bad});
-    let mut requests = vec![(url.clone(), body.clone(), how.clone())];
-    // A version the tool does not have, with the same refused input (were the version ignored).
-    let missing = current + 1000;
-    requests.push((
-        join(root, &["tools", id, "versions", &format!("{missing}:invoke")]),
-        body,
-        format!("pins version {missing}, which the tool does not have, and {how}"),
-    ));
-    if bad == json!([]) {
-        // With a required input, even a lenient reading of a body that is not an invocation
-        // object cannot run the tool.
-        requests.push((
-            url,
-            json!({"name": tool.name(), "input_parameters": {"not": "an array"}}),
-            "sends `input_parameters` that is not an array".to_owned(),
-        ));
-    }
-    for (url, body, how) in requests {
-        let answer = match ctx.probe.post(&url, &body).await {
-            Ok(answer) => answer,
-            Err(failure) => return ctx.no_answer(&MALFORMED, &failure),
-        };
-        let status = answer.status;
-        ctx.rec.judge(&MALFORMED, (400..500).contains(&status), || {
-            answer.evidence(match status {
-                500..=599 => format!(
-                    "HTTP {status} for an invocation that {how}: a 5xx says the failure is temporary, so executors retry a request that can never succeed"
-                ),
-                200..=299 => format!("HTTP {status}: the server accepted (and may have run) an invocation that {how}"),
-                _ => format!("HTTP {status} for an invocation that {how}; a malformed request is a 4xx"),
-            })
-        });
-    }
-}
-
-/// The tool invoked for real (it is named or read-only), unpinned and pinned.
-async fn invoke(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64, input: Option<Value>) {
-    let input = input.unwrap_or_else(|| inputs::nact_valid(&tool.parameters("input_parameters")));
-    let body = json!({"name": tool.name(), "input_parameters": inputs::nact_parameters(&input)});
-    let outputs: HashSet<String> = tool
-        .parameters("output_parameters")
-        .iter()
-        .filter_map(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
-        .collect();
-    let targets = [
-        (
-            join(root, &["tools", &format!("{id}:invoke")]),
-            &INVOKE,
-            "N-ACT, unpinned",
-        ),
-        (
-            join(root, &["tools", id, "versions", &format!("{current}:invoke")]),
-            &PINNED,
-            "N-ACT, pinned",
-        ),
-    ];
-    for (url, check, how) in targets {
-        ctx.invoked(tool.name(), how);
-        let answer = match ctx.probe.post(&url, &body).await {
-            Ok(answer) => answer,
-            Err(failure) => return ctx.no_answer(check, &failure),
-        };
-        if !(200..300).contains(&answer.status) {
-            let reason = format!(
-                "`{}` did not succeed with the input {input} (HTTP {}: {}); give one with --invoke '{}=JSON'",
-                tool.name(),
-                answer.status,
-                excerpt(&answer.body),
-                tool.name()
-            );
-            ctx.rec.skip(&OUTPUT_NAMES, reason.clone());
-            ctx.rec.skip(check, reason);
-            continue;
-        }
-        let results = answer
-            .json()
-            .and_then(|b| b.get("output_parameters").and_then(Value::as_array).cloned());
-        let Some(results) = results else {
-            ctx.rec.fail(check, answer.evidence("no `output_parameters` array"));
-            continue;
-        };
-        ctx.rec.pass(check);
-        for result in &results {
-            let name = result.get("name").and_then(Value::as_str);
-            ctx.rec
-                .judge(&OUTPUT_NAMES, name.is_some_and(|n| outputs.contains(n)), || {
-                    answer.evidence(format!(
-                        "the output {} is not named after an output of the signature ({})",
-                        result.get("name").unwrap_or(&Value::Null),
-                        outputs.iter().cloned().collect::<Vec<_>>().join(", ")
-                    ))
-                });
-        }
     }
 }

@@ -14,12 +14,18 @@ use crate::probe::{Exchange, excerpt};
 use crate::report::Evidence;
 use crate::{Ctx, inputs, join};
 
+mod refusals;
+
+use refusals::{call, not_found, refusals, requires};
+
 /// The OTC 1.0 OpenAPI description (MIT, Arcade AI), as vendored for the peer tests.
 const OPENAPI: &str = include_str!("../../../tests/vendor/otc-1.0/openapi.json");
 
 /// A validator for `#/components/schemas/{name}` of the OpenAPI description.
 /// `CallToolResponse` loses its top-level `additionalProperties: false`, which beside its
-/// `oneOf` would refuse every `value` and `error` the spec's own examples carry.
+/// `oneOf` would refuse every `value` and `error` the spec's own examples carry; so does
+/// `ToolDefinition`, since the standard "is designed to be extensible: new parameters … can be
+/// added as additional properties in the respective schemas" (index).
 fn component(name: &'static str) -> Option<&'static jsonschema::Validator> {
     static CACHE: OnceLock<HashMap<&'static str, jsonschema::Validator>> = OnceLock::new();
     CACHE
@@ -27,10 +33,12 @@ fn component(name: &'static str) -> Option<&'static jsonschema::Validator> {
             // The vendored document is a constant: a failure here is a bug of this crate, and
             // passing every shape check without a schema would hide it.
             let mut document = serde_json::from_str::<Value>(OPENAPI).expect("the vendored OTC OpenAPI is JSON");
-            if let Some(schema) = document.pointer_mut("/components/schemas/CallToolResponse")
-                && let Some(map) = schema.as_object_mut()
-            {
-                map.remove("additionalProperties");
+            for name in ["CallToolResponse", "ToolDefinition"] {
+                if let Some(schema) = document.pointer_mut(&format!("/components/schemas/{name}"))
+                    && let Some(map) = schema.as_object_mut()
+                {
+                    map.remove("additionalProperties");
+                }
             }
             [
                 "ToolDefinition",
@@ -80,6 +88,17 @@ impl Listed {
         self.id().split('@').next().unwrap_or_default()
     }
 
+    /// The version of the id (`@x.y.z`), as numbers; zeros where it is not one.
+    fn version(&self) -> (u64, u64, u64) {
+        let suffix = self.id().split_once('@').map(|(_, v)| v).unwrap_or_default();
+        let mut parts = suffix.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+        (
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+        )
+    }
+
     fn evidence(&self, found: impl Into<String>) -> Evidence {
         Evidence::item(&self.request, &self.definition, found.into())
     }
@@ -91,14 +110,57 @@ impl Listed {
     }
 }
 
+/// The `$schema` the checker sends when it sends one: OTC 1.0's shorthand (versioning).
+const SCHEMA: &str = "otc://1.0";
+
+/// Why the checker sends input a schema refuses only to tools it may run.
+const NOT_RUN: &str = "probes with input a tool's schema refuses go only to tools the checker may run (--invoke TOOL, or marked read-only): a server that does not validate would run the tool";
+
+/// The checks only a call of the tool for real observes.
+const CALL_CHECKS: [&Check; 6] = [
+    &CALL,
+    &CALL_VALUE,
+    &CALL_ID_GENERATED,
+    &CALL_ID_ECHO,
+    &CALL_ID_REPEATED,
+    &EXECUTION_ERROR,
+];
+
+/// What one OTC run learns as it goes.
+#[derive(Debug)]
+struct Run {
+    /// `POST {base}/tools/call`.
+    call: Url,
+    /// The server refuses a call without `$schema` (SCHEMA_ABSENT failed): later calls send one,
+    /// so that the other checks still observe what they are for.
+    needs_schema: bool,
+    /// Whether the unsupported `$schema` was tried.
+    schema_probed: bool,
+    /// A call that succeeded (200 with a `result`): the server was ready to receive tool calls.
+    served: Option<String>,
+    /// `/health`'s 503, judged once the run knows whether calls succeeded.
+    unready: Option<Exchange>,
+}
+
 pub(crate) async fn run(ctx: &mut Ctx, base: &Url) {
-    health(ctx, base).await;
-    let Some(listed) = list(ctx, base).await else {
-        for check in ALL.iter().filter(|c| c.id != HEALTH.id) {
-            ctx.rec.skip(check, "the listing could not be read");
-        }
-        return;
+    let mut run = Run {
+        call: join(base, &["tools", "call"]),
+        needs_schema: false,
+        schema_probed: false,
+        served: None,
+        unready: None,
     };
+    health(ctx, base, &mut run).await;
+    let listed = match list(ctx, base).await {
+        Ok(listed) => listed,
+        Err(reason) => {
+            for check in ALL.iter().filter(|c| ![HEALTH.id, HEALTH_NO_AUTH.id].contains(&c.id)) {
+                ctx.rec.skip(check, reason.clone());
+            }
+            return ready(ctx, base, &mut run).await;
+        }
+    };
+    authorization(ctx, base).await;
     let mut ids: HashMap<String, usize> = HashMap::new();
     for tool in &listed {
         *ids.entry(tool.id().to_owned()).or_default() += 1;
@@ -106,8 +168,7 @@ pub(crate) async fn run(ctx: &mut Ctx, base: &Url) {
     for tool in &listed {
         definition(ctx, tool, ids[tool.id()]);
     }
-    let call = join(base, &["tools", "call"]);
-    not_found(ctx, &call).await;
+    not_found(ctx, &run).await;
     let mut in_depth = 0;
     for tool in &listed {
         let name = tool.definition.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -117,32 +178,114 @@ pub(crate) async fn run(ctx: &mut Ctx, base: &Url) {
             continue;
         }
         in_depth += 1;
-        let versions: Vec<&Value> = listed
-            .iter()
-            .filter(|other| other.base() == tool.base())
-            .map(Listed::parameters)
-            .collect();
-        refusals(ctx, &call, tool, &versions).await;
+        let versions: Vec<&Listed> = listed.iter().filter(|other| other.base() == tool.base()).collect();
+        let given = invocable.as_ref().map(|(_, input)| input.clone());
+        refusals(ctx, &mut run, tool, &versions, given).await;
         if let Some((name, input)) = invocable {
-            invoke(ctx, &call, tool, &name, input).await;
+            invoke(ctx, &mut run, tool, &name, input).await;
         }
     }
     let reason = "no tool may be invoked: name one with --invoke TOOL (the server marks none read-only)";
-    for check in [&CALL, &CALL_VALUE, &CALL_ID_GENERATED, &CALL_ID_ECHO, &CALL_ID_REPEATED] {
+    for check in CALL_CHECKS {
         ctx.rec.skip(check, reason);
+    }
+    ready(ctx, base, &mut run).await;
+}
+
+/// `/health` without credentials (it needs none); with them too when it asks for them. A 503
+/// is judged at the end of the run ([`ready`]).
+async fn health(ctx: &mut Ctx, base: &Url, run: &mut Run) {
+    let url = join(base, &["health"]);
+    let answer = match ctx.probe.get_anonymous(&url, &[]).await {
+        Ok(answer) => answer,
+        Err(failure) => {
+            ctx.no_answer(&HEALTH_NO_AUTH, &failure);
+            return ctx.no_answer(&HEALTH, &failure);
+        }
+    };
+    let answer = if matches!(answer.status, 401 | 403) {
+        ctx.rec.fail(
+            &HEALTH_NO_AUTH,
+            answer.evidence(format!(
+                "HTTP {} without credentials: the health check requires no authentication",
+                answer.status
+            )),
+        );
+        if !ctx.probe.has_credentials() {
+            return ctx.rec.skip(
+                &HEALTH,
+                "/health wants credentials: give them (--api-key KEY or --bearer TOKEN) to check what it answers",
+            );
+        }
+        match ctx.probe.get(&url, &[]).await {
+            Ok(answer) => answer,
+            Err(failure) => return ctx.no_answer(&HEALTH, &failure),
+        }
+    } else {
+        ctx.rec.pass(&HEALTH_NO_AUTH);
+        answer
+    };
+    match answer.status {
+        200 => ctx.rec.pass(&HEALTH),
+        503 => run.unready = Some(answer),
+        status => ctx
+            .rec
+            .fail(&HEALTH, answer.evidence(format!("HTTP {status}, not 200"))),
     }
 }
 
-async fn health(ctx: &mut Ctx, base: &Url) {
-    match ctx.probe.get(&join(base, &["health"]), &[]).await {
-        Ok(answer) if answer.status == 503 => {
-            ctx.rec
-                .skip(&HEALTH, "the server answers 503: not ready to receive tool calls");
-        }
+/// A `/health` that answered 503: fine while no call succeeds (MAY, when not ready); once one
+/// has, the server is ready to receive tool calls and `/health` MUST answer 200.
+async fn ready(ctx: &mut Ctx, base: &Url, run: &mut Run) {
+    if run.unready.take().is_none() {
+        return;
+    }
+    let Some(served) = run.served.clone() else {
+        return ctx.rec.skip(
+            &HEALTH,
+            "/health answers 503 (not ready to receive tool calls), and no call succeeded during the run",
+        );
+    };
+    match ctx.probe.get_anonymous(&join(base, &["health"]), &[]).await {
         Ok(answer) => ctx.rec.judge(&HEALTH, answer.status == 200, || {
-            answer.evidence(format!("HTTP {}, not 200", answer.status))
+            answer.evidence(format!(
+                "HTTP {} (not ready to receive tool calls), while tool calls succeed ({served})",
+                answer.status
+            ))
         }),
         Err(failure) => ctx.no_answer(&HEALTH, &failure),
+    }
+}
+
+/// A server that lets the checker list without credentials must ignore an `Authorization`
+/// header (security-authn: "configured to not require authentication").
+async fn authorization(ctx: &mut Ctx, base: &Url) {
+    let url = join(base, &["tools"]);
+    if ctx.probe.has_credentials() {
+        match ctx.probe.get_anonymous(&url, &[]).await {
+            Ok(answer) if answer.status == 200 => {}
+            Ok(answer) => {
+                return ctx.rec.skip(
+                    &IGNORE_AUTHORIZATION,
+                    format!(
+                        "the listing without credentials is HTTP {}: the server requires authentication",
+                        answer.status
+                    ),
+                );
+            }
+            Err(failure) => return ctx.no_answer(&IGNORE_AUTHORIZATION, &failure),
+        }
+    }
+    let header = [("authorization", "Bearer conformance-check-not-a-token".to_owned())];
+    match ctx.probe.get_anonymous(&url, &header).await {
+        Ok(answer) => ctx.rec.judge(&IGNORE_AUTHORIZATION, answer.status == 200, || Evidence {
+            request: format!("{} (Authorization: Bearer conformance-check-not-a-token)", answer.request),
+            ..answer.evidence(format!(
+                "HTTP {} with an `Authorization` header, while without one the listing is 200: a server that requires no authentication ignores the header",
+                answer.status
+            ))
+        }),
+        Err(failure) => ctx.no_answer(&IGNORE_AUTHORIZATION, &failure),
     }
 }
 
@@ -156,14 +299,19 @@ fn schema_uri(ctx: &mut Ctx, answer: &Exchange, body: &Value) {
     }
 }
 
-async fn list(ctx: &mut Ctx, base: &Url) -> Option<Vec<Listed>> {
+/// The listing's tools; why not, when it cannot be read.
+async fn list(ctx: &mut Ctx, base: &Url) -> Result<Vec<Listed>, String> {
+    let unreadable = || "the listing could not be read".to_owned();
     let answer = match ctx.probe.get(&join(base, &["tools"]), &[]).await {
         Ok(answer) => answer,
         Err(failure) => {
             ctx.no_answer(&LIST, &failure);
-            return None;
+            return Err(unreadable());
         }
     };
+    if let Some(reason) = ctx.needs_credentials(&answer) {
+        return Err(reason);
+    }
     let body = answer.json().filter(|_| answer.status == 200);
     let tools = match body.as_ref() {
         Some(body) if body.get("tools").is_some_and(Value::is_array) => {
@@ -189,18 +337,16 @@ async fn list(ctx: &mut Ctx, base: &Url) -> Option<Vec<Listed>> {
                 &LIST,
                 answer.evidence("not 200 with a JSON object holding a `tools` array"),
             );
-            return None;
+            return Err(unreadable());
         }
     };
-    Some(
-        tools
-            .iter()
-            .map(|definition| Listed {
-                definition: definition.clone(),
-                request: answer.request.clone(),
-            })
-            .collect(),
-    )
+    Ok(tools
+        .iter()
+        .map(|definition| Listed {
+            definition: definition.clone(),
+            request: answer.request.clone(),
+        })
+        .collect())
 }
 
 fn is_semver(text: &str) -> bool {
@@ -272,103 +418,8 @@ fn server_error(ctx: &mut Ctx, answer: &Exchange, why: &str) {
     });
 }
 
-async fn call(ctx: &mut Ctx, check: &Check, url: &Url, request: Value) -> Option<Exchange> {
-    match ctx.probe.post(url, &json!({"request": request})).await {
-        Ok(answer) => Some(answer),
-        Err(failure) => {
-            ctx.no_answer(check, &failure);
-            None
-        }
-    }
-}
-
-/// Tool ids the server cannot have: an unknown tool, and one that is not a tool id.
-async fn not_found(ctx: &mut Ctx, url: &Url) {
-    let unknown = format!("ToolhostConformance.Missing_{}", uuid::Uuid::new_v4().simple());
-    for (tool_id, why) in [
-        (unknown.as_str(), "a tool the server does not list"),
-        ("not a tool id", "a tool ID that is invalid"),
-    ] {
-        if let Some(answer) = call(ctx, &SERVER_ERROR, url, json!({"tool_id": tool_id, "input": {}})).await {
-            server_error(ctx, &answer, why);
-        }
-    }
-}
-
-/// With an input the tool's schema refuses: the exact version, the unversioned id and `@x`
-/// must each be a 422 (resolved, then validated); a version that does not exist a 400.
-///
-/// The input must be refused by every listed version of the tool (`versions`: their
-/// `parameters`), so that a server resolving the id to another version still runs nothing.
-async fn refusals(ctx: &mut Ctx, url: &Url, tool: &Listed, versions: &[&Value]) {
-    let refused_by_all = |bad: &Value| {
-        versions
-            .iter()
-            .all(|schema| toolhost_core::validate::compile(schema).is_ok_and(|validator| !validator.is_valid(bad)))
-    };
-    let Some((bad, how)) = inputs::invalid(tool.parameters()).filter(|(bad, _)| refused_by_all(bad)) else {
-        for check in [&VALIDATION_ERROR, &RESOLUTION] {
-            ctx.rec.skip(
-                check,
-                format!(
-                    "`{}` has no input that every listed version's schema surely refuses",
-                    tool.id()
-                ),
-            );
-        }
-        return;
-    };
-    let base = tool.base();
-    let version = tool.id().split_once('@').map(|(_, v)| v.to_owned()).unwrap_or_default();
-    let major = version.split('.').next().unwrap_or("0").parse::<u64>().unwrap_or(0);
-    let mut resolving = vec![(tool.id().to_owned(), &VALIDATION_ERROR, "the exact version")];
-    resolving.push((base.to_owned(), &RESOLUTION, "no version (the latest)"));
-    if version.ends_with(".0.0") {
-        resolving.push((format!("{base}@{major}"), &RESOLUTION, "the shorthand `@x` (x.0.0)"));
-    }
-    // Whether the exact version's refusal was a 422: only then does another status for the
-    // other forms of the id say they were not resolved.
-    let mut exact_validated = false;
-    for (tool_id, check, what) in resolving {
-        if check.id == RESOLUTION.id && !exact_validated {
-            ctx.rec.skip(
-                check,
-                "the exact version's invalid input was not refused with a 422, so resolution cannot be told apart",
-            );
-            continue;
-        }
-        let Some(answer) = call(ctx, check, url, json!({"tool_id": tool_id, "input": bad})).await else {
-            return;
-        };
-        let body = answer.json().unwrap_or_default();
-        schema_uri(ctx, &answer, &body);
-        let fit = misfit("ValidationErrorResponse", &body);
-        let ok = answer.status == 422 && fit.is_none();
-        ctx.rec.judge(check, ok, || {
-            answer.evidence(match answer.status {
-                422 => fit.clone().unwrap_or_default(),
-                200 => format!("HTTP 200: the tool was called with an input that {how}"),
-                400 => format!(
-                    "HTTP 400 for `{tool_id}` ({what}), which the server lists, with an input that {how}: a 422 was due"
-                ),
-                s => format!("HTTP {s} for an input that {how}: a 422 ValidationErrorResponse was due"),
-            })
-        });
-        if check.id == VALIDATION_ERROR.id && answer.status == 422 {
-            // Resolved and validated as OTC 1.0 although the request had no `$schema`.
-            exact_validated = true;
-            ctx.rec.pass(&SCHEMA_ABSENT);
-            ctx.rec.pass(&RESOLUTION);
-        }
-    }
-    let missing = format!("{base}@{}.0.0", major + 1000);
-    if let Some(answer) = call(ctx, &SERVER_ERROR, url, json!({"tool_id": missing, "input": bad})).await {
-        server_error(ctx, &answer, "a version that is not available");
-    }
-}
-
 /// The tool called for real: without `call_id`, then twice with one.
-async fn invoke(ctx: &mut Ctx, url: &Url, tool: &Listed, name: &str, input: Option<Value>) {
+async fn invoke(ctx: &mut Ctx, run: &mut Run, tool: &Listed, name: &str, input: Option<Value>) {
     let input = input.unwrap_or_else(|| inputs::valid(tool.parameters()));
     let call_id = uuid::Uuid::new_v4().to_string();
     let requests = [
@@ -384,18 +435,13 @@ async fn invoke(ctx: &mut Ctx, url: &Url, tool: &Listed, name: &str, input: Opti
             "OTC, the same call_id again",
         ][i];
         ctx.invoked(name, what);
-        let Some(answer) = call(ctx, &CALL, url, request).await else {
+        let Some(answer) = call(ctx, run, &CALL, request).await else {
             return;
         };
         let body = answer.json().unwrap_or_default();
         if matches!(answer.status, 400 | 422) {
-            let reason = format!(
-                "`{}` refused the input {input} (HTTP {}: {}); give one with --invoke '{name}=JSON'",
-                tool.id(),
-                answer.status,
-                excerpt(&answer.body)
-            );
-            for check in [&CALL, &CALL_VALUE, &CALL_ID_GENERATED, &CALL_ID_ECHO, &CALL_ID_REPEATED] {
+            let reason = refused(ctx, tool, name, &input, &answer);
+            for check in CALL_CHECKS {
                 ctx.rec.skip(check, reason.clone());
             }
             return;
@@ -416,8 +462,17 @@ async fn invoke(ctx: &mut Ctx, url: &Url, tool: &Listed, name: &str, input: Opti
             return;
         }
         schema_uri(ctx, &answer, &body);
-        ctx.rec.pass(&SCHEMA_ABSENT);
+        if !run.needs_schema {
+            ctx.rec.pass(&SCHEMA_ABSENT);
+        }
         let result = &body["result"];
+        match result.get("success") {
+            Some(Value::Bool(false)) => ctx.rec.pass(&EXECUTION_ERROR),
+            _ => {
+                run.served = Some(answer.request.clone());
+                ctx.rec.skip(&EXECUTION_ERROR, "no call failed during execution");
+            }
+        }
         let got = result.get("call_id").and_then(Value::as_str).unwrap_or_default();
         match i {
             0 => {
@@ -446,6 +501,34 @@ async fn invoke(ctx: &mut Ctx, url: &Url, tool: &Listed, name: &str, input: Opti
             }
         }
     }
+}
+
+/// A call of a listed id refused with 400 or 422: why the call checks are skipped. A 400 for
+/// input that fits the schema, to a tool without requirements, with no `Retry-After`, has no
+/// cause before the tool runs: the tool failed, and that is a 200 with `success: false`.
+fn refused(ctx: &mut Ctx, tool: &Listed, name: &str, input: &Value, answer: &Exchange) -> String {
+    let status = answer.status;
+    let said = excerpt(&answer.body);
+    if status == 400 && requires(tool) {
+        return format!(
+            "`{}` declares requirements (secrets, authorization) the checker does not send (HTTP 400: {said})",
+            tool.id()
+        );
+    }
+    let fits = inputs::accepts(tool.parameters(), input) == Some(true);
+    if status == 400 && fits && answer.header("retry-after").is_none() {
+        ctx.rec.fail(
+            &EXECUTION_ERROR,
+            answer.evidence(format!(
+                "HTTP 400 for `{}`, which the server lists, with an input that fits its schema and no requirement unmet: an error during the tool's execution is a 200 with `success: false`",
+                tool.id()
+            )),
+        );
+    }
+    format!(
+        "`{}` refused the input {input} (HTTP {status}: {said}); give one with --invoke '{name}=JSON'",
+        tool.id()
+    )
 }
 
 /// A successful result's `value` against the definition's `output_schema`.

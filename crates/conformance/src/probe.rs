@@ -98,6 +98,9 @@ pub(crate) fn excerpt(body: &[u8]) -> String {
 #[derive(Debug)]
 pub(crate) struct Probe {
     raw: Raw,
+    /// The same handle without the user's credentials, when they gave some: for what a spec
+    /// says needs none (OTC's `/health`) or must ignore (OTC's `Authorization`).
+    anonymous: Option<Raw>,
     max_requests: usize,
     deadline: Instant,
     pub sent: usize,
@@ -110,6 +113,7 @@ impl Probe {
     pub fn new(raw: Raw, max_requests: usize, time: Duration) -> Self {
         Self {
             raw,
+            anonymous: None,
             max_requests,
             deadline: Instant::now() + time,
             sent: 0,
@@ -118,10 +122,33 @@ impl Probe {
         }
     }
 
+    /// Requests through [`Probe::get_anonymous`] go through `raw`, a handle without credentials.
+    pub fn with_anonymous(mut self, raw: Raw) -> Self {
+        self.anonymous = Some(raw);
+        self
+    }
+
+    /// Whether the user gave credentials (so anonymous requests differ from the others).
+    pub fn has_credentials(&self) -> bool {
+        self.anonymous.is_some()
+    }
+
     /// `GET url` with `headers`.
     pub async fn get(&mut self, url: &Url, headers: &[(&'static str, String)]) -> Result<Exchange, Failure> {
         let shown = format!("GET {}", text::shown_url(url.as_str()));
         self.send(Method::GET, url, headers, None, shown).await
+    }
+
+    /// `GET url` with `headers` and without the user's credentials.
+    pub async fn get_anonymous(&mut self, url: &Url, headers: &[(&'static str, String)]) -> Result<Exchange, Failure> {
+        let shown = format!("GET {} (without credentials)", text::shown_url(url.as_str()));
+        let Some(anonymous) = self.anonymous.take() else {
+            return self.send(Method::GET, url, headers, None, shown).await;
+        };
+        let raw = std::mem::replace(&mut self.raw, anonymous);
+        let answer = self.send(Method::GET, url, headers, None, shown).await;
+        self.anonymous = Some(std::mem::replace(&mut self.raw, raw));
+        answer
     }
 
     /// `POST url` with a JSON body.

@@ -61,11 +61,14 @@ fn https(ctx: &mut Ctx, check: &Check, url: &Url, evidence: impl FnOnce() -> Evi
 }
 
 pub(crate) async fn run(ctx: &mut Ctx, url: &Url) {
-    let Some((document_url, answer, document)) = fetch(ctx, url).await else {
-        for check in ALL {
-            ctx.rec.skip(check, "no WoA document could be read");
+    let (document_url, answer, document) = match fetch(ctx, url).await {
+        Ok(found) => found,
+        Err(reason) => {
+            for check in ALL {
+                ctx.rec.skip(check, reason.clone());
+            }
+            return;
         }
-        return;
     };
     ctx.rec
         .judge(&MEDIA_TYPE, answer.media_type() == "application/woa+json", || {
@@ -81,15 +84,18 @@ pub(crate) async fn run(ctx: &mut Ctx, url: &Url) {
 }
 
 /// The document at the origin's root; one found only under the URL's path is a failure of
-/// §9.1, but is still checked.
-async fn fetch(ctx: &mut Ctx, url: &Url) -> Option<(Url, Exchange, Value)> {
+/// §9.1, but is still checked. Why none, when none could be read.
+async fn fetch(ctx: &mut Ctx, url: &Url) -> Result<(Url, Exchange, Value), String> {
     let root = document_at_root(url);
     let is_document = |a: &Exchange| a.status == 200 && a.json().is_some_and(|d| d.is_object());
     let at_root = match ctx.probe.get(&root, &[]).await {
         Ok(answer) if is_document(&answer) => {
             ctx.rec.pass(&WELL_KNOWN);
             let document = answer.json().unwrap_or_default();
-            return Some((root, answer, document));
+            return Ok((root, answer, document));
+        }
+        Ok(answer) if ctx.needs_credentials(&answer).is_some() => {
+            return Err(ctx.needs_credentials(&answer).unwrap_or_default());
         }
         Ok(answer) => answer.evidence(format!(
             "HTTP {}: no WoA document at the origin's well-known URI",
@@ -118,10 +124,10 @@ async fn fetch(ctx: &mut Ctx, url: &Url) -> Option<(Url, Exchange, Value)> {
             },
         );
         let document = answer.json().unwrap_or_default();
-        return Some((elsewhere, answer, document));
+        return Ok((elsewhere, answer, document));
     }
     ctx.rec.fail(&WELL_KNOWN, at_root);
-    None
+    Err("no WoA document could be read".to_owned())
 }
 
 fn is_agent_id(id: &str) -> bool {
@@ -283,16 +289,31 @@ fn transport(ctx: &mut Ctx, name: &str, config: &Value, evidence: &dyn Fn(String
 async fn caching(ctx: &mut Ctx, url: &Url, answer: &Exchange) {
     let etag = answer.header("etag").map(str::to_owned);
     let modified = answer.header("last-modified").map(str::to_owned);
-    let control = answer.header("cache-control").is_some();
-    ctx.rec
-        .judge(&CACHING, (etag.is_some() || modified.is_some()) && control, || {
-            answer.evidence(format!(
-                "caching headers: ETag {}, Last-Modified {}, Cache-Control {}",
-                if etag.is_some() { "present" } else { "absent" },
-                if modified.is_some() { "present" } else { "absent" },
-                if control { "present" } else { "absent" },
-            ))
-        });
+    let control = answer.header("cache-control").map(str::to_ascii_lowercase);
+    // `no-store` forbids keeping the document at all: no directive could be less appropriate
+    // for headers that are there "to reduce unnecessary network traffic" (§7).
+    let no_store = control
+        .as_deref()
+        .is_some_and(|c| c.split(',').any(|d| d.trim() == "no-store"));
+    ctx.rec.judge(
+        &CACHING,
+        (etag.is_some() || modified.is_some()) && control.is_some() && !no_store,
+        || {
+            answer.evidence(if no_store {
+                format!(
+                    "Cache-Control: {}: `no-store` forbids the caching the headers are for",
+                    control.clone().unwrap_or_default()
+                )
+            } else {
+                format!(
+                    "caching headers: ETag {}, Last-Modified {}, Cache-Control {}",
+                    if etag.is_some() { "present" } else { "absent" },
+                    if modified.is_some() { "present" } else { "absent" },
+                    if control.is_some() { "present" } else { "absent" },
+                )
+            })
+        },
+    );
     let condition = match (etag, modified) {
         (Some(tag), _) => ("if-none-match", tag),
         (None, Some(date)) => ("if-modified-since", date),
@@ -376,16 +397,7 @@ async fn invocations(ctx: &mut Ctx, document: &Value) {
             }
             return;
         };
-        let inputs_schema = agent.get("inputs").cloned().unwrap_or_default();
-        match inputs::invalid(&inputs_schema) {
-            Some((bad, how)) => refused(ctx, &url, id, &bad, &how, templated).await,
-            None => {
-                for check in [&ERRORS, &AGENT_MISMATCH, &MISMATCH_PROBLEM] {
-                    ctx.rec
-                        .skip(check, format!("agent `{id}` has no input its `inputs` surely refuses"));
-                }
-            }
-        }
+        refusals(ctx, &url, agent, id, invocable.is_some(), templated).await;
         if let Some((_, input)) = invocable {
             success(ctx, &url, agent, id, input).await;
         }
@@ -402,30 +414,91 @@ async fn invocations(ctx: &mut Ctx, document: &Value) {
     );
 }
 
-/// Envelopes the host must refuse: input that breaks `inputs`, and (with `{agent_id}` in the
-/// path) another agent's id with that same input, so a host ignoring the field still refuses.
-async fn refused(ctx: &mut Ctx, url: &Url, id: &str, bad: &Value, how: &str, templated: bool) {
-    match ctx.probe.post(url, &json!({"agent": id, "input": bad})).await {
-        Ok(answer) => {
-            responds_json(ctx, &answer);
-            let problem = answer.media_type() == "application/problem+json";
-            ctx.rec.judge(&ERRORS, answer.status >= 400 && problem, || {
-                answer.evidence(if answer.status < 400 {
-                    format!("HTTP {} for an input that {how}", answer.status)
-                } else {
-                    format!(
-                        "HTTP {} as `{}`, not application/problem+json",
-                        answer.status,
-                        answer.media_type()
-                    )
-                })
-            });
+/// The operation the checker selects: `default` (the implied one, §5.1), else the first; none
+/// when the agent has no `operations`.
+fn operation(agent: &Value) -> Option<&Value> {
+    let operations = agent.get("operations").and_then(Value::as_array)?;
+    operations
+        .iter()
+        .find(|op| op["name"] == "default")
+        .or_else(|| operations.first())
+}
+
+/// The `inputs` an envelope for `operation` must conform to: the operation's own, else the
+/// agent's (§5.1).
+fn inputs_of<'a>(agent: &'a Value, operation: Option<&'a Value>) -> &'a Value {
+    operation
+        .and_then(|op| op.get("inputs"))
+        .or_else(|| agent.get("inputs"))
+        .unwrap_or(&Value::Null)
+}
+
+/// Envelopes the host must refuse. Every agent, with `{agent_id}` in the path: another agent's
+/// id (§5.2: a 400), with input that every `inputs` of the agent (its own, each operation's)
+/// refuses, so a host ignoring the field still runs nothing. An agent the checker may run
+/// (`may_run`): input that breaks the selected operation's `inputs`, which a host SHOULD refuse
+/// with problem+json, but may accept: validation is the client's (§4.2, §5.1), so no other
+/// agent gets it.
+async fn refusals(ctx: &mut Ctx, url: &Url, agent: &Value, id: &str, may_run: bool, templated: bool) {
+    let selected = operation(agent);
+    let mut every: Vec<&Value> = vec![inputs_of(agent, None)];
+    let operations = agent.get("operations").and_then(Value::as_array);
+    every.extend(operations.into_iter().flatten().map(|op| inputs_of(agent, Some(op))));
+    if !may_run {
+        ctx.rec.skip(
+            &ERRORS,
+            "input an agent's `inputs` refuses goes only to agents the checker may run (--invoke AGENT, or marked read-only): WoA leaves validation to the client (4.2, 5.1), so a host may run the agent",
+        );
+    } else if let Some((bad, how)) = inputs::invalid(inputs_of(agent, selected)) {
+        let mut envelope = json!({"agent": id, "input": bad});
+        if let Some(name) = selected.and_then(|op| op.get("name")) {
+            envelope["operation"] = name.clone();
         }
-        Err(failure) => ctx.no_answer(&ERRORS, &failure),
+        match ctx.probe.post(url, &envelope).await {
+            Ok(answer) if (200..300).contains(&answer.status) => {
+                responds_json(ctx, &answer);
+                ctx.rec.skip(
+                    &ERRORS,
+                    format!(
+                        "agent `{id}` accepted an input that {how} (HTTP {}): WoA leaves validation to the client (4.2, 5.1), so that is no error",
+                        answer.status
+                    ),
+                );
+            }
+            Ok(answer) => {
+                responds_json(ctx, &answer);
+                ctx.rec.judge(
+                    &ERRORS,
+                    answer.status >= 400 && answer.media_type() == "application/problem+json",
+                    || {
+                        answer.evidence(format!(
+                            "HTTP {} as `{}`, not application/problem+json",
+                            answer.status,
+                            answer.media_type()
+                        ))
+                    },
+                );
+            }
+            Err(failure) => ctx.no_answer(&ERRORS, &failure),
+        }
+    } else {
+        ctx.rec.skip(
+            &ERRORS,
+            format!("agent `{id}` has no input its `inputs` surely refuses"),
+        );
     }
     if !templated {
         return;
     }
+    let Some((bad, _)) = inputs::invalid_for_all(every[0], &every[1..]) else {
+        for check in [&AGENT_MISMATCH, &MISMATCH_PROBLEM] {
+            ctx.rec.skip(
+                check,
+                format!("agent `{id}` has no input that each of its `inputs` surely refuses"),
+            );
+        }
+        return;
+    };
     let other = format!("{id}-not-this-agent");
     match ctx.probe.post(url, &json!({"agent": other, "input": bad})).await {
         Ok(answer) => {
@@ -449,8 +522,7 @@ async fn refused(ctx: &mut Ctx, url: &Url, id: &str, bad: &Value, how: &str, tem
 /// The agent invoked for real: its `default` operation (else its first) when it has
 /// `operations`, with that operation's schemas where it overrides the agent's.
 async fn success(ctx: &mut Ctx, url: &Url, agent: &Value, id: &str, input: Option<Value>) {
-    let operations = agent.get("operations").and_then(Value::as_array);
-    let operation = operations.and_then(|ops| ops.iter().find(|op| op["name"] == "default").or_else(|| ops.first()));
+    let operation = operation(agent);
     let schema = |key: &str| {
         operation
             .and_then(|op| op.get(key))

@@ -121,8 +121,17 @@ fn toolhost_passes_its_own_conformance_checks_on_every_protocol() {
         (format!("{base}/otc"), "OTC 1.0"),
         (format!("{base}/"), "WoA"),
     ] {
-        // The protocol is probed, as discovery does.
-        let (code, report) = conformance(&url, &["--invoke", "add_numbers", "--invoke", "divide_numbers"]);
+        // The protocol is probed, as discovery does. A division by zero is a tool execution
+        // error (OTC: 200 with `success: false`).
+        let (code, report) = conformance(
+            &url,
+            &[
+                "--invoke",
+                "add_numbers",
+                "--invoke",
+                r#"divide_numbers={"dividend": 1, "divisor": 0}"#,
+            ],
+        );
         assert_eq!(report["spec"], spec, "{url}");
         assert_eq!(code, 0, "{report:#}");
         assert_eq!(with_result(&report, "FAIL"), Vec::<&str>::new(), "{report:#}");
@@ -161,18 +170,48 @@ fn toolhost_passes_its_own_conformance_checks_on_every_protocol() {
     let xml = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "{xml}");
     assert!(xml.starts_with("<?xml") && xml.contains("failures=\"0\""), "{xml}");
-    assert_eq!(xml.matches("<testcase ").count(), 23, "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), 25, "{xml}");
+}
+
+/// The tools a run may have run: the one named with `--invoke`, and the one the servers mark
+/// read-only.
+fn ran_only_what_it_was_given(effects: &Value, named: &[&str]) {
+    for tool in effects.as_object().unwrap().keys() {
+        assert!(
+            tool == "lookup_weather" || named.contains(&tool.as_str()),
+            "{tool} ran: {effects}"
+        );
+    }
 }
 
 #[test]
 fn servers_written_from_the_drafts_pass_and_each_broken_rule_is_named_by_its_section() {
-    for (protocol, path) in [("nact", "/nact"), ("otc", "/otc"), ("woa", "/")] {
-        let fake = Fake::start(protocol, "none");
+    // Correct servers, and lenient ones: a WoA host or N-ACT server that runs a tool whatever
+    // its input (validation is the client's: WoA §4.2, §5.1; N-ACT §5.3), an OTC server that
+    // checks a tool's required secret before its input (a 400 either way), one whose newer
+    // version of a tool loosens an input.
+    for (protocol, mode, path) in [
+        ("nact", "none", "/nact"),
+        ("otc", "none", "/otc"),
+        ("woa", "none", "/"),
+        ("nact", "lenient", "/nact"),
+        ("woa", "lenient", "/"),
+        ("otc", "secrets-first", "/otc"),
+        ("otc", "loosened-latest", "/otc"),
+    ] {
+        let fake = Fake::start(protocol, mode);
         let (code, report) = conformance(&fake.url(path), &["--invoke", "send_email"]);
-        assert_eq!(code, 0, "{report:#}");
-        assert_eq!(report["summary"]["must_failures"], 0, "{report:#}");
-        assert_eq!(with_result(&report, "FAIL"), Vec::<&str>::new(), "{report:#}");
+        assert_eq!(code, 0, "{mode}: {report:#}");
+        assert_eq!(report["summary"]["must_failures"], 0, "{mode}: {report:#}");
+        assert_eq!(with_result(&report, "FAIL"), Vec::<&str>::new(), "{mode}: {report:#}");
+        ran_only_what_it_was_given(&fake.effects(), &["send_email"]);
+        if mode == "secrets-first" {
+            // `send_email`'s 400 for the missing secret is not blamed on validation; the
+            // lookup's 422 is still seen.
+            assert_eq!(check(&report, "otc-validation-error")["result"], "PASS", "{report:#}");
+        }
     }
+    // Each server breaks one rule; the run names it, under its own check, and no other.
     for (protocol, broken, path, id, section) in [
         ("nact", "lowercase-enum", "/nact", "nact-6.1-enum-names", "6.1"),
         ("nact", "version-mismatch", "/nact", "nact-6.1-listing-current", "6.1"),
@@ -188,7 +227,61 @@ fn servers_written_from_the_drafts_pass_and_each_broken_rule_is_named_by_its_sec
         ("nact", "oldest-first", "/nact", "nact-6.3-versions-newest-first", "6.3"),
         ("nact", "name-as-tool-id", "/nact", "nact-6.1-tool-id-uuid", "6.1"),
         ("nact", "cursor-loop", "/nact", "nact-6.4-pagination", "6.4"),
+        // Issue #37 item 10: rules that passed or were blamed on another check.
+        ("nact", "pinned-404", "/nact", "nact-7-pinned-invoke", "7"),
+        ("nact", "pinned-runs-current", "/nact", "nact-7-pinned-invoke", "7"),
+        ("nact", "versions-missing-old", "/nact", "nact-6.3-versions-all", "6.3"),
+        ("nact", "cursor-wrap", "/nact", "nact-6.4-pagination", "6.4"),
+        // Item 11: N-ACT's tag filter (§5.2).
+        ("nact", "tag-filter-partial", "/nact", "nact-5.2-tag-filter", "5.2"),
         ("otc", "no-health", "/otc", "otc-health", "health-check"),
+        ("otc", "validation-as-400", "/otc", "otc-validation-error", "call-tool"),
+        ("otc", "bare-array", "/otc", "otc-list-tools", "list-tools"),
+        (
+            "otc",
+            "no-call-id",
+            "/otc",
+            "otc-call-id-generated",
+            "call-tool-response",
+        ),
+        (
+            "otc",
+            "shorthand-latest-minor",
+            "/otc",
+            "otc-version-resolution",
+            "call-tool",
+        ),
+        (
+            "otc",
+            "unversioned-oldest",
+            "/otc",
+            "otc-version-resolution",
+            "call-tool",
+        ),
+        (
+            "otc",
+            "accepts-any-schema",
+            "/otc",
+            "otc-schema-unsupported",
+            "call-tool",
+        ),
+        ("otc", "requires-schema", "/otc", "otc-schema-optional", "call-tool"),
+        (
+            "otc",
+            "execution-error-as-400",
+            "/otc",
+            "otc-execution-error",
+            "call-tool",
+        ),
+        ("otc", "health-503", "/otc", "otc-health", "health-check"),
+        // Item 11: OTC's Authorization rule (security-authn).
+        (
+            "otc",
+            "rejects-authorization",
+            "/otc",
+            "otc-authn-ignores-authorization",
+            "security-authn",
+        ),
         ("woa", "woa-version-1.0", "/", "woa-4-version", "4"),
         ("woa", "draft-07-schema", "/", "woa-4.2-json-schema", "4.2"),
         ("woa", "operation-without-description", "/", "woa-4.1-operations", "4.1"),
@@ -202,15 +295,6 @@ fn servers_written_from_the_drafts_pass_and_each_broken_rule_is_named_by_its_sec
         ("woa", "sub-path", "/api", "woa-9.1-well-known", "9.1"),
         ("woa", "plain-http-rest", "/", "woa-4.3.1-rest-https", "4.3.1"),
         ("woa", "no-mismatch-check", "/", "woa-5.2-agent-mismatch", "5.2"),
-        ("otc", "validation-as-400", "/otc", "otc-validation-error", "call-tool"),
-        ("otc", "bare-array", "/otc", "otc-list-tools", "list-tools"),
-        (
-            "otc",
-            "no-call-id",
-            "/otc",
-            "otc-call-id-generated",
-            "call-tool-response",
-        ),
     ] {
         let fake = Fake::start(protocol, broken);
         let (code, report) = conformance(&fake.url(path), &["--invoke", "send_email"]);
@@ -223,6 +307,19 @@ fn servers_written_from_the_drafts_pass_and_each_broken_rule_is_named_by_its_sec
             "{found:#}"
         );
         assert_eq!(code, 1, "a failed MUST fails the run: {broken}");
+        // No other check takes the blame; the rules two checks state are named.
+        let also: &[&str] = match broken {
+            "version-mismatch" => &["nact-6.1-signature-locked"],
+            "no-call-id" => &["otc-call-response", "otc-call-id-echoed"],
+            _ => &[],
+        };
+        let mut expected = vec![id];
+        expected.extend_from_slice(also);
+        let mut failed = with_result(&report, "FAIL");
+        failed.sort();
+        expected.sort();
+        assert_eq!(failed, expected, "{broken}: {report:#}");
+        ran_only_what_it_was_given(&fake.effects(), &["send_email"]);
         if broken == "bare-array" {
             // The listing's shape is wrong; its definitions are still checked.
             assert_eq!(check(&report, "otc-tool-definition")["result"], "PASS", "{report:#}");
@@ -236,17 +333,16 @@ fn only_tools_the_user_names_or_the_server_marks_read_only_are_invoked() {
         let fake = Fake::start(protocol, "none");
         let (_, report) = conformance(&fake.url(path), &[]);
         let effects = fake.effects();
-        // `send_email` and `count_words` act; they got only requests that must be refused.
+        // `send_email` and `count_words` act; they got only requests that no conformant server
+        // runs (WoA's `count_words` has a `default` operation whose own `inputs` take `{}`).
         assert!(effects.get("send_email").is_none(), "{protocol}: {effects}");
         assert!(effects.get("count_words").is_none(), "{protocol}: {effects}");
-        // `lookup_weather` says it is read-only (N-ACT and WoA can say so; OTC's definition
-        // has no place for it), so it is called for real.
-        if protocol != "otc" {
-            assert!(
-                effects["lookup_weather"].as_u64().unwrap() >= 1,
-                "{protocol}: {effects}"
-            );
-        }
+        // `lookup_weather` says it is read-only (`annotations.readOnlyHint`; in OTC as an added
+        // property, which the standard allows), so it is called for real.
+        assert!(
+            effects["lookup_weather"].as_u64().unwrap() >= 1,
+            "{protocol}: {effects}"
+        );
         assert!(
             with_result(&report, "FAIL").is_empty(),
             "{protocol}: refusals still checked: {report:#}"
@@ -397,20 +493,38 @@ fn addresses_the_server_names_stay_behind_the_ssrf_guard() {
 
 #[test]
 fn credentials_flags_reach_the_server_and_never_the_report() {
+    // Checked without the key it needs, the server fails nothing: the run says what it needs.
     let fake = Fake::start("otc", "api-key");
-    let (code, report) = conformance(&fake.url("/otc"), &["--protocol", "otc"]);
-    assert_eq!(code, 1, "{report:#}");
-    assert_eq!(
-        check(&report, "otc-list-tools")["evidence"]["status"],
-        401,
-        "{report:#}"
+    let (_, report) = conformance(&fake.url("/otc"), &["--protocol", "otc"]);
+    assert_eq!(report["summary"]["must_failures"], 0, "{report:#}");
+    let listing = check(&report, "otc-list-tools");
+    assert_eq!(listing["result"], "SKIP", "{report:#}");
+    assert!(
+        listing["reason"]
+            .as_str()
+            .unwrap()
+            .contains("needs credentials (--api-key"),
+        "{listing:#}"
     );
+    // `/health` needs no authentication, and gets none.
+    assert_eq!(check(&report, "otc-health-no-auth")["result"], "PASS", "{report:#}");
+    assert_eq!(check(&report, "otc-health")["result"], "PASS", "{report:#}");
     let (code, report) = conformance(
         &fake.url("/otc"),
         &["--api-key", "secret-key", "--invoke", "send_email"],
     );
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(with_result(&report, "FAIL"), Vec::<&str>::new(), "{report:#}");
+    assert!(
+        !report.to_string().contains("secret-key"),
+        "the key leaked into the report"
+    );
+    // A `/health` that wants the key too: sent without it (OTC: no authentication required).
+    let fake = Fake::start("otc", "health-needs-auth");
+    let (code, report) = conformance(&fake.url("/otc"), &["--api-key", "secret-key"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(with_result(&report, "FAIL"), vec!["otc-health-no-auth"], "{report:#}");
+    assert_eq!(check(&report, "otc-health")["result"], "PASS", "{report:#}");
     assert!(
         !report.to_string().contains("secret-key"),
         "the key leaked into the report"
@@ -428,16 +542,43 @@ fn a_missed_should_fails_the_run_only_with_strict() {
     assert_eq!(code, 0, "a SHOULD alone does not fail the run");
     let (code, _) = conformance(&fake.url("/"), &["--strict"]);
     assert_eq!(code, 1, "--strict fails on a SHOULD");
+    // `Cache-Control: no-store` is a caching header that forbids caching (§7: "appropriate").
+    let fake = Fake::start("woa", "no-store");
+    let (code, report) = conformance(&fake.url("/"), &[]);
+    let caching = check(&report, "woa-7-caching-headers");
+    assert_eq!(caching["result"], "FAIL", "{report:#}");
+    assert!(
+        caching["evidence"]["found"].as_str().unwrap().contains("no-store"),
+        "{caching:#}"
+    );
+    assert_eq!(
+        with_result(&report, "FAIL"),
+        vec!["woa-7-caching-headers"],
+        "{report:#}"
+    );
+    assert_eq!(code, 0, "a SHOULD alone does not fail the run");
 }
 
 #[test]
-fn a_refusal_probe_is_refused_by_every_version_the_id_could_resolve_to() {
-    // `lookup_weather` 1.0.0 requires `city`, 2.0.0 (the latest) does not: `{}` is invalid for
-    // the first only, so sending it as `Weather.lookup_weather` would run the second.
-    let fake = Fake::start("otc", "loosened-latest");
-    let (code, report) = conformance(&fake.url("/otc"), &[]);
-    assert_eq!(code, 0, "{report:#}");
-    assert_eq!(fake.effects(), serde_json::json!({}), "{report:#}");
-    // The probes that every version refuses (a wrong type) still check resolution.
-    assert_eq!(check(&report, "otc-version-resolution")["result"], "PASS", "{report:#}");
+fn lenient_servers_get_refusal_probes_only_for_tools_the_checker_may_run() {
+    // Servers that run a tool whatever its input (issue #37 item 5): without `--invoke`, only
+    // `lookup_weather` (read-only) ran; `send_email` and `count_words` got no input they could
+    // run with, on any protocol.
+    for (protocol, path) in [("nact", "/nact"), ("otc", "/otc"), ("woa", "/")] {
+        let fake = Fake::start(protocol, "lenient");
+        let (_, report) = conformance(&fake.url(path), &[]);
+        ran_only_what_it_was_given(&fake.effects(), &[]);
+        let failed = with_result(&report, "FAIL");
+        if protocol == "otc" {
+            // OTC requires validation: the read-only tool, which may run, shows it is missing.
+            assert_eq!(failed, vec!["otc-validation-error"], "{report:#}");
+        } else {
+            assert_eq!(failed, Vec::<&str>::new(), "{report:#}");
+        }
+        if protocol == "woa" {
+            let errors = check(&report, "woa-5.2-errors");
+            assert_eq!(errors["result"], "SKIP", "{report:#}");
+            assert!(errors["reason"].as_str().unwrap().contains("4.2"), "{errors:#}");
+        }
+    }
 }
