@@ -35,6 +35,9 @@ pub(crate) struct Recipe {
     pub steps: Vec<Step>,
     pub outputs: Outputs,
     pub max_response_bytes: u64,
+    /// The inputs whose text a request decodes as JSON (`{jq: ".input.NAME | fromjson"}`),
+    /// checked before anything is sent.
+    pub json_inputs: Vec<String>,
     /// What makes the tool unable to work although it loads ([`crate::lint`]).
     pub warnings: Vec<String>,
 }
@@ -213,7 +216,15 @@ pub(crate) fn recipe(
         }
         return Err(b.problems);
     };
+    let mut json_inputs: Vec<String> = steps
+        .iter()
+        .flat_map(|s| s.programs.iter().filter_map(jq::Program::json_text_input))
+        .map(str::to_owned)
+        .collect();
+    json_inputs.sort();
+    json_inputs.dedup();
     Ok(Recipe {
+        json_inputs,
         steps,
         outputs: outputs.ok_or_else(|| vec!["the outputs have errors".to_owned()])?,
         max_response_bytes,

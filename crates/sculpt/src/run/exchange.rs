@@ -153,7 +153,19 @@ impl Sculpted {
             let text = String::from_utf8_lossy(&answer.body);
             // Scrub before cutting, so that a cut can never leave part of a secret behind.
             let excerpt = failure::excerpt(&scrubber.scrub(&text), 300);
-            let failure = failure::for_status(&step.name, &step.shape, answer.status, answer.retry_after, &excerpt);
+            if answer.status.is_server_error() {
+                tracing::warn!(step = %step.name, request = %step.shape, status, body = %excerpt, "the upstream failed; its answer is for this log only");
+            }
+            // The reason is read from the answer as scrubbed above, so its cut cannot leave part
+            // of a secret either.
+            let reason = crate::reason::from_body(&result.body);
+            let refusal = failure::Refusal {
+                status: answer.status,
+                retry_after: answer.retry_after,
+                excerpt: &excerpt,
+                reason: reason.as_deref(),
+            };
+            let failure = failure::for_status(&step.name, &step.shape, &refusal);
             let failure = self.phrase_with_own(step, Key::Status(status), failure, &scope, result);
             return Err(scrubber.failure(failure));
         }

@@ -71,6 +71,24 @@ impl Backend for Sculpted {
         self.recipe.warnings.clone()
     }
 
+    /// A JSON-text input whose text does not parse, before any step runs (issue #38.5).
+    fn check_input(&self, input: &Map<String, Value>) -> Vec<toolhost_core::ParameterError> {
+        self.recipe
+            .json_inputs
+            .iter()
+            .filter_map(|name| {
+                let Some(Value::String(text)) = input.get(name) else {
+                    return None;
+                };
+                let error = serde_json::from_str::<Value>(text).err()?;
+                Some(toolhost_core::ParameterError {
+                    parameter: name.clone(),
+                    message: format!("`{name}` expects JSON text, but got text that does not parse as JSON ({error})"),
+                })
+            })
+            .collect()
+    }
+
     /// A step that is not idempotent may have been sent when the version's timeout cut the call.
     fn may_act(&self) -> bool {
         self.recipe.steps.iter().any(|step| !step.idempotent)
