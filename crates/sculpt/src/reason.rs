@@ -53,6 +53,11 @@ pub fn from_body(body: &Value) -> Option<String> {
 /// [`MAX_REASON_CHARS`] characters, cut at a character boundary with `…`; `None` when nothing
 /// is left.
 pub fn bounded(text: &str) -> Option<String> {
+    bounded_to(text, MAX_REASON_CHARS)
+}
+
+/// [`bounded`] to at most `max` characters.
+pub fn bounded_to(text: &str, max: usize) -> Option<String> {
     let mut out = String::new();
     let mut count = 0;
     let mut space = false;
@@ -66,7 +71,7 @@ pub fn bounded(text: &str) -> Option<String> {
             count += 1;
             space = false;
         }
-        if count == MAX_REASON_CHARS {
+        if count == max {
             out.push('…');
             return Some(out);
         }
