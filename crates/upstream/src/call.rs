@@ -261,8 +261,20 @@ impl Upstreamed {
 fn refusal_reason(error: &Error, scrubber: &Scrubber) -> Option<String> {
     use toolhost_sculpt::reason;
     let said = match error {
-        // A tool's own failure is its whole message, which may quote a reason of its own.
-        Error::Tool(failure) => return reason::bounded_to(&scrubber.scrub(&failure.message), MAX_TOOL_MESSAGE_CHARS),
+        // A tool's own failure is its whole message, which may quote a reason of its own,
+        // without the "tool `x` failed: " the far server put first (this one's adapter says it).
+        Error::Tool(failure) => {
+            let tool = &failure.tool;
+            let message = [
+                format!("tool `{tool}` failed: "),
+                format!("Tool `{tool}` failed: "),
+                format!("agent `{tool}` failed: "),
+            ]
+            .iter()
+            .find_map(|said| failure.message.strip_prefix(said.as_str()))
+            .unwrap_or(&failure.message);
+            return reason::bounded_to(&scrubber.scrub(message), MAX_TOOL_MESSAGE_CHARS);
+        }
         Error::Status {
             status: 400..=499,
             detail,
@@ -421,6 +433,19 @@ mod tests {
             said(&rpc(-32603)),
             None,
             "an internal error may come after the tool acted"
+        );
+        let named = Error::Tool(Box::new(toolhost_client::ToolFailure {
+            tool: "add".to_owned(),
+            message: "tool `add` failed: the API said: \"no\"".to_owned(),
+            prompt: None,
+            developer_message: None,
+            retryable: false,
+            retry_after: None,
+        }));
+        assert_eq!(
+            said(&named).as_deref(),
+            Some("the API said: \"no\""),
+            "the tool is named once, here"
         );
         let long = Error::Tool(Box::new(toolhost_client::ToolFailure {
             tool: "add".to_owned(),
