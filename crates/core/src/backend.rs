@@ -58,6 +58,14 @@ pub trait Backend: Send + Sync + fmt::Debug {
         None
     }
 
+    /// What this backend refuses in an input that passed the version's schema, found before
+    /// anything is sent: one error per parameter (a JSON-text input whose text does not parse,
+    /// issue #38.5). The engine answers them as invalid input. None by default.
+    fn check_input(&self, input: &Map<String, Value>) -> Vec<crate::validate::ParameterError> {
+        let _ = input;
+        Vec::new()
+    }
+
     /// What makes the version unable to work although it loads (a path hole no input fills, a
     /// field the upstream requires that no input or constant provides), found once at load:
     /// the loader reports each as a warning, so `check` says what `serve` would fail at.

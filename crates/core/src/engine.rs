@@ -206,6 +206,13 @@ impl Engine {
             unreachable!("constructed as an object above")
         };
         version.names_to_wire(&mut input);
+        let refused = version.backend.check_input(&input);
+        if !refused.is_empty() {
+            return Err(Error::InvalidInput {
+                tool: tool.name.clone(),
+                errors: refused,
+            });
+        }
         if invocation.context.nesting > crate::backend::MAX_NESTING {
             let failure = ToolFailure::permanent("this tool is misconfigured: its tools call one another too deeply")
                 .with_code("nesting")

@@ -18,6 +18,9 @@
 //!     json: [owner]                # take a non-scalar field as a JSON-encoded string input
 //!     keep: [id]                   # the inputs a model fills; other optional ones are left out
 //!     outputs: [name, status]      # keep only these outputs
+//!     errors:                      # word a refusal for the model, per status (else the API's reason)
+//!       "404": "no pet has that number; list the pets to find it"
+//!       "422": { message: "the shop refused: {{call.body.message}}", prompt: "Fix the owner." }
 //!   delete_pet: { skip: true }     # do not import it
 //! combine:
 //!   pet_card:                      # a new tool chaining operations, one step each
@@ -87,6 +90,12 @@ pub struct ToolOverlay {
     /// open_world}`.
     #[serde(default)]
     pub annotations: Option<Value>,
+    /// A status (`"404"`), a class (`4xx`, `5xx`), `timeout`, `unreachable` or `missing` → how
+    /// the model is told of that failure (a message, or `{message, prompt, code, retryable,
+    /// retry_after_ms}`), written as the step's `errors:` entry (issue #38.4): it replaces the
+    /// API's own reason for that status.
+    #[serde(default)]
+    pub errors: BTreeMap<String, Value>,
 }
 
 /// A tool chaining several operations.
@@ -228,6 +237,9 @@ impl ToolOverlay {
         if draft.backend.is_some() && (!self.set.is_empty() || !self.json.is_empty()) {
             return Err("`set` and `json` shape HTTP requests; an upstream's tool takes its inputs as they are (`keep` leaves optional ones out)".to_owned());
         }
+        if draft.backend.is_some() && !self.errors.is_empty() {
+            return Err("`errors` words an HTTP API's statuses; an upstream's tool says its own failures (a catalog's tool-level `errors:` rewords them by code)".to_owned());
+        }
         if let Some(name) = &self.name {
             draft.name.clone_from(name);
         }
@@ -249,6 +261,7 @@ impl ToolOverlay {
         for (input, text) in &self.describe {
             describe_input(draft, input, text)?;
         }
+        word_errors(draft, &self.errors)?;
         if let Some(auth) = &self.auth {
             match &mut draft.backend {
                 Some(backend) => backend["auth"] = auth.clone(),
@@ -544,6 +557,39 @@ fn take_as_json(draft: &mut Draft, name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Writes the overlay's `errors:` wording on the tool's request step, beside (and over) any
+/// the import wrote. The texts are checked as templates when the catalog loads.
+fn word_errors(draft: &mut Draft, errors: &BTreeMap<String, Value>) -> Result<(), String> {
+    for (key, wording) in errors {
+        let status = key.parse::<u16>().is_ok_and(|s| (400..600).contains(&s));
+        if !status && !matches!(key.as_str(), "4xx" | "5xx" | "timeout" | "unreachable" | "missing") {
+            return Err(format!(
+                "`errors.{key}`: a key is a status from 400 to 599 (quoted: \"404\"), `4xx`, `5xx`, `timeout`, `unreachable` or `missing`"
+            ));
+        }
+        let worded = match wording {
+            Value::String(text) => !text.trim().is_empty(),
+            Value::Object(fields) => fields.get("message").or_else(|| fields.get("prompt")).is_some(),
+            _ => false,
+        };
+        if !worded {
+            return Err(format!(
+                "`errors.{key}` is a message, or `{{message, prompt, code, retryable, retry_after_ms}}` with a message or a prompt"
+            ));
+        }
+    }
+    let Some(step) = draft.steps.first_mut() else {
+        return Ok(());
+    };
+    for (key, wording) in errors {
+        if !step["errors"].is_object() {
+            step["errors"] = json!({});
+        }
+        step["errors"][key] = wording.clone();
+    }
+    Ok(())
+}
+
 /// Rewords input `name`'s description.
 fn describe_input(draft: &mut Draft, name: &str, text: &str) -> Result<(), String> {
     let text = text.trim();
@@ -645,6 +691,27 @@ mod tests {
             error,
             "overlay, tool `pet`: `describe` names input `pet_id`, which the tool does not have (it has: id)"
         );
+    }
+
+    #[test]
+    fn errors_are_worded_per_status_on_the_step_and_bad_keys_named() {
+        let overlay = Overlay::parse(
+            "tools:\n  pet:\n    errors:\n      \"404\": no pet has that number\n      4xx: { message: \"refused: {{call.body.message}}\", prompt: Check the id. }\n",
+        )
+        .unwrap();
+        let drafts = overlay.apply(vec![draft()], &mut Vec::new()).unwrap();
+        assert_eq!(
+            drafts[0].steps[0]["errors"],
+            json!({"404": "no pet has that number", "4xx": {"message": "refused: {{call.body.message}}", "prompt": "Check the id."}})
+        );
+        for (wrong, said) in [
+            ("\"200\": fine", "`errors.200`: a key is a status from 400 to 599"),
+            ("\"404\": { code: x }", "`errors.404` is a message, or"),
+        ] {
+            let overlay = Overlay::parse(&format!("tools:\n  pet:\n    errors:\n      {wrong}\n")).unwrap();
+            let error = overlay.apply(vec![draft()], &mut Vec::new()).unwrap_err();
+            assert!(error.starts_with(&format!("overlay, tool `pet`: {said}")), "{error}");
+        }
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //!
 //! | code | when | retryable |
 //! |---|---|---|
-//! | `upstream_4xx` | the upstream answered 4xx (not 429) | no |
-//! | `rate_limited` | 429 | yes, after `Retry-After` (else 1 s) |
-//! | `upstream_5xx` | 5xx | yes, after `Retry-After` (else 1 s) |
+//! | `upstream_4xx` | the upstream answered 4xx (not 429); the message ends with the API's reason | no |
+//! | `rate_limited` | 429 (with the API's reason) | yes, after `Retry-After` (else 1 s) |
+//! | `upstream_5xx` | 5xx (its body only in the log) | yes, after `Retry-After` (else 1 s) |
 //! | `timeout` | an idempotent step ran out of time | yes, after 1 s |
 //! | `upstream_unreachable` | connecting failed (nothing was sent) | yes, after 1 s |
 //! | `upstream_error` | the connection of an idempotent step broke mid-request | yes, after 1 s |
@@ -127,32 +127,47 @@ impl Phrases {
     }
 }
 
-/// The failure for an upstream answer outside 2xx (and the step's `accept`).
-pub(crate) fn for_status(
-    step: &str,
-    shape: &str,
-    status: reqwest::StatusCode,
-    retry_after: Option<Duration>,
-    excerpt: &str,
-) -> ToolFailure {
+/// What the upstream answered outside 2xx (and the step's `accept`), already scrubbed.
+pub(crate) struct Refusal<'a> {
+    pub status: reqwest::StatusCode,
+    pub retry_after: Option<Duration>,
+    /// The start of the body, for developers (a 4xx's only: a 5xx body is the upstream's
+    /// internals, which OTC's `developer_message` would hand the caller; it is logged instead).
+    pub excerpt: &'a str,
+    /// The upstream's own reason ([`crate::reason`]), which a 4xx passes on to the model.
+    pub reason: Option<&'a str>,
+}
+
+/// The failure for an upstream answer outside 2xx (and the step's `accept`). A refusal (4xx)
+/// says the API's own reason, marked as its words; a 5xx says only that it failed.
+pub(crate) fn for_status(step: &str, shape: &str, refusal: &Refusal<'_>) -> ToolFailure {
+    let status = refusal.status;
     let code = status.as_u16();
+    let excerpt = if status.is_server_error() { "" } else { refusal.excerpt };
     let detail = format!("step `{step}` ({shape}) answered {status}{}", excerpt_suffix(excerpt));
+    let said = |message: String| match refusal.reason {
+        Some(reason) if status.is_client_error() => {
+            format!("{message}; {}", crate::reason::quoted("the API", reason))
+        }
+        _ => message,
+    };
+    let retry_after = Some(refusal.retry_after.unwrap_or(DEFAULT_RETRY_AFTER));
     let failure = match code {
         429 => ToolFailure::temporary(
-            "the upstream service is limiting requests; try again later",
-            Some(retry_after.unwrap_or(DEFAULT_RETRY_AFTER)),
+            said("the upstream service is limiting requests; try again later".to_owned()),
+            retry_after,
         )
         .with_code(RATE_LIMITED),
         500..=599 => ToolFailure::temporary(
             format!("the upstream service failed (HTTP {code}); try again later"),
-            Some(retry_after.unwrap_or(DEFAULT_RETRY_AFTER)),
+            retry_after,
         )
         .with_code(UPSTREAM_5XX),
         300..=399 => ToolFailure::permanent(format!(
             "the upstream service redirected the request (HTTP {code}), which is not followed across sites"
         ))
         .with_code(REDIRECT),
-        _ => ToolFailure::permanent(format!("the upstream service refused the request (HTTP {code})"))
+        _ => ToolFailure::permanent(said(format!("the upstream service refused the request (HTTP {code})")))
             .with_code(UPSTREAM_4XX),
     };
     failure.with_developer_message(detail)

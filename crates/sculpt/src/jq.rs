@@ -74,8 +74,36 @@ impl std::fmt::Debug for Program {
     }
 }
 
+impl Program {
+    /// The input this program decodes when it is exactly `.input.NAME | fromjson` (what an
+    /// import writes for a JSON-text input): its text is checked before anything is sent, so
+    /// text that does not parse is the caller's input error, not a mapping failure.
+    pub fn json_text_input(&self) -> Option<&str> {
+        json_text_input(&self.code)
+    }
+}
+
+fn json_text_input(code: &str) -> Option<&str> {
+    let (path, filter) = code.split_once('|')?;
+    let name = path.trim().strip_prefix(".input.")?;
+    let plain = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (plain && filter.trim() == "fromjson").then_some(name)
+}
+
 /// Compiles `code`, or says what is wrong with it.
 pub(crate) fn compile(code: &str) -> Result<Program, String> {
+    // An optional JSON-text input left out is left out of the request, as any absent input is,
+    // rather than failing `fromjson` on null.
+    let written = code;
+    let decoded;
+    let code = match json_text_input(code) {
+        Some(name) => {
+            decoded = format!(".input.{name} | values | fromjson");
+            decoded.as_str()
+        }
+        None => code,
+    };
     let defs = jaq_core::defs()
         .chain(jaq_std::defs())
         .chain(jaq_json::defs())
@@ -99,7 +127,7 @@ pub(crate) fn compile(code: &str) -> Result<Program, String> {
         })?;
     Ok(Program {
         filter: Arc::new(filter),
-        code: code.into(),
+        code: written.into(),
     })
 }
 
@@ -508,6 +536,29 @@ mod tests {
         };
         let mut answers = evaluate(&[program], &input, Instant::now() + within)?;
         Ok(answers.remove(0))
+    }
+
+    #[test]
+    fn a_json_text_input_is_recognised_only_in_the_imported_form() {
+        let input = |code: &str| compile(code).ok().and_then(|p| p.json_text_input().map(str::to_owned));
+        assert_eq!(input(".input.owner | fromjson").as_deref(), Some("owner"));
+        assert_eq!(input(" .input.owner_2|fromjson ").as_deref(), Some("owner_2"));
+        for other in [
+            ".input.owner",
+            ".input.a.b | fromjson",
+            ".steps.x.body | fromjson",
+            ".input.a | fromjson | .x",
+        ] {
+            assert_eq!(input(other), None, "{other}");
+        }
+        let absent = run_one(".input.owner | fromjson", serde_json::json!({}), Duration::from_secs(5));
+        assert_eq!(absent, Ok(Ok(None)), "an absent optional input is left out");
+        let given = run_one(
+            ".input.owner | fromjson",
+            serde_json::json!({"owner": "[1]"}),
+            Duration::from_secs(5),
+        );
+        assert_eq!(given, Ok(Ok(Some(serde_json::json!([1])))));
     }
 
     #[test]

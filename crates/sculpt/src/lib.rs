@@ -17,6 +17,7 @@ mod config;
 mod failure;
 mod jq;
 mod lint;
+pub mod reason;
 mod reference;
 mod run;
 pub mod secrets;

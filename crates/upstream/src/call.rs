@@ -188,7 +188,8 @@ impl Upstreamed {
             let detail = scrubber.scrub(&format!("{}: {error}", self.upstream.shown));
             tracing::warn!(tool = %self.watched.catalog_tool, error = %detail, "the upstream call failed");
         }
-        scrubber.failure(self.classify(error, scrubber.scrub(&self.told(error))))
+        let reason = refusal_reason(error, scrubber);
+        scrubber.failure(self.classify(error, scrubber.scrub(&self.told(error)), reason))
     }
 
     /// What a caller may read of `error`: for a `stdio:` server never its command line or its
@@ -197,13 +198,28 @@ impl Upstreamed {
         told(&self.upstream, error)
     }
 
-    fn classify(&self, error: &Error, detail: String) -> ToolFailure {
+    /// The failure for `error`; `reason` is the upstream's own word on a refusal (or the tool's
+    /// own failure message), scrubbed and bounded, which the message carries.
+    fn classify(&self, error: &Error, detail: String, reason: Option<String>) -> ToolFailure {
+        let refused = || {
+            let message = match &reason {
+                Some(reason) => format!(
+                    "the service behind this tool refused the call; {}",
+                    toolhost_sculpt::reason::quoted("it", reason)
+                ),
+                None => "the service behind this tool refused the call".to_owned(),
+            };
+            ToolFailure::permanent(message)
+                .with_code("upstream_refused")
+                .with_developer_message(detail.clone())
+        };
         match error {
             Error::Tool(failure) => {
+                let message = reason.clone().unwrap_or_else(|| "the tool failed".to_owned());
                 let mut out = if failure.retryable {
-                    ToolFailure::temporary(failure.message.clone(), failure.retry_after)
+                    ToolFailure::temporary(message, failure.retry_after)
                 } else {
-                    ToolFailure::permanent(failure.message.clone())
+                    ToolFailure::permanent(message)
                 };
                 out.prompt.clone_from(&failure.prompt);
                 out.with_code("upstream_tool_failed").with_developer_message(detail)
@@ -212,9 +228,7 @@ impl Upstreamed {
             _ if error.nothing_sent() => unreachable(&detail),
             // The upstream answered that it will not run this request: nothing was done, and
             // the same request will be refused again.
-            _ if error.refused_unrun() => ToolFailure::permanent("the service behind this tool refused the call")
-                .with_code("upstream_refused")
-                .with_developer_message(detail),
+            _ if error.refused_unrun() => refused(),
             Error::Transport { .. } | Error::Timeout { .. } | Error::Mcp { .. } | Error::McpError { .. }
                 if !self.idempotent =>
             {
@@ -236,18 +250,62 @@ impl Upstreamed {
                 .with_code("upstream_unavailable")
                 .with_developer_message(detail)
             }
-            _ => ToolFailure::permanent("the service behind this tool refused the call")
-                .with_code("upstream_refused")
-                .with_developer_message(detail),
+            _ => refused(),
         }
     }
 }
+
+/// What the upstream said on refusing the call (a 4xx's detail, the arguments it found
+/// invalid, a JSON-RPC refusal) or on failing it (the tool's own message), scrubbed first and
+/// then bounded ([`toolhost_sculpt::reason`]). A 5xx's detail is the server's internals: none.
+fn refusal_reason(error: &Error, scrubber: &Scrubber) -> Option<String> {
+    use toolhost_sculpt::reason;
+    let said = match error {
+        // A tool's own failure is its whole message, which may quote a reason of its own,
+        // without the "tool `x` failed: " the far server put first (this one's adapter says it).
+        Error::Tool(failure) => {
+            let tool = &failure.tool;
+            let message = [
+                format!("tool `{tool}` failed: "),
+                format!("Tool `{tool}` failed: "),
+                format!("agent `{tool}` failed: "),
+            ]
+            .iter()
+            .find_map(|said| failure.message.strip_prefix(said.as_str()))
+            .unwrap_or(&failure.message);
+            return reason::bounded_to(&scrubber.scrub(message), MAX_TOOL_MESSAGE_CHARS);
+        }
+        Error::Status {
+            status: 400..=499,
+            detail,
+            ..
+        } => detail.clone(),
+        Error::InvalidArguments { problems, .. } => problems
+            .iter()
+            .map(|p| p.message.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
+        Error::McpError { message, .. } if error.refused_unrun() => message.clone(),
+        _ => return None,
+    };
+    reason::bounded(&scrubber.scrub(&said))
+}
+
+/// The most characters of an upstream tool's own failure message passed on.
+const MAX_TOOL_MESSAGE_CHARS: usize = 1000;
 
 /// What a caller may read of an upstream's `error`, named as callers know the upstream.
 pub(crate) fn told(upstream: &Upstream, error: &Error) -> String {
     let said = match (&upstream.source, error) {
         (_, Error::Tool(failure)) => failure.message.clone(),
         (_, Error::McpError { code, message, .. }) => format!("the server answered with error {code}: {message}"),
+        // Its body is the server's internals, for the log only.
+        (
+            _,
+            Error::Status {
+                status: status @ 500.., ..
+            },
+        ) => format!("answered HTTP {status}"),
         (Source::Url(_), other) => other.to_string(),
         (Source::Command { .. }, Error::Mcp { sent: false, .. }) => "the upstream could not start".to_owned(),
         (Source::Command { .. }, Error::Timeout { timeout, .. }) => {
@@ -337,7 +395,68 @@ impl Backend for Upstreamed {
 
 #[cfg(test)]
 mod tests {
-    use super::json_size;
+    use super::{json_size, refusal_reason};
+    use toolhost_client::Error;
+    use toolhost_sculpt::Scrubber;
+
+    #[test]
+    fn a_refusal_says_the_upstreams_reason_scrubbed_and_bounded_and_a_5xx_says_none() {
+        let scrubber = Scrubber::shared(["Server-Secret-77"]);
+        let status = |status: u16, detail: &str| Error::Status {
+            url: "http://127.0.0.1:1/nact".to_owned(),
+            status,
+            detail: detail.to_owned(),
+            retry_after: None,
+            retryable: None,
+        };
+        let said = |e: &Error| refusal_reason(e, &scrubber);
+        assert_eq!(
+            said(&status(422, "label nope does not exist\n(key Server-Secret-77)")).as_deref(),
+            Some("label nope does not exist (key <redacted>)")
+        );
+        assert_eq!(said(&status(500, "stack trace at db.internal")), None);
+        let invalid = Error::InvalidArguments {
+            tool: "add".to_owned(),
+            problems: vec![toolhost_core::ParameterError {
+                parameter: "a".to_owned(),
+                message: "`a` expects an integer".to_owned(),
+            }],
+        };
+        assert_eq!(said(&invalid).as_deref(), Some("`a` expects an integer"));
+        let rpc = |code: i32| Error::McpError {
+            server: "http://127.0.0.1:1/mcp".to_owned(),
+            code,
+            message: "unknown argument `z`".to_owned(),
+        };
+        assert_eq!(said(&rpc(-32602)).as_deref(), Some("unknown argument `z`"));
+        assert_eq!(
+            said(&rpc(-32603)),
+            None,
+            "an internal error may come after the tool acted"
+        );
+        let named = Error::Tool(Box::new(toolhost_client::ToolFailure {
+            tool: "add".to_owned(),
+            message: "tool `add` failed: the API said: \"no\"".to_owned(),
+            prompt: None,
+            developer_message: None,
+            retryable: false,
+            retry_after: None,
+        }));
+        assert_eq!(
+            said(&named).as_deref(),
+            Some("the API said: \"no\""),
+            "the tool is named once, here"
+        );
+        let long = Error::Tool(Box::new(toolhost_client::ToolFailure {
+            tool: "add".to_owned(),
+            message: "x".repeat(5000),
+            prompt: None,
+            developer_message: None,
+            retryable: false,
+            retry_after: None,
+        }));
+        assert_eq!(said(&long).map(|m| m.chars().count()), Some(1001));
+    }
 
     #[test]
     fn the_size_of_an_answer_is_its_json_length() {

@@ -12,6 +12,7 @@ mod flow;
 mod load;
 mod peer;
 mod placement;
+mod refusal;
 mod secrets;
 mod shaping;
 mod shipped;

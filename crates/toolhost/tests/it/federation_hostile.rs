@@ -46,7 +46,7 @@ fn with_toolkit_keys(yaml: &str, extra: &str) -> String {
 
 /// A call of `tool` with `input` over N-ACT, OTC, WoA and MCP, each answer as text, with the
 /// `authorization` header when given.
-async fn on_every_protocol(
+pub(crate) async fn on_every_protocol(
     base: &str,
     (toolkit, tool): (&str, &str),
     input: Value,

@@ -28,6 +28,7 @@ mod ops;
 #[cfg(feature = "otel")]
 mod otel;
 mod quiet;
+mod refusal;
 mod replicas;
 mod sculpt;
 mod serve;
