@@ -19,8 +19,12 @@ pub enum Refusal {
     /// The call was refused before running (its response is passed through, not stored).
     Rejected(Response),
     /// The shared store cannot be reached, or is recovering from a loss of its state: the call
-    /// was not run (retryable).
-    Unavailable,
+    /// was not run, and may be sent again (same `call_id`) after `retry_after`.
+    Unavailable {
+        /// How long until the store may take the call: what is left of its recovery window, or
+        /// a second for a store that did not answer.
+        retry_after: Duration,
+    },
     /// The first call with the key started on a replica that did not finish it in its lease, or
     /// the shared store lost its record: its outcome is unknown, and it is not run again.
     Lost,

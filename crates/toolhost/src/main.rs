@@ -189,7 +189,11 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
             let mut count = warnings.len();
             if lock {
                 let file = VersionLock::path_for(&path);
-                let current = VersionLock::read(&file).ok().flatten().unwrap_or_default();
+                // A lock that cannot be read (an unknown format, say) is never rewritten.
+                let current = match VersionLock::read(&file) {
+                    Ok(current) => current.unwrap_or_default(),
+                    Err(e) => return fail(e),
+                };
                 let extended = current.extended(&catalog);
                 if let Err(e) = versions::write(&file, &extended.to_text()) {
                     return fail(format!("failed to write {}: {e}", file.display()));
@@ -729,7 +733,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             if let Some(dir) = &settings.catalog {
                 // What is served now is what a restart must serve under the same numbers.
                 let record = versions::Record::new(dir, settings.state_dir.as_deref());
-                if let Some((file, added)) = record.record(&catalog).map_err(anyhow::Error::msg)? {
+                if let Some((file, added)) = record.record(&catalog).map_err(|problems| {
+                    anyhow::anyhow!(
+                        "{}",
+                        problems
+                            .iter()
+                            .map(|p| p.message.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    )
+                })? {
                     tracing::info!(
                         file = %file.display(),
                         added,

@@ -178,22 +178,19 @@ impl Watcher {
             let Some(dir) = catalog else {
                 return Ok(new);
             };
-            for warning in crate::versions::Record::new(dir, state_dir).verify(&new)? {
+            let record = crate::versions::Record::new(dir, state_dir);
+            for warning in record.verify(&new)? {
                 tracing::warn!("{warning}");
+            }
+            // The versions a reload adds are recorded before they are served, as at start: a
+            // version the record cannot hold is not served (a restart would then refuse the
+            // catalog, or serve an edit of it under the same number; issue #37.14).
+            if let Some((file, added)) = record.record(&new)? {
+                tracing::info!(file = %file.display(), added, "recorded the new served versions");
             }
             Ok(new)
         });
-        let accepted = state.reload(loaded);
-        // The versions a reload adds are recorded as those served at start are.
-        if accepted && let Some(dir) = catalog {
-            match crate::versions::Record::new(dir, state_dir).record(&state.engine.catalog()) {
-                Ok(Some((file, added))) => {
-                    tracing::info!(file = %file.display(), added, "recorded the new served versions");
-                }
-                Ok(None) => {}
-                Err(e) => tracing::error!("{e}"),
-            }
-        }
+        state.reload(loaded);
     }
 }
 

@@ -105,12 +105,14 @@ impl Record {
     /// Adds the versions of `catalog` the record does not hold yet (after [`Record::verify`]
     /// passed). `Ok(None)` when there was nothing to add, else where they were written and how
     /// many.
-    pub fn record(&self, catalog: &Catalog) -> Result<Option<(PathBuf, usize)>, String> {
-        let kept = VersionLock::read(&self.kept)?.unwrap_or_default();
+    pub fn record(&self, catalog: &Catalog) -> Result<Option<(PathBuf, usize)>, Vec<Problem>> {
+        let kept = VersionLock::read(&self.kept)
+            .map_err(|e| vec![error(&self.kept, e)])?
+            .unwrap_or_default();
         let committed = if self.kept == self.committed {
             None
         } else {
-            VersionLock::read(&self.committed)?
+            VersionLock::read(&self.committed).map_err(|e| vec![error(&self.committed, e)])?
         };
         let extended = kept.extended(catalog);
         if extended == kept {
@@ -125,14 +127,16 @@ impl Record {
                 tracing::warn!(
                     file = %self.kept.display(),
                     error = %e,
-                    "could not update the versions record: every version is locked, but a restart will not know which versions became current since (--state-dir gives it a writable place)"
+                    "could not update the versions record: every version is locked, but a restart will not know which versions became current since, nor which toolIds and OTC names were served (--state-dir gives it a writable place)"
                 );
                 return Ok(None);
             }
-            return Err(format!(
-                "cannot record the {added} served versions not locked yet in {}: {e}. Without a record a restart could serve an edited version under its old number (N-ACT §6.1). Give a writable directory kept across restarts with --state-dir (`state_dir`), or run `toolhost check --lock` and ship versions.lock with the catalog",
-                self.kept.display()
-            ));
+            return Err(vec![error(
+                &self.kept,
+                format!(
+                    "cannot record the {added} versions to serve that no lock holds yet: {e}. Without a record a restart could serve an edited version under its old number (N-ACT §6.1), so they are not served. Give a writable directory kept across restarts with --state-dir (`state_dir`), or run `toolhost check --lock` and ship versions.lock with the catalog"
+                ),
+            )]);
         }
         Ok(Some((self.kept.clone(), added)))
     }

@@ -115,9 +115,10 @@ pub struct Mcp {
     pub tool_field: String,
 }
 
-/// A REST invocation envelope (draft §5.1) with toolhost's `version` extension.
+/// A REST invocation envelope (draft §5.1) with toolhost's `version` extension. Other members
+/// are ignored: §5.1 lets transports add fields (toolhost adds `version` itself), so a client of
+/// another host's extension is not refused (issue #37.16).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Envelope {
     /// The agent's id; the host takes it from the URL when absent (draft §5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,8 +168,8 @@ mod tests {
         assert_eq!(serde_json::to_value(&document).unwrap(), text);
     }
 
-    /// The Appendix B envelope decodes; an unknown member is refused, so a misspelt
-    /// `version` cannot silently run the latest version.
+    /// The Appendix B envelope decodes; a member the draft does not define is an extension some
+    /// transport added (§5.1: "Transports MAY add additional fields"), ignored.
     #[test]
     fn envelope_fields() {
         let envelope: Envelope = serde_json::from_value(json!({
@@ -179,7 +180,8 @@ mod tests {
         .unwrap();
         assert_eq!(envelope.agent.as_deref(), Some("summarizer"));
         assert_eq!(envelope.version, None);
-        let error = serde_json::from_value::<Envelope>(json!({"input": {}, "verison": "1.0.0"})).unwrap_err();
-        assert!(error.to_string().contains("unknown field `verison`"), "{error}");
+        let extended: Envelope =
+            serde_json::from_value(json!({"input": {}, "trace": "abc", "com.example.priority": 1})).unwrap();
+        assert_eq!(extended.input, Some(json!({})));
     }
 }

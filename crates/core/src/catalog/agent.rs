@@ -41,7 +41,7 @@ pub struct Agent {
     /// The file the agent was read from.
     pub source: String,
     /// The check's warnings about this agent.
-    pub findings: Vec<Problem>,
+    pub findings: Vec<Finding>,
     /// Exactly the agent's tools, a pinned one at only its pinned version.
     catalog: Arc<Catalog>,
     /// What [`Agent::required_scopes`] gives, worked out at load.
@@ -60,6 +60,31 @@ pub struct AgentTool {
     /// The procedure's lines that call the tool, trimmed, without list markers: how the
     /// procedure uses it.
     pub uses: Vec<String>,
+}
+
+/// One of the check's findings about an agent, with the tool or agent it names, so that a
+/// caller who may not see that one is not told of it (issue #37.15).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What is wrong and where.
+    pub problem: Problem,
+    /// The tool or agent the message names, other than the agent itself.
+    pub names: Option<Named>,
+}
+
+/// What a finding names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    /// A tool of the catalog, by name.
+    Tool(String),
+    /// Another agent, by name.
+    Agent(String),
+}
+
+impl Finding {
+    fn of(problem: Problem) -> Self {
+        Self { problem, names: None }
+    }
 }
 
 impl Agent {
@@ -192,41 +217,45 @@ pub(super) fn load(sources: &[&super::Source], catalog: &Catalog, problems: &mut
     for mut agent in pending {
         for (i, other) in agent.handoffs.iter().enumerate() {
             if other == &agent.name {
-                agent.findings.push(problem(
+                agent.findings.push(Finding::of(problem(
                     Severity::Error,
                     &agent.source,
                     &agent.name,
                     &format!("handoffs[{i}]"),
                     "an agent does not hand over to itself".to_owned(),
-                ));
+                )));
             } else if !files.contains_key(other) {
                 let nearest = nearest(other, files.keys().map(String::as_str));
-                agent.findings.push(problem(
+                agent.findings.push(Finding::of(problem(
                     Severity::Error,
                     &agent.source,
                     &agent.name,
                     &format!("handoffs[{i}]"),
                     format!("no agent is named `{other}`{nearest}"),
-                ));
+                )));
             } else if !mentions_word(&agent.procedure, other) {
-                agent.findings.push(problem(
-                    Severity::Warning,
-                    &agent.source,
-                    &agent.name,
-                    &format!("handoffs[{i}]"),
-                    format!("the procedure never names `{other}`: say when to hand over to it, or remove it"),
-                ));
+                agent.findings.push(Finding {
+                    problem: problem(
+                        Severity::Warning,
+                        &agent.source,
+                        &agent.name,
+                        &format!("handoffs[{i}]"),
+                        format!("the procedure never names `{other}`: say when to hand over to it, or remove it"),
+                    ),
+                    names: Some(Named::Agent(other.clone())),
+                });
             }
         }
-        problems.extend(agent.findings.iter().filter(|p| p.severity == Severity::Error).cloned());
-        problems.extend(
+        let of = |severity| {
             agent
                 .findings
                 .iter()
-                .filter(|p| p.severity == Severity::Warning)
-                .cloned(),
-        );
-        agent.findings.retain(|p| p.severity == Severity::Warning);
+                .filter(move |f| f.problem.severity == severity)
+                .map(|f| f.problem.clone())
+        };
+        problems.extend(of(Severity::Error));
+        problems.extend(of(Severity::Warning));
+        agent.findings.retain(|f| f.problem.severity == Severity::Warning);
         agents.push(Arc::new(agent));
     }
     agents.sort_by(|a, b| a.name.cmp(&b.name));
@@ -280,10 +309,14 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
         }
     };
     let name = front.name;
-    let mut findings = Vec::new();
-    let mut report = |severity, field: &str, message: String| {
-        findings.push(problem(severity, &source.name, &name, field, message));
+    let findings = std::cell::RefCell::new(Vec::new());
+    let report_naming = |severity, field: &str, message: String, names: Option<Named>| {
+        findings.borrow_mut().push(Finding {
+            problem: problem(severity, &source.name, &name, field, message),
+            names,
+        });
     };
+    let report = |severity, field: &str, message: String| report_naming(severity, field, message, None);
     if let Some(problem) = agent_name_problem(&name) {
         report(Severity::Error, "name", problem);
     }
@@ -376,7 +409,7 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
             .map(|m| m.line.clone())
             .collect::<Vec<_>>();
         if uses.is_empty() {
-            report(
+            report_naming(
                 Severity::Warning,
                 &field,
                 format!(
@@ -384,6 +417,7 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
                      say when to use it, or remove it",
                     tool.name
                 ),
+                Some(Named::Tool(tool.name.clone())),
             );
         }
         tools.push(AgentTool {
@@ -401,13 +435,14 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
             continue;
         }
         match catalog.tools().iter().find(|t| mention.names(t)) {
-            Some(tool) => report(
+            Some(tool) => report_naming(
                 Severity::Warning,
                 "procedure",
                 format!(
                     "the procedure calls `{}()`, a catalog tool the agent does not select; add it to `tools`, or reword",
                     tool.name
                 ),
+                Some(Named::Tool(tool.name.clone())),
             ),
             None if mention.looks_like_a_call() => {
                 let names = picked
@@ -445,7 +480,7 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
         handoffs,
         procedure: procedure.trim_start_matches(['\r', '\n']).to_owned(),
         source: source.name.clone(),
-        findings,
+        findings: findings.into_inner(),
     })
 }
 

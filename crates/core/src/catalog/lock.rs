@@ -13,6 +13,12 @@
 //!   beside the catalog (written or extended by `toolhost check --lock`, committed with the
 //!   catalog) with each version's signature hash; `check` and `serve` refuse a catalog that
 //!   contradicts it, so CI catches an in-place edit before it is deployed.
+//!
+//! Clients pin a tool by more than its name: N-ACT by `toolId` (the tool's UUID, which a
+//! catalog may set with `id:`), OTC by its name `{toolkit}_{name}`. Each, once served, names
+//! that tool for good: a catalog that gives one to another tool (a tool renamed but keeping its
+//! `id:`, say) would have pinned clients call another tool under the same version numbers, and
+//! is refused like an in-place edit (issue #37.13). The lock records both (format 2).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +31,11 @@ use super::{Catalog, Place, Problem, Severity, Tool, Version};
 
 /// The lockfile's name, in the catalog's directory.
 pub const FILE_NAME: &str = "versions.lock";
+/// The lockfile's `format` this toolhost writes: 2 records the tools' identities
+/// ([`VersionLock::tool_ids`], [`VersionLock::otc_names`]).
+pub const FORMAT: u32 = 2;
+/// The formats it reads: 1 (no identities recorded yet; the next write adds them) and 2.
+const READS: [u32; 2] = [1, 2];
 
 /// The signature of one version, as canonical JSON (object keys sorted, no white space).
 pub fn signature(tool: &Tool, version: &Version) -> Value {
@@ -157,10 +168,69 @@ fn problem(tool: &str, version: &str, field: &str, message: String) -> Problem {
 
 const ADVICE: &str = "a served version never changes (N-ACT §6.1): restore it, and publish the change as a new version";
 
+/// OTC's name of a tool (docs/protocols.md §1).
+fn otc_name(tool: &Tool) -> String {
+    format!("{}_{}", tool.toolkit, tool.name)
+}
+
+/// The identities a client pins that `tool` carries and that were served as another tool, by
+/// `was(kind, key)`: the name of the tool served under that `toolId` or OTC name, if any.
+fn reassigned<'a>(tool: &Tool, was: impl Fn(Identity, &str) -> Option<&'a str>, served_in: &str) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let id = tool.id.to_string();
+    if let Some(other) = was(Identity::ToolId, &id).filter(|other| *other != tool.name) {
+        problems.push(problem(
+            &tool.name,
+            "",
+            "id",
+            format!(
+                "its N-ACT toolId {id} was served as tool `{other}` ({served_in}): clients that pinned it would call another tool under the same version numbers. A renamed tool is a new tool: give it another `id:` (or none, for the default), and keep or retire `{other}`"
+            ),
+        ));
+    }
+    let otc = otc_name(tool);
+    if let Some(other) = was(Identity::OtcName, &otc).filter(|other| *other != tool.name) {
+        problems.push(problem(
+            &tool.name,
+            "",
+            "name",
+            format!(
+                "its OTC name `{otc}` ({{toolkit}}_{{name}}) was served as tool `{other}` ({served_in}): OTC clients would call another tool under the same versions. Rename the tool or its toolkit"
+            ),
+        ));
+    }
+    for p in &mut problems {
+        p.place.version = None;
+    }
+    problems
+}
+
+/// An identity a client pins a tool by, besides its name.
+#[derive(Debug, Clone, Copy)]
+enum Identity {
+    /// N-ACT `toolId`: the tool's UUID.
+    ToolId,
+    /// OTC `name`: `{toolkit}_{name}`.
+    OtcName,
+}
+
 /// The served versions of `old` that `new` changes: each an error naming the tool, the version
-/// and what changed.
+/// and what changed; and the tools of `new` that take a `toolId` or OTC name `old` served as
+/// another tool.
 pub fn changed(old: &Catalog, new: &Catalog) -> Vec<Problem> {
     let mut problems = Vec::new();
+    for tool in new.tools() {
+        let was = |identity, key: &str| {
+            old.tools()
+                .iter()
+                .find(|t| match identity {
+                    Identity::ToolId => t.id.to_string() == key,
+                    Identity::OtcName => otc_name(t) == key,
+                })
+                .map(|t| t.name.as_str())
+        };
+        problems.extend(reassigned(tool, was, "by the catalog served now"));
+    }
     for before in old.tools() {
         let Some(after) = new.tools().iter().find(|t| t.name == before.name) else {
             continue; // A tool may be withdrawn whole; its versions are then not served at all.
@@ -211,6 +281,12 @@ pub struct VersionLock {
     /// down (issue #31.1), so retiring it is refused until a newer version is served.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub current: BTreeMap<String, String>,
+    /// By N-ACT `toolId` (a tool's UUID): the name of the tool it was served as.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_ids: BTreeMap<String, String>,
+    /// By OTC name (`{toolkit}_{name}`): the name of the tool it was served as.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub otc_names: BTreeMap<String, String>,
 }
 
 impl VersionLock {
@@ -230,12 +306,30 @@ impl VersionLock {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
-        serde_json::from_str(&text).map(Some).map_err(|e| {
-            format!(
-                "{}: not a versions lock ({e}); regenerate it with `toolhost check --lock`",
-                path.display()
-            )
-        })
+        Self::parse(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Reads a lock's text. A `format` other than [`FORMAT`] is refused, whatever else the file
+    /// holds: a newer toolhost wrote it, and rewriting it in this format would drop what that
+    /// one records (issue #37.14).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        #[derive(Deserialize)]
+        struct Format {
+            format: Option<Value>,
+        }
+        let not_a_lock =
+            |e: serde_json::Error| format!("not a versions lock ({e}); regenerate it with `toolhost check --lock`");
+        let format = serde_json::from_str::<Format>(text).map_err(not_a_lock)?.format;
+        if let Some(format) = format.filter(|f| !READS.iter().any(|known| *f == json!(known))) {
+            return Err(format!(
+                "the versions lock has format {format}, and this toolhost reads formats {} only; \
+                 upgrade toolhost to the version that wrote it (the file is left as it is)",
+                READS.map(|f| f.to_string()).join(" and ")
+            ));
+        }
+        serde_json::from_str(text).map_err(not_a_lock)
     }
 
     /// The lock as it is written: pretty JSON, keys sorted, a trailing newline.
@@ -246,8 +340,14 @@ impl VersionLock {
     /// This lock with every version of `catalog` it does not have yet added.
     pub fn extended(&self, catalog: &Catalog) -> Self {
         let mut lock = self.clone();
-        lock.format = 1;
+        lock.format = FORMAT;
         for tool in catalog.tools() {
+            lock.tool_ids
+                .entry(tool.id.to_string())
+                .or_insert_with(|| tool.name.clone());
+            lock.otc_names
+                .entry(otc_name(tool))
+                .or_insert_with(|| tool.name.clone());
             let entry = lock.tools.entry(tool.name.clone()).or_default();
             for version in &tool.versions {
                 entry
@@ -282,6 +382,17 @@ impl VersionLock {
     pub fn verify(&self, catalog: &Catalog, file: &str) -> Vec<Problem> {
         let mut problems = Vec::new();
         for tool in catalog.tools() {
+            let was = |identity, key: &str| {
+                match identity {
+                    Identity::ToolId => self.tool_ids.get(key),
+                    Identity::OtcName => self.otc_names.get(key),
+                }
+                .map(String::as_str)
+            };
+            problems.extend(reassigned(tool, was, &format!("in {file}")).into_iter().map(|mut p| {
+                p.place.file = file.to_owned();
+                p
+            }));
             let locked = self.tools.get(&tool.name);
             // The newest locked version: a version not locked yet must come after it, else the
             // locked ones after it would move to other N-ACT numbers (issue #31.1).

@@ -23,7 +23,7 @@ use uuid::Uuid;
 use crate::backend::Backend;
 use crate::validate::Validators;
 
-pub use agent::{Agent, AgentTool};
+pub use agent::{Agent, AgentTool, Finding, Named};
 pub use load::{Loader, Source};
 
 /// Every way `new` breaks callers written against `old` under the catalog's rules (N-ACT §5.4);

@@ -9,7 +9,7 @@ use axum::extract::{Path, State as Extract};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use serde_json::{Value, json};
-use toolhost_core::catalog::Agent;
+use toolhost_core::catalog::{Agent, Named};
 
 use super::{base, unknown_agent};
 use crate::State;
@@ -84,9 +84,18 @@ pub(super) async fn one(
             })
         })
         .collect();
+    // A finding that names a tool or agent the caller may not see is left out: the same
+    // caller gets 404 for it everywhere else (issue #37.15).
+    let catalog = state.engine.catalog();
     let findings: Vec<Value> = agent
         .findings
         .iter()
+        .filter(|finding| match &finding.names {
+            None => true,
+            Some(Named::Tool(tool)) => catalog.find_for(tool, &caller.access).is_some(),
+            Some(Named::Agent(other)) => state.agent_for(other, &caller).is_some(),
+        })
+        .map(|finding| &finding.problem)
         .map(|p| json!({"severity": "warning", "field": p.place.field, "message": p.message}))
         .collect();
     let body = json!({

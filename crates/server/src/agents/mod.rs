@@ -142,6 +142,18 @@ impl State {
         Some((Arc::clone(&mount.agent), mount.routes.clone()))
     }
 
+    /// The scopes the agent named `name` asks of its callers (its own, and those of its tools),
+    /// for its MCP endpoint's protected-resource metadata; `None` when no agent has the name.
+    pub(crate) fn agent_scopes(&self, name: &str) -> Option<std::collections::BTreeSet<String>> {
+        let mounts = self.agents.load();
+        let agent = &mounts.by_name.get(name)?.agent;
+        let mut scopes = agent.required_scopes().clone();
+        for tool in agent.catalog().tools() {
+            scopes.extend(tool.scopes.iter().cloned());
+        }
+        Some(scopes)
+    }
+
     /// The agents `caller` may use, sorted by name.
     fn agents_for(&self, caller: &Caller) -> Vec<Arc<Agent>> {
         let mounts = self.agents.load();
@@ -176,6 +188,12 @@ pub struct ServedBy {
     pub agent: Arc<str>,
     /// The protocol label of the path under the agent (`nact`, `otc`, `mcp`, or `other`).
     pub protocol: &'static str,
+}
+
+/// The agent's name in `mount`, a mount point [`mount`] found.
+pub(crate) fn name_in(mount: &str) -> &str {
+    let rest = mount.strip_prefix("/agents/").unwrap_or_default();
+    rest.split_once('/').map_or(rest, |(name, _)| name)
 }
 
 /// `/agents/{name}/{protocol}` when `path` is that or below it: the mount point of one agent's

@@ -353,15 +353,15 @@ impl Authenticator {
 }
 
 /// Paths anyone may read: liveness and readiness, OTC's health check (its spec says no
-/// authentication), and the protected-resource metadata that tells clients how to authenticate.
+/// authentication), an agent's too (issue #37.15), and the protected-resource metadata that
+/// tells clients how to authenticate.
 fn exempt(state: &State, path: &str) -> bool {
+    let otc = crate::agents::mount(path, "otc").unwrap_or(state.config.otc_prefix.trim_end_matches('/'));
     path == "/healthz"
         || (state.config.ui && crate::adapter::ui::PUBLIC_PATHS.contains(&path))
         || path == "/readyz"
         || path.starts_with("/.well-known/oauth-protected-resource")
-        || path
-            .strip_prefix(state.config.otc_prefix.trim_end_matches('/'))
-            .is_some_and(|rest| rest == "/health")
+        || path.strip_prefix(otc).is_some_and(|rest| rest == "/health")
 }
 
 /// Authentication, on every request: it goes on with a [`Caller`] in its extensions, or is
@@ -498,13 +498,28 @@ fn with_challenge(mut response: Response, challenge: &str) -> Response {
 pub async fn protected_resource(Extract(state): Extract<Arc<State>>, uri: axum::http::Uri) -> Response {
     let config = &state.config;
     let asked = uri.path().trim_start_matches("/.well-known/oauth-protected-resource");
-    let resource = crate::agents::mount(asked, "mcp")
-        .filter(|mount| *mount == asked)
-        .unwrap_or(&config.mcp.path);
-    let mut scopes: BTreeSet<String> = BTreeSet::new();
-    for tool in state.engine.catalog().tools() {
-        scopes.extend(tool.scopes.iter().cloned());
-    }
+    let agent = crate::agents::mount(asked, "mcp").filter(|mount| *mount == asked);
+    // An agent's endpoint asks for the agent's scopes, not every tool's (issue #37.15).
+    let (resource, scopes) = match agent {
+        Some(mount) => match state.agent_scopes(crate::agents::name_in(mount)) {
+            Some(scopes) => (mount, scopes),
+            None => {
+                return ProblemResponse::new(
+                    StatusCode::NOT_FOUND,
+                    "not-found",
+                    format!("no agent is served at {mount}; GET /agents lists those you may use"),
+                )
+                .into_response();
+            }
+        },
+        None => {
+            let mut scopes: BTreeSet<String> = BTreeSet::new();
+            for tool in state.engine.catalog().tools() {
+                scopes.extend(tool.scopes.iter().cloned());
+            }
+            (config.mcp.path.as_str(), scopes)
+        }
+    };
     let body = serde_json::json!({
         "resource": format!("{}{}", config.public_base(), resource),
         "authorization_servers": state.auth().issuer_urls(),

@@ -21,12 +21,16 @@
 //!   remembers: a call still running as its `run:` (so repeats wait for its result, and it
 //!   records the result when it ends), every other one as `lost:` (its outcome is unknown; it is
 //!   never run again). During the window, a claim of a key the store does not hold is refused
-//!   as unavailable (503, retryable, not run): a replica that has not written back yet has until
-//!   then, and it notices within a heartbeat. Each replica that notices extends the window.
+//!   as unavailable (not run; OTC's 400 with `Retry-After` set to what is left of the window):
+//!   a replica that has not written back yet has until then, and it notices within a heartbeat.
+//!   Each replica that notices extends the window.
 //!
 //! A store without an epoch is new or has lost everything, which cannot be told apart: whoever
 //! writes the first epoch opens the window too, so a fleet's first `call_id`s wait
-//! [`RECOVERY`] (refused, retryable) after it first meets an empty store.
+//! [`RECOVERY`] (refused, retryable) after it first meets an empty store. The window is not
+//! shortened when this replica has seen no `call_id`: another replica that has may not have
+//! noticed yet (it may be reconnecting to the store that restarted), and nothing left in an
+//! emptied store can tell that no replica has (issue #37.3; docs/operations.md).
 //!
 //! What is still lost: a `call_id` whose every witness is gone, i.e. seen only by replicas that
 //! stopped, or were cut off from the store for longer than the window, with the store's loss.
@@ -58,7 +62,7 @@ const WRITE_BACK: Duration = Duration::from_secs(5);
 
 /// Checks the epoch and the generation, then takes the key if it is free and no recovery is on.
 /// KEYS: call, epoch, generation, recovering. ARGV: our epoch, value, expiry in ms, highest
-/// generation seen. Answers {state, generation}.
+/// generation seen. Answers {state, generation, what is left of the recovery window in ms}.
 /// The scripts, their SHA-1 digests computed once (`CLAIM` and `FINISH` run on every keyed call).
 mod scripts {
     use std::sync::LazyLock;
@@ -71,13 +75,14 @@ mod scripts {
 }
 
 const CLAIM: &str = r"
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'epoch', 0} end
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'epoch', 0, 0} end
 local g = redis.call('INCR', KEYS[3])
-if g <= tonumber(ARGV[4]) then return {'rollback', g} end
-if redis.call('EXISTS', KEYS[1]) == 1 then return {'taken', g} end
-if redis.call('EXISTS', KEYS[4]) == 1 then return {'recovering', g} end
+if g <= tonumber(ARGV[4]) then return {'rollback', g, 0} end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'taken', g, 0} end
+local left = redis.call('PTTL', KEYS[4])
+if left > 0 then return {'recovering', g, left} end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return {'ok', g}";
+return {'ok', g, 0}";
 
 /// The epoch and the generation. A store without an epoch is new or has lost everything, which
 /// cannot be told apart (replicas that remember may still be on their way): the epoch is
@@ -154,8 +159,12 @@ struct Witnessed {
 enum Claim {
     Ours,
     Taken,
-    Recovering,
+    /// The store is in its recovery window for this long yet.
+    Recovering(Duration),
 }
+
+/// How long a caller waits when the store did not answer: it reconnects by itself.
+const UNREACHABLE_RETRY: Duration = Duration::from_secs(1);
 
 impl Calls {
     /// Results kept for `ttl`; a call's lease is `lease` (longer than any call may run); at most
@@ -338,12 +347,14 @@ impl Inner {
                 .arg(value)
                 .arg(self.life().as_millis() as u64)
                 .arg(known.generation);
-            let (state, generation): (String, i64) = self.shared.script(invocation).await?;
+            let (state, generation, left): (String, i64, i64) = self.shared.script(invocation).await?;
             self.saw(generation);
             match state.as_str() {
                 "ok" => return Ok(Claim::Ours),
                 "taken" => return Ok(Claim::Taken),
-                "recovering" => return Ok(Claim::Recovering),
+                "recovering" => {
+                    return Ok(Claim::Recovering(Duration::from_millis(left.max(1) as u64)));
+                }
                 _ => self.recover(&known).await?,
             }
         }
@@ -383,16 +394,20 @@ impl Inner {
         let key = format!("toolhost:call:{key}");
         let deadline = toolhost_core::unix_ms() + self.lease.as_millis() as u64;
         let ours = format!("run:{fingerprint}:{deadline}:{}", uuid::Uuid::new_v4());
-        let unavailable = |_| Refusal::Unavailable;
+        let unavailable = |_| Refusal::Unavailable {
+            retry_after: UNREACHABLE_RETRY,
+        };
         let mut wait = Duration::from_millis(10);
         let mut run = Some(run);
         loop {
             match self.claim(&key, &ours).await.map_err(unavailable)? {
-                Claim::Recovering => return Err(Refusal::Unavailable),
+                Claim::Recovering(left) => return Err(Refusal::Unavailable { retry_after: left }),
                 Claim::Ours => {
                     self.remember(&key, &ours);
                     let Some(run) = run.take() else {
-                        return Err(Refusal::Unavailable);
+                        return Err(Refusal::Unavailable {
+                            retry_after: UNREACHABLE_RETRY,
+                        });
                     };
                     return match run.await {
                         Ok(result) => {

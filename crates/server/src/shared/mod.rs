@@ -4,9 +4,9 @@
 //!
 //! Every command has a deadline ([`COMMAND_TIMEOUT`]), so a slow or unreachable store never
 //! holds a request past it; the connection manager reconnects by itself with backoff. When the
-//! store cannot be reached: a call with a `call_id` is refused before it runs (503, retryable:
-//! idempotency fails closed, since running it unrecorded could run it twice), and rate limits
-//! are not applied (they fail open, counted in `toolhost_shared_state_errors_total`), so the
+//! store cannot be reached: a call with a `call_id` is refused before it runs (OTC's 400 with
+//! `Retry-After`: idempotency fails closed, since running it unrecorded could run it twice), and
+//! rate limits are not applied (they fail open, counted in `toolhost_shared_state_errors_total`), so the
 //! rest of the service keeps serving. `/readyz` reports the store.
 //!
 //! `call_id` keys: the first call sets `run:FINGERPRINT:DEADLINE` (SET NX); the same call on any

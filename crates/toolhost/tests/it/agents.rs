@@ -406,9 +406,11 @@ async fn an_agent_is_absent_for_a_caller_without_its_scopes() {
         "countries.md",
         "---\nname: countries\ndescription: Countries.\ntools: [lookup_country_by_code]\n---\nUse lookup_country_by_code().\n",
     );
+    // `sums` draws two findings naming what a plain caller may not see: a hand-over to `refills`
+    // its procedure never names, and a call of `lookup_country_by_code` it does not select.
     agents.write(
         "sums.md",
-        "---\nname: sums\ndescription: Sums.\ntools: [add_numbers]\n---\nUse add_numbers().\n",
+        "---\nname: sums\ndescription: Sums.\ntools: [add_numbers]\nhandoffs: [refills]\n---\nUse add_numbers(), never lookup_country_by_code().\n",
     );
     let server = Server::start(
         &[
@@ -499,6 +501,55 @@ async fn an_agent_is_absent_for_a_caller_without_its_scopes() {
     );
     let otc = json_of(http.get(format!("{}/agents/sums/otc/tools", server.base))).await;
     assert_eq!(otc["$schema"], "otc://1.0", "{otc}");
+
+    // Issue #37.15: the design's findings name nothing the caller gets 404 for.
+    // (The procedure is the agent's own text, served as written.)
+    let findings = |key: &'static str| {
+        let get = &get;
+        async move {
+            let design: Value = get("/agents/sums", key).await.unwrap().json().await.unwrap();
+            design["findings"].clone()
+        }
+    };
+    let (plain, pharmacy) = (findings("Plain-Key-1").await, findings("Pharmacy-Key-2").await);
+    for hidden in ["refills", "lookup_country_by_code"] {
+        assert!(!plain.to_string().contains(hidden), "{hidden} in {plain}");
+        assert!(pharmacy.to_string().contains(hidden), "{hidden} not in {pharmacy}");
+    }
+    assert_eq!(pharmacy.as_array().unwrap().len(), 2, "{pharmacy}");
+    assert_eq!(plain, json!([]));
+
+    // An agent's OTC health check needs no credentials, as the server's (OTC: none).
+    let anonymous = |path: String| {
+        let http = &http;
+        let url = format!("{}{path}", server.base);
+        async move { http.get(url).send().await.unwrap() }
+    };
+    let health = anonymous("/agents/sums/otc/health".to_owned()).await;
+    assert_eq!(health.status(), 200);
+    assert_eq!(health.json::<Value>().await.unwrap()["status"], "ok");
+    assert_eq!(anonymous("/agents/nobody/otc/health".to_owned()).await.status(), 404);
+
+    // An agent endpoint's metadata lists the agent's scopes (its own, or its tools'), not the
+    // whole server's.
+    let scopes = |agent: &'static str| {
+        let http = &http;
+        let base = &server.base;
+        async move {
+            let url = format!("{base}/.well-known/oauth-protected-resource/agents/{agent}/mcp");
+            json_of(http.get(url)).await["scopes_supported"].clone()
+        }
+    };
+    assert_eq!(scopes("refills").await, json!(["pharmacy"]));
+    assert_eq!(scopes("countries").await, json!(["secret"]));
+    assert_eq!(scopes("sums").await, json!([]));
+    let whole = json_of(http.get(format!("{}/.well-known/oauth-protected-resource/mcp", server.base))).await;
+    assert!(
+        whole["scopes_supported"].as_array().unwrap().contains(&json!("secret")),
+        "{whole}"
+    );
+    let unknown = anonymous("/.well-known/oauth-protected-resource/agents/nobody/mcp".to_owned()).await;
+    assert_eq!(unknown.status(), 404);
     assert!(server.terminate());
 }
 

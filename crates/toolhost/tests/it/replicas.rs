@@ -270,13 +270,13 @@ async fn a_stopped_store_fails_only_what_needs_it_and_a_dead_replicas_call_is_no
     assert_eq!(opened.load(Ordering::SeqCst), 1, "not run a second time");
     delay.store(0, Ordering::SeqCst);
 
-    // The store stops: a call with a call_id is refused at once (not run), the rest serves.
+    // The store stops: a call with a call_id is refused at once (not run: OTC's 400 server
+    // error with Retry-After, never a 5xx; issue #37.3), the rest serves.
     drop(redis_server);
     let started = Instant::now();
     let reply = otc_call(&survivor.base, "c-down", "x").send().await.unwrap();
-    assert_eq!(reply.status(), 503);
-    assert!(reply.headers().contains_key("retry-after"));
-    assert!(reply.text().await.unwrap().contains("was not run"));
+    let retry = not_run(reply).await;
+    assert_eq!(retry, 1, "the store reconnects by itself");
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "no hang: {:?}",
@@ -321,18 +321,80 @@ async fn a_stopped_store_fails_only_what_needs_it_and_a_dead_replicas_call_is_no
     }
 }
 
-/// Sends `request` until it is not refused as unavailable (503: the store is down or
-/// recovering), for at most 30 s; its JSON answer.
+/// Sends `request` until it is not refused as unavailable (the store is down or recovering:
+/// OTC's 400 with `Retry-After`), for at most 30 s; its JSON answer.
 async fn until_answered(request: impl Fn() -> reqwest::RequestBuilder) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let reply = request().send().await.unwrap();
-        if reply.status() != 503 {
+        if reply.status() != 400 || !reply.headers().contains_key("retry-after") {
             return reply.json().await.unwrap();
         }
         assert!(Instant::now() < deadline, "still unavailable");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// Checks that `reply` refuses a call it did not run as OTC requires (issue #37.3; OTC "Server
+/// Errors", docs/protocols.md §4): 400, a `ServerErrorResponse` (`$schema`, `message`, an
+/// optional `developer_message`, no `result`), `Retry-After` in whole seconds. Returns those.
+async fn not_run(reply: reqwest::Response) -> u64 {
+    assert_eq!(reply.status(), 400, "a call that did not run is never a 5xx");
+    let retry: u64 = reply.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let body: Value = reply.json().await.unwrap();
+    assert_eq!(body["$schema"], "otc://1.0", "{body}");
+    assert!(body["message"].as_str().unwrap().contains("was not run"), "{body}");
+    let keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
+    assert!(
+        keys.iter()
+            .all(|k| ["$schema", "message", "developer_message"].contains(k)),
+        "{body}"
+    );
+    retry
+}
+
+/// One replica on the store at `port`, serving a desk without delay; the count of tickets it
+/// opened, and its directory (kept while it serves).
+async fn lone_replica(port: u16) -> (Server, Arc<AtomicUsize>, Scratch) {
+    let opened = Arc::new(AtomicUsize::new(0));
+    let base = ticket_desk(Arc::clone(&opened), Arc::new(AtomicU64::new(0))).await;
+    let dir = Scratch::new();
+    let replica = fleet(&dir, &base, &local(port), 1, &[]).remove(0);
+    (replica, opened, dir)
+}
+
+/// Issue #37.3: a fleet that first meets an empty store (new, or emptied) refuses calls with a
+/// `call_id` for its recovery window (docs/operations.md): as OTC's 400 with `Retry-After`
+/// saying what is left of the window, the tool not run; the same call_id sent again after that
+/// runs, once. Calls without a `call_id` run from the start.
+#[tokio::test]
+async fn a_new_store_refuses_call_ids_for_its_window_as_otc_server_errors() {
+    let Some((_redis, port)) = redis(None, &[]).await else {
+        return;
+    };
+    let (replica, opened, _dir) = lone_replica(port).await;
+    let started = Instant::now();
+    let reply = otc_call(&replica.base, "c-first", "first").send().await.unwrap();
+    let retry = not_run(reply).await;
+    assert!((1..=5).contains(&retry), "what is left of the 5 s window: {retry}");
+    assert_eq!(opened.load(Ordering::SeqCst), 0, "not run");
+    let unkeyed = json_of(
+        reqwest::Client::new()
+            .post(format!("{}/otc/tools/call", replica.base))
+            .json(&json!({"request": {"tool_id": "Desk.create_ticket", "input": {"title": "no key"}}})),
+    )
+    .await;
+    assert_eq!(unkeyed["result"]["success"], true, "{unkeyed}");
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
+
+    tokio::time::sleep(Duration::from_secs(retry) + Duration::from_millis(200)).await;
+    let answer = json_of(otc_call(&replica.base, "c-first", "first")).await;
+    assert_eq!(answer["result"]["success"], true, "after Retry-After: {answer}");
+    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+    let again = json_of(otc_call(&replica.base, "c-first", "first")).await;
+    assert_eq!(again["result"]["value"], answer["result"]["value"]);
+    assert_eq!(opened.load(Ordering::SeqCst), 2, "run once");
+    assert!(replica.terminate());
 }
 
 /// Issue #30.5: the store restarts empty (no persistence) while a call runs. A repeat of that
@@ -411,10 +473,7 @@ async fn a_store_that_goes_back_in_time_runs_no_call_id_twice() {
     let Some((_redis, port)) = redis(None, &[]).await else {
         return;
     };
-    let opened = Arc::new(AtomicUsize::new(0));
-    let base = ticket_desk(Arc::clone(&opened), Arc::new(AtomicU64::new(0))).await;
-    let dir = Scratch::new();
-    let replica = fleet(&dir, &base, &local(port), 1, &[]).remove(0);
+    let (replica, opened, _dir) = lone_replica(port).await;
     settled(std::slice::from_ref(&replica)).await;
     opened.store(0, Ordering::SeqCst);
     let first = json_of(otc_call(&replica.base, "c-old", "before")).await;

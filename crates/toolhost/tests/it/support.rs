@@ -161,6 +161,11 @@ impl Server {
         self.logs.lock().expect("logs").clone()
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
     /// Sends a signal (e.g. `-HUP`) to the process.
     pub fn signal(&self, signal: &str) {
         let child = self.child.as_ref().expect("running");

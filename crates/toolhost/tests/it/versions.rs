@@ -52,6 +52,15 @@ fn serve(dir: &Path, more: &[&str]) -> Server {
     Server::start(&args, &[], None)
 }
 
+/// Starts `serve` on `dir`, looking for changes every 100 ms, and returns it once it listens.
+fn watching(dir: &Path) -> Server {
+    Server::start(
+        &["--catalog", dir.to_str().unwrap(), "--reload-interval-ms", "100"],
+        &[],
+        None,
+    )
+}
+
 #[tokio::test]
 async fn serve_records_what_it_serves_and_a_restart_refuses_an_in_place_edit() {
     let dir = Scratch::new();
@@ -181,11 +190,7 @@ async fn with_a_state_dir_the_record_is_kept_there_and_holds_across_restarts() {
 async fn a_reload_records_the_versions_it_adds() {
     let dir = Scratch::new();
     dir.write("demo.yaml", &catalog(&THREE[..2]));
-    let server = Server::start(
-        &["--catalog", dir.0.to_str().unwrap(), "--reload-interval-ms", "100"],
-        &[],
-        None,
-    );
+    let server = watching(&dir.0);
     dir.write("demo.yaml", &catalog(&THREE));
     let http = reqwest::Client::new();
     for _ in 0..100 {
@@ -232,4 +237,106 @@ fn check_warns_of_an_unlocked_catalog_and_counts_every_warning_it_prints() {
         "every warning printed is counted: {stderr}"
     );
     assert!(!stderr.contains(" 0 warnings"), "{stderr}");
+}
+
+/// A tool `name` in toolkit `Math` with the `id:` it keeps across a rename, and one version.
+fn with_id(name: &str) -> String {
+    format!(
+        "toolkits:\n  - name: Math\n    tools:\n      - name: {name}\n        id: 6f1f3a52-9d8e-4a4e-9d55-7d2c0f5b1e11\n        description: A tool.\n        versions:\n          - version: 1.0.0\n            description: Echo a city.\n            inputs: [{{ name: city, description: A city. }}]\n            outputs: [{{ name: city, type: string, description: The same city. }}]\n            backend: {{ kind: native, function: testing.echo }}\n"
+    )
+}
+
+/// Issue #37.13: a tool renamed with its `id:` kept would be version 1 of another tool under the
+/// N-ACT toolId clients pinned. A restart refuses it (the record holds the toolId), and so does a
+/// reload, which keeps serving the tool under its own name.
+#[tokio::test]
+async fn a_tool_renamed_with_its_id_kept_is_refused_on_restart_and_on_reload() {
+    const ID: &str = "6f1f3a52-9d8e-4a4e-9d55-7d2c0f5b1e11";
+    let dir = Scratch::new();
+    dir.write("math.yaml", &with_id("add_numbers"));
+    let server = serve(&dir.0, &[]);
+    let tool = json_of(reqwest::Client::new().get(format!("{}/nact/tools/{ID}", server.base))).await;
+    assert_eq!(tool["name"], "add_numbers", "{tool}");
+    assert!(server.terminate());
+    let lock = std::fs::read_to_string(dir.0.join("versions.lock")).unwrap();
+    assert!(lock.contains(&format!("\"{ID}\": \"add_numbers\"")), "{lock}");
+
+    dir.write("math.yaml", &with_id("divide_numbers"));
+    let stderr = refused(&dir.0, &[]);
+    assert!(
+        stderr.contains("tool `divide_numbers`")
+            && stderr.contains(ID)
+            && stderr.contains("served as tool `add_numbers`"),
+        "{stderr}"
+    );
+
+    dir.write("math.yaml", &with_id("add_numbers"));
+    let server = watching(&dir.0);
+    dir.write("math.yaml", &with_id("divide_numbers"));
+    let http = reqwest::Client::new();
+    let status = crate::ops::wait_ready(&http, &server.base, |s| s["reload_failures"] == 1).await;
+    assert_eq!(status["reload_failures"], 1, "{status}");
+    let tool = json_of(http.get(format!("{}/nact/tools/{ID}", server.base))).await;
+    assert_eq!(tool["name"], "add_numbers", "{tool}");
+    let logs = server.logs_when(|l| l.iter().any(|x| x.contains("served as tool")));
+    assert!(
+        logs.iter().any(|x| x.contains("served as tool `add_numbers`")),
+        "{logs:#?}"
+    );
+    assert!(server.terminate());
+}
+
+/// Issue #37.14: a reload whose new versions cannot be recorded is refused, as `serve` refuses
+/// them at start. The record cannot be written because a directory stands where its temporary
+/// file goes (root cannot write that either). The versions served before keep serving; the new
+/// one is not served, and once the record can be written again the next reload serves it.
+#[tokio::test]
+async fn a_reload_that_cannot_record_its_versions_is_refused() {
+    let dir = Scratch::new();
+    dir.write("demo.yaml", &catalog(&THREE[..2]));
+    let server = watching(&dir.0);
+    assert_eq!(signature(&server, 2).await.0, 200);
+    let blocker = dir.0.join(format!("versions.lock.{}.tmp", server.pid()));
+    std::fs::create_dir(&blocker).unwrap();
+    dir.write("demo.yaml", &catalog(&THREE));
+    let http = reqwest::Client::new();
+    let status = crate::ops::wait_ready(&http, &server.base, |s| s["reload_failures"] == 1).await;
+    assert_eq!(status["reload_failures"], 1, "{status}");
+    assert_eq!(signature(&server, 3).await.0, 404, "1.2.0 is not served unrecorded");
+    assert_eq!(signature(&server, 2).await.0, 200);
+    let logs = server.logs_when(|l| l.iter().any(|x| x.contains("cannot record")));
+    assert!(
+        logs.iter()
+            .any(|x| x.contains("cannot record") && x.contains("--state-dir")),
+        "{logs:#?}"
+    );
+    let lock = std::fs::read_to_string(dir.0.join("versions.lock")).unwrap();
+    assert!(!lock.contains("\"1.2.0\""), "{lock}");
+
+    std::fs::remove_dir(&blocker).unwrap();
+    server.signal("-HUP");
+    let status = crate::ops::wait_ready(&http, &server.base, |s| s["catalog"]["generation"] == 2).await;
+    assert_eq!(status["catalog"]["generation"], 2, "{status}");
+    assert_eq!(signature(&server, 3).await.0, 200);
+    let lock = std::fs::read_to_string(dir.0.join("versions.lock")).unwrap();
+    assert!(lock.contains("\"1.2.0\""), "{lock}");
+    assert!(server.terminate());
+}
+
+/// Issue #37.14: a lock of a format this toolhost does not know stops `serve` and `check
+/// --lock`, and is left byte for byte as it was.
+#[test]
+fn a_lock_of_an_unknown_format_is_refused_and_left_as_it_is() {
+    let dir = Scratch::new();
+    dir.write("demo.yaml", &catalog(&THREE));
+    let text = "{\n  \"format\": 9,\n  \"tools\": {}\n}\n";
+    let lock = dir.write("versions.lock", text);
+    let stderr = refused(&dir.0, &[]);
+    assert!(
+        stderr.contains("format 9") && stderr.contains("upgrade toolhost"),
+        "{stderr}"
+    );
+    let out = run(&["check", "--lock", dir.0.to_str().unwrap()]);
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(lock).unwrap(), text);
 }

@@ -159,19 +159,23 @@ pub(super) async fn call(
     match result {
         Ok(result) => json(format!(r#"{{"$schema":{},"result":{result}}}"#, quote(schema))),
         Err(Refusal::Rejected(response)) => response,
-        Err(Refusal::Unavailable) => {
+        // Not run: a server error (OTC "Server Errors": 400 before the tool is called, "the
+        // tool server is temporarily unavailable" its own example), never a 5xx (issue #37.3).
+        Err(Refusal::Unavailable { retry_after }) => {
+            let seconds = retry_after.as_millis().div_ceil(1000).max(1);
             let mut response = server_error(
                 schema,
                 format!(
-                    "call_id `{call_id}` cannot be recorded now (the shared call store is unreachable, or recovering from a loss of its state), so the call was not run; try again with the same call_id"
+                    "The tool server is temporarily unavailable: call_id `{call_id}` cannot be recorded now, so the call was not run; try again with the same call_id in {seconds} s"
                 ),
-                None,
+                Some(
+                    "the shared call store (--state) is unreachable, or recovering from a loss of its state (a store met empty is one)"
+                        .to_owned(),
+                ),
             );
-            *response.status_mut() = axum::http::StatusCode::SERVICE_UNAVAILABLE;
-            response.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("1"),
-            );
+            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
             response
         }
         Err(Refusal::Lost) => {
