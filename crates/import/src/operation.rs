@@ -54,7 +54,13 @@ impl Inputs {
             if fits(&input, default) {
                 input["default"] = default.clone();
             } else if let Some(words) = short(default) {
-                text = format!("{} Default: {words}.", text.trim_end().trim_end_matches('.'));
+                let said = text.trim_end();
+                let gap = match said.chars().last() {
+                    None => "",
+                    Some('.') => " ",
+                    Some(_) => ". ",
+                };
+                text = format!("{said}{gap}Default: {words}.");
             }
         }
         if let Some(words) = union_words(schema) {
