@@ -541,3 +541,32 @@ fn changing_a_parameters_id_breaks() {
         "changes the id of output `temp` from `temp` to `temperature`",
     );
 }
+
+/// Issue #38.2: what ties inputs together never tightens (whether a JSON Schema change loosens
+/// cannot be told), nor does a json output's schema change once given; removing rules is fine.
+#[test]
+fn input_rules_and_json_output_schemas_are_fixed() {
+    let rules = "input_rules: {anyOf: [{required: [a]}, {required: [b]}]}";
+    let two = || {
+        v1().input("a", "string", "required: false")
+            .input("b", "string", "required: false")
+    };
+    let two_later = || {
+        v2().input("a", "string", "required: false")
+            .input("b", "string", "required: false")
+    };
+    breaks(two(), two_later().with(rules), "changes `input_rules`");
+    crate::ok(&tool("forecast", &[two().with(rules), two_later()]));
+    breaks(
+        v1().output("tags", "json", "schema: {type: array}"),
+        v2().output("tags", "json", "schema: {type: array, maxItems: 3}"),
+        "changes the schema of json output `tags`",
+    );
+    crate::ok(&tool(
+        "forecast",
+        &[
+            v1().output("tags", "json", ""),
+            v2().output("tags", "json", "schema: {type: array}"),
+        ],
+    ));
+}
