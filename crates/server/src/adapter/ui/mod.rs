@@ -89,12 +89,16 @@ fn asset(request: &HeaderMap, body: &'static str, content_type: &'static str) ->
     response
 }
 
+/// What the page shows a caller: the tools N-ACT lists to it, and the others it may see with
+/// why N-ACT does not show them.
+struct Listed<'a> {
+    on: Vec<&'a Arc<Tool>>,
+    off: Vec<(&'a Arc<Tool>, &'a str)>,
+}
+
 /// The tools the page lists to `caller`: those N-ACT lists to it (their current version on
 /// N-ACT); with the others `caller` may see, and why N-ACT does not show them (issue #38.2).
-fn listed<'a>(
-    nact: &'a crate::view::Built<crate::adapter::nact::Signatures>,
-    caller: &'a CallContext,
-) -> (Vec<&'a Arc<Tool>>, Vec<(&'a Arc<Tool>, &'a str)>) {
+fn listed<'a>(nact: &'a crate::view::Built<crate::adapter::nact::Signatures>, caller: &'a CallContext) -> Listed<'a> {
     let mut on = Vec::new();
     let mut off = Vec::new();
     for tool in nact.catalog.tools().iter().filter(|t| t.listed_to(caller)) {
@@ -104,7 +108,7 @@ fn listed<'a>(
             _ => {}
         }
     }
-    (on, off)
+    Listed { on, off }
 }
 
 async fn summary(Extract(state): Extract<Arc<State>>, caller: Caller) -> Response {
@@ -114,7 +118,7 @@ async fn summary(Extract(state): Extract<Arc<State>>, caller: Caller) -> Respons
     let mut toolkits: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     let mut tags = std::collections::BTreeSet::new();
     let mut count = 0;
-    let (on, off) = listed(&nact, &context);
+    let Listed { on, off } = listed(&nact, &context);
     for tool in on {
         count += 1;
         *toolkits.entry(&tool.toolkit).or_default() += 1;
@@ -145,7 +149,7 @@ async fn summary(Extract(state): Extract<Arc<State>>, caller: Caller) -> Respons
 fn visible(state: &State, name: &str, caller: &CallContext) -> Result<Arc<Tool>, ProblemResponse> {
     let nact = state.nact.get(&state.engine);
     listed(&nact, caller)
-        .0
+        .on
         .into_iter()
         .find(|t| t.name == name)
         .cloned()
