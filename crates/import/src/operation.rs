@@ -49,9 +49,12 @@ impl Inputs {
         }
         let mut text = description.to_owned();
         // The API's default as JSON Schema's `default` (#38.4), when the input accepts it as
-        // the catalog writes it; else said in words, as before, so nothing is lost.
+        // the catalog writes it; else said in words, as before, so nothing is lost. A value
+        // that looks like a template (`{{secret.X}}`) is only ever words, defused with the
+        // description (issue #30.3).
         if let Some(default) = schema.get("default").filter(|d| !d.is_null()) {
-            if fits(&input, default) {
+            let written = default.to_string();
+            if fits(&input, default) && !written.contains("{{") && !written.contains("}}") {
                 input["default"] = default.clone();
             } else if let Some(words) = short(default) {
                 let said = text.trim_end();

@@ -40,7 +40,7 @@ pub(super) fn input_rules(rules: Option<Map<String, Value>>, place: &Place, ctx:
 }
 
 /// One input; `defs` are the version's `input_rules.$defs`, which its `$ref`s may name.
-pub(super) fn input(mut def: InputDef, defs: Option<&Value>, place: &Place, ctx: &mut Context) -> Option<Parameter> {
+pub(super) fn input(def: InputDef, defs: Option<&Value>, place: &Place, ctx: &mut Context) -> Option<Parameter> {
     let place = at(place, &format!("input `{}`", def.name));
     let before = ctx.errors();
     check_name(&def.name, "input name", &place, &mut ctx.problems);
@@ -147,7 +147,7 @@ pub(super) fn input(mut def: InputDef, defs: Option<&Value>, place: &Place, ctx:
         }
         "json" => {
             takes_no_constraints(ctx);
-            let mut schema = match def.schema {
+            let schema = match def.schema {
                 Some(Value::Object(schema)) => schema,
                 _ => {
                     ctx.error(
@@ -157,17 +157,15 @@ pub(super) fn input(mut def: InputDef, defs: Option<&Value>, place: &Place, ctx:
                     return None;
                 }
             };
-            // One `default` and one `examples`, beside the schema or inside it; kept beside.
+            // One `default` and one `examples`, beside the schema or inside it. Inside, they
+            // are the schema's annotations as written (a federated server's, say), shown and
+            // not checked; beside, they are checked like any input's.
             for (key, given) in [("default", def.default.is_some()), ("examples", def.examples.is_some())] {
-                match schema.remove(key) {
-                    Some(_) if given => ctx.error(
+                if given && schema.contains_key(key) {
+                    ctx.error(
                         &place,
                         format!("`{key}` is given both beside `schema` and inside it; keep one"),
-                    ),
-                    Some(Value::Array(inner)) if key == "examples" => def.examples = Some(inner),
-                    Some(inner) if key == "default" => def.default = Some(inner),
-                    Some(_) => ctx.error(&place, "`examples` in `schema` must be a list".to_owned()),
-                    None => {}
+                    );
                 }
             }
             InputType::Json {
