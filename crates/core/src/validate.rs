@@ -168,7 +168,10 @@ fn explain<P: Expects>(
                 .schema_path()
                 .as_str()
                 .starts_with(&format!("/properties/{name}/"));
-            if p.is_schema() || path.len() > name.len() + 1 || !own {
+            let deeper = path.len() > name.len() + 1;
+            // The parameter's own `type` is what the words above already say.
+            let said = own && !deeper && error.kind().keyword() == "type";
+            if (p.is_schema() || deeper || !own) && !said {
                 let at = format!("`{}`", path.trim_start_matches('/').replace('/', "."));
                 message.push_str(&format!(": {}", error.masked_with(at)));
             }
