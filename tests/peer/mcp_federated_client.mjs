@@ -15,7 +15,7 @@ check("tools of all three servers are listed", ["get_sum", "read_graph", "list_d
 
 const sum = await client.callTool({ name: "get_sum", arguments: { a: 20, b: 22 } });
 check("everything: get_sum", !sum.isError && JSON.stringify(sum.structuredContent).includes("42"), sum);
-const weather = await client.callTool({ name: "get_structured_content", arguments: { location: "CHICAGO" } }); // the enum's name; the upstream gets its own `Chicago`
+const weather = await client.callTool({ name: "get_structured_content", arguments: { location: "Chicago" } }); // as the upstream spells it on MCP (issue #38.2); N-ACT names it CHICAGO
 check("everything: structured content maps to the outputs", !weather.isError && typeof weather.structuredContent?.temperature === "number", weather);
 
 const made = await client.callTool({

@@ -297,6 +297,9 @@ impl Expects for Parameter {
             Kind::Schema => crate::schema::describe(&self.schema),
         }
     }
+    fn is_schema(&self) -> bool {
+        matches!(self.kind, Kind::Schema)
+    }
 }
 
 /// One named output of a tool.

@@ -7,7 +7,8 @@
 //! client, without guard, cache or retries.
 
 use serde_json::{Map, Value};
-use toolhost_core::{EnumValue, InputType, catalog::DEFAULT_INT_MAX};
+use toolhost_core::catalog::{DEFAULT_INT_MAX, Spelling};
+use toolhost_core::{EnumValue, InputType};
 use toolhost_wire::nact::{AllowedValue, InputParameter, Invocation, InvocationResult, NamedValue, Page, Signature};
 use toolhost_wire::problem::Problem;
 use url::Url;
@@ -198,7 +199,7 @@ pub(crate) fn tool(root: &Url, endpoint: &Source, raw: Value) -> Result<Tool, St
                 required: o.required,
             })
             .collect(),
-        output_schema: Some(toolhost_core::catalog::output_schema(&core_outputs)),
+        output_schema: Some(toolhost_core::catalog::output_schema(&core_outputs, Spelling::Names)),
         protocol: Protocol::Nact,
         endpoint: endpoint.clone(),
         definition: raw,
@@ -286,12 +287,14 @@ fn parameter(p: &InputParameter) -> Parameter {
                 required: p.required,
                 kind: kind.clone(),
                 header: None,
+                default: None,
+                examples: Vec::new(),
             };
             Parameter {
                 name: p.name.clone(),
                 description,
                 required: p.required,
-                schema: toolhost_core::catalog::input_property(&core),
+                schema: toolhost_core::catalog::input_property(&core, Spelling::Names),
                 kind: Kind::Typed(kind),
             }
         }
@@ -326,7 +329,7 @@ fn output_type(kind: &str, values: Option<&[AllowedValue]>) -> toolhost_core::Ou
         "enum" => T::Enum {
             values: enum_values(values.unwrap_or_default()),
         },
-        _ => T::Json,
+        _ => T::Json { schema: None },
     }
 }
 

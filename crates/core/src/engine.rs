@@ -202,10 +202,9 @@ impl Engine {
                 errors,
             });
         }
-        let Value::Object(mut input) = input else {
+        let Value::Object(input) = input else {
             unreachable!("constructed as an object above")
         };
-        version.names_to_wire(&mut input);
         let refused = version.backend.check_input(&input);
         if !refused.is_empty() {
             return Err(Error::InvalidInput {
@@ -283,7 +282,6 @@ impl Engine {
         // One backend often serves several versions; each version shows only what it declares.
         let mut output = output;
         output.retain(|key, _| version.outputs.iter().any(|o| &o.name == key));
-        version.wire_to_names(&mut output);
         let output = Value::Object(output);
         if !version.validators.output.is_valid(&output) {
             tracing::error!(

@@ -14,6 +14,10 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{InputType, Parameter};
 
+/// The dialect of every schema the catalog holds and [`compile`] compiles: JSON Schema 2020-12,
+/// as a `$schema` names it.
+pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
 /// A problem with one parameter of a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParameterError {
@@ -49,6 +53,11 @@ pub trait Expects {
     fn required(&self) -> bool;
     /// What it accepts, e.g. "an integer from 1 to 16".
     fn expects(&self) -> String;
+    /// Whether it is a JSON Schema that [`Expects::expects`] only summarizes (not a typed
+    /// scalar), so a failure also says what the validator found, and where.
+    fn is_schema(&self) -> bool {
+        false
+    }
 }
 
 impl Expects for Parameter {
@@ -60,6 +69,9 @@ impl Expects for Parameter {
     }
     fn expects(&self) -> String {
         describe(&self.kind)
+    }
+    fn is_schema(&self) -> bool {
+        matches!(self.kind, InputType::Json { .. })
     }
 }
 
@@ -133,28 +145,46 @@ fn explain<P: Expects>(
             _ => {}
         }
     }
+    // An error about the whole object that the checks above do not explain: a rule that ties
+    // inputs together (`input_rules`: `anyOf`, `if`/`then`, …), said as the validator says it.
+    let mut whole = None;
     for error in validator.iter_errors(input) {
         let path = error.instance_path().as_str();
         let Some(name) = path
             .strip_prefix('/')
             .map(|rest| rest.split('/').next().unwrap_or(rest))
         else {
-            continue; // object-level errors (required, additionalProperties) are handled above
+            whole.get_or_insert_with(|| error.masked_with("the input").to_string());
+            continue;
         };
         if errors.contains_key(name) {
             continue;
         }
         if let (Some(p), Some(value)) = (inputs.iter().find(|p| p.name() == name), map.get(name)) {
-            let message = format!("`{}` expects {}, but got {}", p.name(), p.expects(), preview(value));
+            let mut message = format!("`{}` expects {}, but got {}", p.name(), p.expects(), preview(value));
+            // Inside a structured value, or a rule beyond the parameter's own schema: say
+            // exactly what failed where, since the words above cannot.
+            let own = error
+                .schema_path()
+                .as_str()
+                .starts_with(&format!("/properties/{name}/"));
+            let deeper = path.len() > name.len() + 1;
+            // The parameter's own `type` is what the words above already say.
+            let said = own && !deeper && error.kind().keyword() == "type";
+            if (p.is_schema() || deeper || !own) && !said {
+                let at = format!("`{}`", path.trim_start_matches('/').replace('/', "."));
+                message.push_str(&format!(": {}", error.masked_with(at)));
+            }
             errors.insert(p.name().to_owned(), message);
         }
     }
     if errors.is_empty() {
-        // The validator failed on something the parameter types do not explain; say so plainly.
-        errors.insert(
-            String::new(),
-            "the input does not match the tool's input schema".to_owned(),
-        );
+        // The validator failed on something the parameters do not explain; say what it was.
+        let message = match whole {
+            Some(rule) => format!("the input does not match the tool's input schema: {rule}"),
+            None => "the input does not match the tool's input schema".to_owned(),
+        };
+        errors.insert(String::new(), message);
     }
     errors
         .into_iter()
@@ -184,9 +214,16 @@ pub fn describe(kind: &InputType) -> String {
             (None, None) => "a number".to_owned(),
         },
         InputType::Boolean => "true or false".to_owned(),
+        // As the API spells them: what a call sends (a projection that shows names maps them).
         InputType::Enum { values } => {
-            let names: Vec<&str> = values.iter().map(|v| v.name.as_str()).collect();
-            format!("one of {}", names.join(", "))
+            let spelled: Vec<String> = values
+                .iter()
+                .map(|v| match v.wire() {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                })
+                .collect();
+            format!("one of {}", spelled.join(", "))
         }
         InputType::Json { schema } => {
             let kind = match schema.get("type").and_then(Value::as_str) {

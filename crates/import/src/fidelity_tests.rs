@@ -56,7 +56,8 @@ fn input<'a>(draft: &'a super::Draft, name: &str) -> &'a Value {
 }
 
 /// #32.1: a parameter's description comes from the parameter, else its schema, else the
-/// `$ref`'d schema; defaults and examples are said.
+/// `$ref`'d schema; examples are said, and a default is the input's `default` (#38.4) unless
+/// the input cannot take it as written.
 #[test]
 fn descriptions_survive_from_the_schema_and_the_reference() {
     let imported = import(
@@ -65,6 +66,7 @@ fn descriptions_survive_from_the_schema_and_the_reference() {
             "parameters": [
                 {"name": "id", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/Id"}},
                 {"name": "limit", "in": "query", "schema": {"type": "integer", "description": "How many.", "default": 20, "example": 5}},
+                {"name": "page", "in": "query", "schema": {"type": "integer", "description": "Page.", "maximum": 10, "default": 900}},
                 {"name": "q", "in": "query", "description": "Search text.", "schema": {"type": "string"}},
                 {"name": "market", "in": "query", "schema": {"title": "Market", "type": "string"}}
             ],
@@ -75,10 +77,11 @@ fn descriptions_survive_from_the_schema_and_the_reference() {
     .unwrap();
     let thing = tool(&imported, "get_thing");
     assert_eq!(input(thing, "id")["description"], "The id of the thing, from its page.");
-    assert_eq!(
-        input(thing, "limit")["description"],
-        "How many. Default: 20. Example: 5."
-    );
+    assert_eq!(input(thing, "limit")["description"], "How many. Example: 5.");
+    assert_eq!(input(thing, "limit")["default"], 20);
+    // A default the input would refuse (above its maximum) stays in words.
+    assert_eq!(input(thing, "page")["description"], "Page. Default: 900.");
+    assert!(input(thing, "page").get("default").is_none());
     assert_eq!(input(thing, "q")["description"], "Search text.");
     assert_eq!(input(thing, "market")["description"], "Market");
     checked(&imported);
@@ -103,10 +106,12 @@ fn enumerations_stay_enumerations_with_wire_values() {
     let list = tool(&imported, "list_things");
     let state = input(list, "state");
     assert_eq!(state["type"], "enum");
+    // The default as JSON Schema's `default`, spelled as the API spells it (#38.4).
+    assert_eq!(state["default"], "open");
     assert_eq!(
         state["values"],
         json!([
-            {"name": "OPEN", "value": "open", "description": "Still running (the default)."},
+            {"name": "OPEN", "value": "open", "description": "Still running."},
             {"name": "CLOSED", "value": "closed", "description": "Done."},
             {"name": "NEW_YORK", "value": "New York", "description": "A city."}
         ])
@@ -117,11 +122,16 @@ fn enumerations_stay_enumerations_with_wire_values() {
     );
     let catalog = checked(&imported);
     let version = &catalog.find("list_things").unwrap().versions[0];
+    // As the API spells them where inputs are JSON Schema (#38.2); N-ACT shows the names.
     assert_eq!(
         version.input_schema["properties"]["state"]["enum"],
-        json!(["OPEN", "CLOSED", "NEW_YORK"])
+        json!(["open", "closed", "New York"])
     );
-    assert!(version.scalar_inputs_only(), "on N-ACT too");
+    assert_eq!(version.input_schema["properties"]["state"]["default"], "open");
+    assert!(
+        version.inputs.iter().all(|p| p.kind.name() != "json"),
+        "every input an N-ACT scalar"
+    );
 }
 
 /// #32.3: a union of scalars fills its path hole; a required object is an input (flattened when
@@ -189,7 +199,8 @@ fn nothing_the_api_requires_is_dropped() {
         "{notes}"
     );
     let catalog = checked(&imported);
-    assert!(!catalog.find("dispatch").unwrap().versions[0].scalar_inputs_only());
+    let dispatch = &catalog.find("dispatch").unwrap().versions[0];
+    assert!(dispatch.inputs.iter().any(|p| p.kind.name() == "json"));
 }
 
 /// #32.4: `Accept` per operation from its answers; a text answer is a string output.

@@ -48,6 +48,24 @@ impl Inputs {
             self.notes.push(format!("`{original}`: {what}"));
         }
         let mut text = description.to_owned();
+        // The API's default as JSON Schema's `default` (#38.4), when the input accepts it as
+        // the catalog writes it; else said in words, as before, so nothing is lost. A value
+        // that looks like a template (`{{secret.X}}`) is only ever words, defused with the
+        // description (issue #30.3).
+        if let Some(default) = schema.get("default").filter(|d| !d.is_null()) {
+            let written = default.to_string();
+            if fits(&input, default) && !written.contains("{{") && !written.contains("}}") {
+                input["default"] = default.clone();
+            } else if let Some(words) = short(default) {
+                let said = text.trim_end();
+                let gap = match said.chars().last() {
+                    None => "",
+                    Some('.') => " ",
+                    Some(_) => ". ",
+                };
+                text = format!("{said}{gap}Default: {words}.");
+            }
+        }
         if let Some(words) = union_words(schema) {
             text = format!("{} It is {words}.", text.trim_end());
         }
@@ -77,7 +95,7 @@ impl Inputs {
 }
 
 /// A parameter's description: its own, else its schema's (the `$ref`'d one's when the reference
-/// is all there is), with the default and an example when they help a model fill it.
+/// is all there is), with an example when it helps a model fill it.
 fn parameter_text(p: &Value, written: &Value, schema: &Value) -> String {
     // A schema's `title` ("Spotify Album ID") says more than nothing.
     let text = [
@@ -92,14 +110,10 @@ fn parameter_text(p: &Value, written: &Value, schema: &Value) -> String {
     with_hints(text, schema, p)
 }
 
-/// `text` with ` Default: X.` and ` Example: Y.` when the schema (or parameter) gives them and
-/// they are short; an enumeration's default is said by its value instead.
+/// `text` with ` Example: Y.` when the schema (or parameter) gives one and it is short (a default
+/// is the input's `default`, [`Inputs::scalar`]).
 fn with_hints(text: &str, schema: &Value, p: &Value) -> String {
     let mut text = text.trim().to_owned();
-    let short = |v: &Value| {
-        let written = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-        (!v.is_null() && !v.is_object() && !v.is_array() && written.chars().count() <= 60).then_some(written)
-    };
     let sentence = |text: &mut String, what: &str, value: String| {
         if !text.is_empty() && !text.ends_with('.') {
             text.push('.');
@@ -109,11 +123,6 @@ fn with_hints(text: &str, schema: &Value, p: &Value) -> String {
         }
         text.push_str(&format!("{what}: {value}."));
     };
-    if schema.get("enum").is_none()
-        && let Some(default) = schema.get("default").and_then(short)
-    {
-        sentence(&mut text, "Default", default);
-    }
     let example = [
         p.get("example"),
         schema.get("example"),
@@ -128,6 +137,37 @@ fn with_hints(text: &str, schema: &Value, p: &Value) -> String {
         sentence(&mut text, "Example", example);
     }
     text
+}
+
+/// A scalar value as a few words of text (at most 60 characters); `None` for others.
+fn short(v: &Value) -> Option<String> {
+    let written = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    (!v.is_null() && !v.is_object() && !v.is_array() && written.chars().count() <= 60).then_some(written)
+}
+
+/// Whether the catalog input `input` (as drafted) accepts `value`, as the API spells it: the
+/// loader refuses a `default` it does not.
+fn fits(input: &Value, value: &Value) -> bool {
+    let within =
+        |n: f64| input["min"].as_f64().is_none_or(|min| n >= min) && input["max"].as_f64().is_none_or(|max| n <= max);
+    match input["type"].as_str() {
+        Some("enum") => input["values"]
+            .as_array()
+            .is_some_and(|values| values.iter().any(|v| v.get("value").unwrap_or(&v["name"]) == value)),
+        Some("int") => value.as_i64().is_some_and(|n| within(n as f64)),
+        Some("number") => value.as_f64().is_some_and(within),
+        Some("boolean") => value.is_boolean(),
+        Some("string") => value.as_str().is_some_and(|text| {
+            let short_enough = input["max_length"]
+                .as_u64()
+                .is_none_or(|max| text.chars().count() as u64 <= max);
+            let matches = input["pattern"].as_str().is_none_or(|pattern| {
+                toolhost_core::validate::compile(&json!({"pattern": pattern})).is_ok_and(|v| v.is_valid(value))
+            });
+            short_enough && matches
+        }),
+        _ => false,
+    }
 }
 
 /// One operation's tool, or why it is not imported.

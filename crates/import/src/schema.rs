@@ -156,8 +156,8 @@ pub(crate) fn union_words(schema: &Value) -> Option<String> {
 /// An enumeration as a catalog enum: each upstream value an UPPER_SNAKE name (`open` → `OPEN`,
 /// `New York` → `NEW_YORK`, `2` → `VALUE_2`, `""` → `EMPTY`; a clash gets `_2`), with the
 /// upstream's own value as its wire `value` when it differs, and a description from
-/// `x-enum-descriptions` (or `x-enumDescriptions`), else the value as written; the default says
-/// so. `None` when a value is not a scalar.
+/// `x-enum-descriptions` (or `x-enumDescriptions`), else the value as written (the default is
+/// the input's `default`). `None` when a value is not a scalar.
 pub(crate) fn enum_input(schema: &Value) -> Option<Value> {
     // Each value once: a description that lists one twice means it once.
     let mut seen = BTreeSet::new();
@@ -196,14 +196,11 @@ pub(crate) fn enum_input(schema: &Value) -> Option<Value> {
         }
         .map(str::trim)
         .filter(|d| !d.is_empty());
-        let mut description = match (given, wire) {
+        let description = match (given, wire) {
             (Some(d), _) => d.to_owned(),
             (None, Value::String(s)) if s.is_empty() => "The empty value.".to_owned(),
             (None, _) => format!("`{written}`."),
         };
-        if schema.get("default") == Some(*wire) {
-            description = format!("{} (the default).", description.trim_end_matches('.'));
-        }
         let mut value = json!({"name": name, "description": cut(&description, super::MAX_DESCRIPTION)});
         if wire.as_str() != Some(name.as_str()) {
             value["value"] = (*wire).clone();
@@ -527,7 +524,7 @@ mod tests {
                 ("SAO_PAULO", Some(&json!("São Paulo"))),
             ]
         );
-        assert_eq!(values[0]["description"], "Still open (the default).");
+        assert_eq!(values[0]["description"], "Still open.");
         let ints = scalar_input(&json!({"type": "integer", "enum": [1, -1, 2]})).unwrap();
         let names: Vec<&str> = ints["values"]
             .as_array()

@@ -2,7 +2,8 @@
 //! problem every version of a tool repeats (a json input kept from version to version), or that
 //! several fields of one version share, is said once, naming them all.
 
-use toolhost_core::Problem;
+use toolhost_core::{Problem, Tool};
+use toolhost_server::adapter::nact::projection;
 
 /// The warnings as lines, problems repeated across versions and fields of one tool folded into
 /// one, in the order they were first found.
@@ -36,6 +37,51 @@ pub fn collapse(problems: &[Problem]) -> Vec<String> {
             problem.to_string()
         })
         .collect()
+}
+
+/// What N-ACT shows of `tool`, where it is less than the catalog (issue #38.2): each served
+/// version N-ACT cannot show and why (the same reason once, naming its versions), and the
+/// optional inputs its signature leaves out.
+pub fn nact_notes(tool: &Tool) -> Vec<String> {
+    let mut off: Vec<(String, Vec<String>)> = Vec::new();
+    let mut omitted: Vec<String> = Vec::new();
+    for version in tool.served_versions() {
+        match projection::project(version) {
+            Err(reason) => match off.iter_mut().find(|(r, _)| *r == reason) {
+                Some((_, versions)) => versions.push(version.semver.to_string()),
+                None => off.push((reason, vec![version.semver.to_string()])),
+            },
+            Ok(shown) => {
+                for name in shown.omitted {
+                    push_new(&mut omitted, Some(&name));
+                }
+            }
+        }
+    }
+    let mut notes: Vec<String> = off
+        .into_iter()
+        .map(|(reason, mut versions)| {
+            versions.reverse();
+            let which = if versions.len() == tool.served_versions().count() {
+                String::new()
+            } else {
+                format!(" at {}", versions.join(", "))
+            };
+            format!(
+                "note: tool `{}` is not on N-ACT{which}: {reason}; it is served over MCP, OTC and WoA",
+                tool.name
+            )
+        })
+        .collect();
+    if !omitted.is_empty() {
+        let names: Vec<String> = omitted.iter().map(|n| format!("`{n}`")).collect();
+        notes.push(format!(
+            "note: tool `{}` is on N-ACT without its optional input {}: N-ACT cannot express a `json` input, so its signature leaves it out (MCP, OTC and WoA take it)",
+            tool.name,
+            names.join(", ")
+        ));
+    }
+    notes
 }
 
 fn push_new(list: &mut Vec<String>, item: Option<&String>) {

@@ -209,14 +209,17 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
                 }
                 count += lock_warnings.len();
             }
-            // Which protocols reach a tool that not all four do (issue #14); json inputs have
-            // their warning already, so they are not said twice.
+            // Which protocols reach a tool that not all four do (issues #14, #38.2), once each.
             for tool in catalog.tools() {
                 if tool.needs_call_context() {
                     eprintln!(
                         "note: tool `{}` is served over OTC only: it needs secrets or tokens only OTC's `context` carries",
                         tool.name
                     );
+                } else {
+                    for note in check_report::nact_notes(tool) {
+                        eprintln!("{note}");
+                    }
                 }
             }
             let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();

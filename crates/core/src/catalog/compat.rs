@@ -6,12 +6,15 @@
 //! versions and the parameter, and says what to do instead.
 //!
 //! Compatibility is judged on what every protocol shows, not only on the catalog
-//! (docs/protocols.md §1, issue #31.2): [`projections`] refuses a change that the catalog allows
-//! but one protocol's view of the tool does not. OTC answers a one-output tool with the bare
-//! value, so a second output would change its `value` from a scalar to an object; a `json` input
-//! is not an N-ACT type, so adding one would take the tool off N-ACT while its older versions
-//! are there; and N-ACT shows a version that returns nothing as one `json` output `result`,
-//! which outputs added later would remove.
+//! (docs/protocols.md §1, issue #31.2, #38.2): the catalog's rules already cover both spellings
+//! of an enum (a value dropped by name breaks N-ACT's callers, a wire value changed breaks
+//! everyone's), and a `json` schema or the version's `input_rules` never change, since whether
+//! a change loosens a JSON Schema cannot be told. [`projections`] refuses what the catalog
+//! allows but one protocol's view of the tool does not: OTC answers a one-output tool with the
+//! bare value, so a second output would change its `value` from a scalar to an object; and
+//! N-ACT shows a version that returns nothing as one `json` output `result`, which outputs added
+//! later would remove. An optional input N-ACT cannot show (a `json` one) is left out of its
+//! signature there, so adding one breaks no protocol.
 
 use super::{EnumValue, InputType, OutputType, Version};
 
@@ -124,6 +127,11 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
             )),
         }
     }
+    if new.input_rules != old.input_rules && !new.input_rules.is_empty() {
+        problems.push(format!(
+            "changes `input_rules`, which tie inputs together; whether a change loosens a JSON Schema cannot be told, so they may only be removed {RULE}"
+        ));
+    }
     for added in new.inputs.iter().filter(|p| old.input(&p.name).is_none()) {
         if added.required {
             problems.push(format!("adds input `{}` as required; inputs added in a new version must be optional (`required: false`) so that calls written for {o} still work {RULE}", added.name));
@@ -159,6 +167,11 @@ pub(super) fn check(old: &Version, new: &Version) -> Vec<String> {
                 }
                 rewired(v0, v1, "output", name, &mut problems);
             }
+            (OutputType::Json { schema: Some(s0) }, OutputType::Json { schema: s1 }) if s1.as_ref() != Some(s0) => {
+                problems.push(format!(
+                    "changes the schema of json output `{name}`; callers of {o} read what it allowed, and whether a change narrows a JSON Schema cannot be told, so a schema, once given, never changes {RULE}"
+                ));
+            }
             (a, b) if a.name() != b.name() => problems.push(format!(
                 "changes the type of output `{name}` from {} in {o} to {} in {n}; types never change {RULE}",
                 a.name(),
@@ -190,14 +203,6 @@ fn projections(old: &Version, new: &Version) -> Vec<String> {
     if old.outputs.is_empty() && !new.outputs.is_empty() {
         problems.push(format!(
             "adds outputs to a tool whose {o} returns nothing: N-ACT shows that as one `json` output `result`, which the new outputs would replace {RULE}"
-        ));
-    }
-    if old.scalar_inputs_only()
-        && let Some(json) = new.inputs.iter().find(|p| matches!(p.kind, InputType::Json { .. }))
-    {
-        problems.push(format!(
-            "adds json input `{}`: N-ACT has no json type, so the tool would leave N-ACT while {o} is served there (N-ACT lists a tool at its current version) {RULE}",
-            json.name
         ));
     }
     problems
@@ -245,6 +250,12 @@ pub(super) fn changes(old: &Version, new: &Version) -> Vec<String> {
         if before.description != after.description {
             out.push(format!("rewords input `{name}`"));
         }
+        if before.default != after.default {
+            out.push(format!("changes the default of input `{name}`"));
+        }
+        if before.examples != after.examples {
+            out.push(format!("changes the examples of input `{name}`"));
+        }
         if before.kind != after.kind {
             let loosened = match (&before.kind, &after.kind) {
                 (InputType::Enum { values: v0 }, InputType::Enum { values: v1 }) => {
@@ -263,6 +274,9 @@ pub(super) fn changes(old: &Version, new: &Version) -> Vec<String> {
             };
             out.push(format!("{loosened} input `{name}`"));
         }
+    }
+    if !old.input_rules.is_empty() && new.input_rules.is_empty() {
+        out.push("removes `input_rules`".to_owned());
     }
     for after in &new.outputs {
         match old.outputs.iter().find(|o| o.name == after.name) {

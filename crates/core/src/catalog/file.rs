@@ -124,6 +124,10 @@ pub(super) struct VersionDef {
     pub inputs: Vec<InputDef>,
     #[serde(default)]
     pub outputs: Vec<OutputDef>,
+    /// JSON Schema keywords over the input object as a whole (`$defs`, `allOf`, `anyOf`,
+    /// `oneOf`, `not`, `if`/`then`/`else`, `dependentRequired`, …): what ties inputs together.
+    #[serde(default)]
+    pub input_rules: Option<Map<String, Value>>,
     /// The version returns nothing (OTC's `Doorbell.Ring`): no outputs, on purpose. N-ACT
     /// shows one `json` output `result` that is always `null`.
     #[serde(default)]
@@ -160,9 +164,17 @@ pub(super) struct InputDef {
     /// An HTTP header that transports may mirror this parameter in (MCP `x-mcp-header`).
     #[serde(default)]
     pub header: Option<String>,
-    /// The JSON Schema of a `json` input (an object, an array, a union).
+    /// The JSON Schema of a `json` input (an object, an array, a union, any 2020-12 schema);
+    /// with `schema`, `type` may be left out.
     #[serde(default)]
     pub schema: Option<serde_json::Value>,
+    /// JSON Schema `default`: the value the backend uses when a call leaves the input out, as
+    /// the API spells it. Shown, never filled in.
+    #[serde(default)]
+    pub default: Option<serde_json::Value>,
+    /// JSON Schema `examples`: values a call might send, as the API spells them.
+    #[serde(default)]
+    pub examples: Option<Vec<serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -178,6 +190,9 @@ pub(super) struct OutputDef {
     pub required: Option<bool>,
     #[serde(default)]
     pub values: Option<Vec<EnumValueDef>>,
+    /// The JSON Schema of a `json` output; any JSON value when absent.
+    #[serde(default)]
+    pub schema: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]

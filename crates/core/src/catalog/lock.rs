@@ -39,14 +39,17 @@ const READS: [u32; 2] = [1, 2];
 
 /// The signature of one version, as canonical JSON (object keys sorted, no white space).
 pub fn signature(tool: &Tool, version: &Version) -> Value {
-    let property = |schema: &Value, name: &str| schema.pointer(&format!("/properties/{}", escape(name))).cloned();
+    // Enum values by name, as before wire values were shown: the wire values are the `wire`
+    // member, so a version's hash stays what it was when the catalog showed names everywhere.
+    let (input, output) = (super::schema::input_property, super::schema::output_property);
+    let names = super::schema::Spelling::Names;
     let inputs: Vec<Value> = version
         .inputs
         .iter()
         .map(|p| {
             let mut signature = json!({
                 "id": p.id, "name": p.name, "description": p.description, "required": p.required,
-                "header": p.header, "schema": property(&version.input_schema, &p.name),
+                "header": p.header, "schema": input(p, names),
             });
             // What each name sends is part of the contract, though no schema shows it; only
             // written when there are wire values, so older versions keep their hashes.
@@ -64,7 +67,7 @@ pub fn signature(tool: &Tool, version: &Version) -> Value {
         .map(|o| {
             let mut signature = json!({
                 "id": o.id, "name": o.name, "description": o.description, "required": o.required,
-                "schema": property(&version.output_schema, &o.name),
+                "schema": output(o, names),
             });
             if let super::OutputType::Enum { values } = &o.kind
                 && super::has_wire_values(values)
@@ -74,13 +77,18 @@ pub fn signature(tool: &Tool, version: &Version) -> Value {
             signature
         })
         .collect();
-    canonical(&json!({
+    let mut signature = json!({
         "name": tool.name,
         "version": version.semver.to_string(),
         "description": version.description,
         "inputs": inputs,
         "outputs": outputs,
-    }))
+    });
+    // Only written when given, so versions without them keep their hashes.
+    if !version.input_rules.is_empty() {
+        signature["input_rules"] = Value::Object(version.input_rules.clone());
+    }
+    canonical(&signature)
 }
 
 /// `sha256:` and the hex digest of a version's canonical signature.
@@ -89,11 +97,6 @@ pub fn hash(tool: &Tool, version: &Version) -> String {
     let digest = Sha256::digest(text.as_bytes());
     let hex = crate::hex(&digest);
     format!("sha256:{hex}")
-}
-
-/// JSON Pointer escaping of one reference token (RFC 6901).
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 /// `value` with every object's keys sorted, so equal signatures print equal.
@@ -113,6 +116,9 @@ fn difference(before: &Value, after: &Value) -> String {
     let mut parts = Vec::new();
     if before["description"] != after["description"] {
         parts.push("its description".to_owned());
+    }
+    if before.get("input_rules") != after.get("input_rules") {
+        parts.push("its `input_rules`".to_owned());
     }
     for (kind, key) in [("input", "inputs"), ("output", "outputs")] {
         let by_name = |v: &Value| -> BTreeMap<String, Value> {

@@ -9,6 +9,7 @@ mod compat;
 mod file;
 mod load;
 pub mod lock;
+mod parameter;
 mod problem;
 mod schema;
 
@@ -25,6 +26,7 @@ use crate::validate::Validators;
 
 pub use agent::{Agent, AgentTool, Finding, Named};
 pub use load::{Loader, Source};
+pub use parameter::{EnumValue, InputType, Output, OutputType, Parameter, has_wire_values, is_enum_name};
 
 /// Every way `new` breaks callers written against `old` under the catalog's rules (N-ACT §5.4);
 /// empty when `new` may follow `old` as the next version of the same tool.
@@ -39,7 +41,7 @@ pub fn changes(old: &Version, new: &Version) -> Vec<String> {
 }
 pub use problem::{Place, Problem, Severity};
 /// The JSON Schemas (2020-12) built from typed parameters, for executors that check calls locally.
-pub use schema::{input_property, input_schema, output_schema};
+pub use schema::{Spelling, input_property, input_schema, output_schema};
 
 /// The default maximum of an `int` input that declares none (N-ACT §6.1: "The default is 65535").
 pub const DEFAULT_INT_MAX: i64 = 65535;
@@ -310,7 +312,11 @@ pub struct Version {
     pub inputs: Vec<Parameter>,
     /// Outputs in declaration order.
     pub outputs: Vec<Output>,
-    /// The JSON Schema 2020-12 of the input object (no `$schema` key; adapters add it).
+    /// JSON Schema keywords over the input object as a whole (`$defs`, `allOf`, `if`/`then`/
+    /// `else`, …), as the catalog's `input_rules` writes them; empty when none.
+    pub input_rules: serde_json::Map<String, Value>,
+    /// The JSON Schema 2020-12 of the input object, values as the API spells them (no
+    /// `$schema` key; adapters add it).
     pub input_schema: Arc<Value>,
     /// The JSON Schema 2020-12 of the output object.
     pub output_schema: Arc<Value>,
@@ -338,46 +344,6 @@ impl Version {
     }
 }
 
-/// One typed input parameter.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Parameter {
-    /// Stable id across versions (N-ACT `id`); defaults to the name.
-    pub id: String,
-    /// The name a model writes (N-ACT `name`, the key in JSON input).
-    pub name: String,
-    /// What the parameter means, for the model and the designer.
-    pub description: String,
-    /// Whether a call must give it (N-ACT default: true).
-    pub required: bool,
-    /// The type and its constraints.
-    pub kind: InputType,
-    /// An HTTP header name that transports may mirror this parameter in, so gateways can route
-    /// on it without parsing the body (MCP SEP-2243 `x-mcp-header`). Strings only.
-    pub header: Option<String>,
-}
-
-/// The type of an input parameter and its constraints (docs/protocols.md §1).
-#[derive(Debug, Clone, PartialEq)]
-pub enum InputType {
-    /// Text, optionally bounded in length (characters) and shaped by a regular expression.
-    String {
-        max_length: Option<u64>,
-        pattern: Option<String>,
-    },
-    /// A whole number in `min..=max`; `max` defaults to [`DEFAULT_INT_MAX`].
-    Int { min: Option<i64>, max: i64 },
-    /// Any JSON number, optionally bounded.
-    Number { min: Option<f64>, max: Option<f64> },
-    /// `true` or `false`.
-    Boolean,
-    /// One of a fixed set of `UPPER_SNAKE` names.
-    Enum { values: Vec<EnumValue> },
-    /// Any JSON value its schema allows (an object, an array, a union): toolhost's extension
-    /// for tools of other servers (issue #14). N-ACT inputs are scalars (§6.1), so a version
-    /// with one is served over MCP, OTC and WoA, not N-ACT.
-    Json { schema: serde_json::Value },
-}
-
 impl Tool {
     /// Whether a call needs what only OTC's `context` carries (`requirements.secrets` or
     /// `requirements.authorization`), unless the operator maps it to the caller (`[[auth.callers]]`).
@@ -388,136 +354,6 @@ impl Tool {
     /// Whether a call must bring anything beside its input (secrets, tokens, a user id).
     pub fn has_requirements(&self) -> bool {
         self.needs_call_context() || self.requirements.user_id
-    }
-}
-
-impl Version {
-    /// The input as the backend receives it: each enum name replaced by its wire value (an
-    /// API's own `open` for `OPEN`). Runs after validation, so every enum value is a name.
-    pub fn names_to_wire(&self, input: &mut serde_json::Map<String, Value>) {
-        for p in &self.inputs {
-            if let InputType::Enum { values } = &p.kind
-                && has_wire_values(values)
-                && let Some(given) = input.get_mut(&p.name)
-                && let Some(v) = values.iter().find(|v| given.as_str() == Some(v.name.as_str()))
-            {
-                *given = v.wire();
-            }
-        }
-    }
-
-    /// The backend's output as callers see it: each enum output's wire value replaced by its
-    /// name. A value that is no wire value is left as it is (and fails the output check).
-    pub fn wire_to_names(&self, output: &mut serde_json::Map<String, Value>) {
-        for o in &self.outputs {
-            if let OutputType::Enum { values } = &o.kind
-                && has_wire_values(values)
-                && let Some(got) = output.get_mut(&o.name)
-                && let Some(v) = values.iter().find(|v| v.wire() == *got)
-            {
-                *got = Value::String(v.name.clone());
-            }
-        }
-    }
-
-    /// Whether every input is a scalar (none `json`): what N-ACT's signatures can carry (§6.1).
-    pub fn scalar_inputs_only(&self) -> bool {
-        !self.inputs.iter().any(|p| matches!(p.kind, InputType::Json { .. }))
-    }
-}
-
-impl InputType {
-    /// The type's name as catalogs and N-ACT write it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::String { .. } => "string",
-            Self::Int { .. } => "int",
-            Self::Number { .. } => "number",
-            Self::Boolean => "boolean",
-            Self::Enum { .. } => "enum",
-            Self::Json { .. } => "json",
-        }
-    }
-}
-
-/// Whether `name` may be an enum value: `UPPER_SNAKE_CASE` of at most 255 characters (N-ACT
-/// §6.1).
-pub fn is_enum_name(name: &str) -> bool {
-    name.len() <= load::MAX_ENUM_NAME
-        && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-}
-
-/// One allowed value of an enum, with what it means.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnumValue {
-    /// The value, `UPPER_SNAKE`.
-    pub name: String,
-    /// What choosing it means.
-    pub description: String,
-    /// What the backend sends and receives for it when that is not the name (an API's `open`,
-    /// `New York` or `2`): any JSON scalar. Callers only ever see the name; the engine maps
-    /// names to these values before the backend runs and back after (docs/protocols.md §1).
-    pub value: Option<Value>,
-}
-
-impl EnumValue {
-    /// What the backend sends and receives: the wire value, else the name.
-    pub fn wire(&self) -> Value {
-        self.value.clone().unwrap_or_else(|| Value::String(self.name.clone()))
-    }
-}
-
-/// Whether any of `values` has a wire value other than its name.
-pub fn has_wire_values(values: &[EnumValue]) -> bool {
-    values.iter().any(|v| v.value.is_some())
-}
-
-/// One output of a tool.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Output {
-    /// Stable id across versions; defaults to the name.
-    pub id: String,
-    /// The key of this output in the output object.
-    pub name: String,
-    /// What the value means.
-    pub description: String,
-    /// Whether every successful result carries it (default: true).
-    pub required: bool,
-    /// The type of the value.
-    pub kind: OutputType,
-}
-
-/// The type of an output value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OutputType {
-    /// Text.
-    String,
-    /// A whole number.
-    Int,
-    /// Any number.
-    Number,
-    /// `true` or `false`.
-    Boolean,
-    /// One of a fixed set of names.
-    Enum { values: Vec<EnumValue> },
-    /// Any JSON value, for structured results the model reads.
-    Json,
-}
-
-impl OutputType {
-    /// The type's name as catalogs and N-ACT write it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::String => "string",
-            Self::Int => "int",
-            Self::Number => "number",
-            Self::Boolean => "boolean",
-            Self::Enum { .. } => "enum",
-            Self::Json => "json",
-        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The catalog rules of docs/protocols.md §1 as enforced by `catalog/load.rs`, one test per rule.
+//! The catalog rules of docs/protocols.md §1 as enforced by `catalog/load/`, one test per rule.
 
 use toolhost_core::catalog::TOOL_ID_NAMESPACE;
 use toolhost_core::{InputType, Severity, VersionSelector};

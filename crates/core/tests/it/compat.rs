@@ -352,26 +352,26 @@ fn outputs_added_to_a_tool_that_returned_nothing_break_nact() {
     assert!(p.message.contains("N-ACT"), "{p}");
 }
 
+/// Issue #38.2: an optional input N-ACT cannot show is left out of its signature there, so
+/// adding one breaks no protocol; adding a required array input breaks every caller.
 #[test]
-fn a_json_input_added_to_a_tool_on_nact_breaks() {
-    let p = breaks(
-        v1().input("city", "string", "").output("temp", "number", ""),
-        v2().input("city", "string", "")
-            .input("tags", "json", &format!("required: false, {TAGS}"))
-            .output("temp", "number", ""),
-        "adds json input `tags`",
-    );
-    assert!(p.message.contains("N-ACT"), "{p}");
-    // A tool that never was on N-ACT may keep adding json inputs.
+fn an_optional_json_input_may_be_added_and_a_required_one_breaks() {
     crate::ok(&tool(
         "forecast",
         &[
-            v1().input("tags", "json", TAGS).output("temp", "number", ""),
-            v2().input("tags", "json", TAGS)
-                .input("more", "json", &format!("required: false, {TAGS}"))
+            v1().input("city", "string", "").output("temp", "number", ""),
+            v2().input("city", "string", "")
+                .input("tags", "json", &format!("required: false, {TAGS}"))
                 .output("temp", "number", ""),
         ],
     ));
+    breaks(
+        v1().input("city", "string", "").output("temp", "number", ""),
+        v2().input("city", "string", "")
+            .input("tags", "json", TAGS)
+            .output("temp", "number", ""),
+        "adds input `tags` as required",
+    );
 }
 
 #[test]
@@ -464,11 +464,9 @@ fn a_json_inputs_schema_is_fixed_and_its_description_may_change() {
         "forecast",
         &[v1().input("tags", "json", TAGS), v2().input("tags", "json", TAGS)],
     ));
-    // It loads, with a warning per version: N-ACT cannot carry it.
-    let warnings = render(catalog.warnings());
-    assert!(warnings.contains("left out of N-ACT"), "{warnings}");
+    // It loads without a word about protocols: what N-ACT shows of it is N-ACT's projection.
+    assert!(catalog.warnings().is_empty(), "{}", render(catalog.warnings()));
     let version = catalog.tools()[0].latest();
-    assert!(!version.scalar_inputs_only());
     assert_eq!(
         version.input_schema["properties"]["tags"]["items"],
         serde_json::json!({"type": "string"})
@@ -542,4 +540,33 @@ fn changing_a_parameters_id_breaks() {
             .output("wind", "number", ""),
         "changes the id of output `temp` from `temp` to `temperature`",
     );
+}
+
+/// Issue #38.2: what ties inputs together never tightens (whether a JSON Schema change loosens
+/// cannot be told), nor does a json output's schema change once given; removing rules is fine.
+#[test]
+fn input_rules_and_json_output_schemas_are_fixed() {
+    let rules = "input_rules: {anyOf: [{required: [a]}, {required: [b]}]}";
+    let two = || {
+        v1().input("a", "string", "required: false")
+            .input("b", "string", "required: false")
+    };
+    let two_later = || {
+        v2().input("a", "string", "required: false")
+            .input("b", "string", "required: false")
+    };
+    breaks(two(), two_later().with(rules), "changes `input_rules`");
+    crate::ok(&tool("forecast", &[two().with(rules), two_later()]));
+    breaks(
+        v1().output("tags", "json", "schema: {type: array}"),
+        v2().output("tags", "json", "schema: {type: array, maxItems: 3}"),
+        "changes the schema of json output `tags`",
+    );
+    crate::ok(&tool(
+        "forecast",
+        &[
+            v1().output("tags", "json", ""),
+            v2().output("tags", "json", "schema: {type: array}"),
+        ],
+    ));
 }

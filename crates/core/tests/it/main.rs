@@ -11,6 +11,7 @@ mod agents;
 mod catalog_rules;
 mod compat;
 mod engine;
+mod json_schema;
 mod params;
 mod props;
 mod requirements;

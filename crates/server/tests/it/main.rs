@@ -24,6 +24,7 @@ mod otc_idempotency;
 mod otc_requirements;
 mod otc_spec_examples;
 mod otc_versions;
+mod projections;
 mod support;
 mod woa_document;
 mod woa_invoke;

@@ -128,3 +128,55 @@ async fn a_body_written_from_the_document_is_answered_as_the_document_says() {
         422
     );
 }
+
+/// Issue #38.1: an input schema's `$ref`s into the version's `$defs` still resolve once the
+/// schema sits inside the document (where `#` is the document), on WoA's operation and OTC's
+/// branch; N-ACT, which cannot show the tool, has no operation for it.
+#[tokio::test]
+async fn refs_into_a_tools_defs_resolve_inside_the_document() {
+    let conformance = include_str!("../../../../examples/conformance/tools.yaml");
+    let server = Spawn::new(vec![crate::support::yaml("tools.yaml", conformance)])
+        .start()
+        .await;
+    let document = server.get("/openapi.json").await.expect_ok();
+    let woa =
+        "/paths/~1woa~1agents~1json_schema_2020_12_tool~1invoke/post/requestBody/content/application~1json/schema";
+    let input = &document.pointer(woa).unwrap()["properties"]["input"];
+    let reference = input["properties"]["address"]["$ref"].as_str().unwrap();
+    assert_eq!(
+        document.pointer(&reference[1..]).unwrap()["$anchor"],
+        "addressDef",
+        "{reference}"
+    );
+    // The document as a schema whose root is WoA's request body: a validator resolves every
+    // reference within it, and the rules and the referenced address both hold.
+    let mut root = document.clone();
+    root["$ref"] = json!(format!("#{woa}"));
+    let validator = jsonschema::validator_for(&root).unwrap();
+    assert!(validator.is_valid(&json!({"input": {"email": "a@b.c", "address": {"city": "Oslo"}}})));
+    assert!(!validator.is_valid(&json!({"input": {"email": "a@b.c", "address": {"city": 1}}})));
+    assert!(!validator.is_valid(&json!({"input": {"contactMethod": "phone", "email": "a@b.c"}})));
+    // OTC's branch for the tool, the same way.
+    let branches = document
+        .pointer("/paths/~1otc~1tools~1call/post/requestBody/content/application~1json/schema/properties/request/oneOf")
+        .unwrap()
+        .as_array()
+        .unwrap();
+    let (i, branch) = branches
+        .iter()
+        .enumerate()
+        .find(|(_, b)| b["properties"]["tool_id"]["const"] == "Conformance.json_schema_2020_12_tool@1.0.0")
+        .unwrap();
+    let reference = branch["properties"]["input"]["properties"]["address"]["$ref"]
+        .as_str()
+        .unwrap();
+    assert!(reference.contains(&format!("/oneOf/{i}/")), "{reference}");
+    assert_eq!(document.pointer(&reference[1..]).unwrap()["$anchor"], "addressDef");
+    let paths = document["paths"].as_object().unwrap();
+    assert!(
+        !paths
+            .keys()
+            .any(|p| p.starts_with("/nact/tools/json_schema_2020_12_tool"))
+    );
+    assert!(paths.contains_key("/nact/tools/echo_with_region_header/versions/1:invoke"));
+}

@@ -281,10 +281,10 @@ toolkits:
         stderr.contains("note: tool `send_sms` is served over OTC only"),
         "{stderr}"
     );
-    // Said once, by the warning (issue #32.8), not again as a note.
+    // Said once (issue #32.8), with why (#38.2).
+    assert_eq!(stderr.matches("tool `count_tags`").count(), 1, "{stderr}");
     assert!(
-        stderr.contains("tool `count_tags` version 1.0.0, input `tags`: a json input is not an N-ACT type")
-            && !stderr.contains("note: tool `count_tags`"),
+        stderr.contains("note: tool `count_tags` is not on N-ACT: its required input `tags` is `json`"),
         "{stderr}"
     );
 }

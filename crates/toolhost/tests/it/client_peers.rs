@@ -115,7 +115,11 @@ async fn exercise_python_sdk(source: &Source) {
 
     let tags = server.tool("count_tags").unwrap();
     let problems = tags.check(&json!({"tags": [1, 2]})).unwrap_err();
-    assert_eq!(problems[0].message, "`tags` expects an array of strings, but got [1,2]");
+    // The words for the schema, then what failed where inside it (issue #38.1).
+    assert_eq!(
+        problems[0].message,
+        "`tags` expects an array of strings, but got [1,2]: `tags.0` is not of type \"string\""
+    );
     assert_eq!(
         client.call(tags, json!({"tags": ["a", "b", "c"]})).await.unwrap(),
         json!({"result": 3})

@@ -218,3 +218,45 @@ async fn a_woa_agent_with_only_the_mcp_transport_is_called_over_mcp() {
     let sum = client.call(tool, json!({"a": 2, "b": 40})).await.unwrap();
     assert_eq!(sum["sum"], 42.0, "{sum}");
 }
+
+/// Issue #38: the client discovers a tool whose input is full JSON Schema (`$defs`, `allOf`,
+/// `if`/`then`/`else`, an enum as the API spells it) over OTC, WoA and MCP, validates a call
+/// locally against it before sending, and calls it.
+#[tokio::test]
+async fn json_schema_inputs_are_discovered_checked_locally_and_called() {
+    let local = Local::start(include_str!("../../../../examples/conformance/tools.yaml")).await;
+    let client = client();
+    let base = &local.base;
+    for (url, name) in [
+        (format!("{base}/otc"), "Conformance_json_schema_2020_12_tool"),
+        (format!("{base}/mcp"), "json_schema_2020_12_tool"),
+        (base.clone(), "json_schema_2020_12_tool"),
+    ] {
+        let server = client.discover(&Source::parse(&url).unwrap()).await.unwrap();
+        let tool = server.tool(name).unwrap_or_else(|| panic!("{url} lists {name}"));
+        assert_eq!(tool.input_schema["$defs"]["address"]["$anchor"], "addressDef", "{url}");
+        let method = tool.inputs.iter().find(|p| p.name == "contactMethod").unwrap();
+        assert_eq!(method.schema["enum"], json!(["phone", "email"]), "{url}");
+        // The rules and the referenced definition hold before anything is sent.
+        for wrong in [
+            json!({"contactMethod": "phone", "email": "a@b.c"}),
+            json!({"email": "a@b.c", "address": {"city": 1}}),
+            json!({"email": "a@b.c", "contactMethod": "PHONE"}),
+        ] {
+            let refused = client.call(tool, wrong.clone()).await.unwrap_err();
+            assert!(
+                matches!(refused, Error::InvalidArguments { .. }),
+                "{url} {wrong}: {refused}"
+            );
+        }
+        let result = client
+            .call(
+                tool,
+                json!({"name": "Ada", "email": "a@b.c", "address": {"city": "Oslo"}}),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(result["address"], json!({"city": "Oslo"}), "{url}: {result}");
+    }
+    client.close().await;
+}

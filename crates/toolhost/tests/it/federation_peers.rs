@@ -97,8 +97,8 @@ async fn the_reference_mcp_servers_are_served_on_every_protocol_and_called_by_th
     let (status, echoed) = invoke(&server.base, "echo", json!([{"name": "message", "value": "hi"}])).await;
     assert_eq!(status, 200, "{echoed}");
     assert_eq!(outputs_of(&echoed)["result"], json!("Echo: hi"));
-    // The upstream's `enum: ["New York", "Chicago", …]` is an enum by name; the upstream gets
-    // its own `Chicago` (issue #32.2).
+    // The upstream's `enum: ["New York", "Chicago", …]` is an enum by name on N-ACT; the
+    // upstream gets its own `Chicago` (issue #32.2), which MCP shows and takes (#38.2).
     let (status, weather) = invoke(
         &server.base,
         "get_structured_content",

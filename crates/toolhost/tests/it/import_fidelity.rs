@@ -200,16 +200,16 @@ async fn enums_unions_and_text_answers_reach_the_upstream_as_it_describes_them()
     assert_eq!(got["workflow"], json!("build.yml"));
     assert_eq!(got["status"], json!("in progress"));
 
-    // MCP: the same names as a JSON Schema enum; a number for the union.
+    // MCP: the values as the API spells them (#38.2); a number for the union.
     let schema = mcp_schema(&server.base, "list_runs").await;
     assert_eq!(
         schema["properties"]["status"]["enum"],
-        json!(["QUEUED", "IN_PROGRESS", "NEW_YORK"])
+        json!(["queued", "in progress", "New York"])
     );
     let result = mcp_call(
         &server.base,
         "list_runs",
-        json!({"workflow_id": "42", "status": "NEW_YORK"}),
+        json!({"workflow_id": "42", "status": "New York"}),
     )
     .await;
     assert_eq!(result["workflow"], json!("42"), "{result}");
@@ -252,7 +252,8 @@ if __name__ == "__main__":
 "#;
 
 /// Issue #32.2 for federated tools: an upstream MCP tool's `enum: ["New York", …]` is an enum
-/// (not a `pattern`), its names on N-ACT and MCP, its own values sent upstream.
+/// (not a `pattern`), named on N-ACT, as the upstream spells it on MCP (#38.2), its own values
+/// sent upstream either way.
 #[tokio::test]
 async fn a_federated_enumeration_is_an_enum_whose_names_reach_the_upstream_as_its_values() {
     let Some(python) = crate::client_peers::installed("venv/bin/python") else {
@@ -274,12 +275,12 @@ async fn a_federated_enumeration_is_an_enum_whose_names_reach_the_upstream_as_it
     let schema = mcp_schema(&server.base, "weather").await;
     assert_eq!(
         schema["properties"]["city"]["enum"],
-        json!(["NEW_YORK", "SAO_PAULO", "PARIS_15"])
+        json!(["New York", "são paulo", "paris-15"])
     );
     let (code, answer) = invoke(&server.base, "weather", json!([{"name": "city", "value": "NEW_YORK"}])).await;
     assert_eq!(code, 200, "{answer}");
     assert_eq!(outputs_of(&answer)["result"], json!("sunny in New York"), "{answer}");
-    let answer = mcp_call(&server.base, "weather", json!({"city": "PARIS_15"})).await;
+    let answer = mcp_call(&server.base, "weather", json!({"city": "paris-15"})).await;
     assert!(answer.to_string().contains("sunny in paris-15"), "{answer}");
     assert!(server.terminate());
 }

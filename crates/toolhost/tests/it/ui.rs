@@ -173,3 +173,64 @@ async fn the_pages_lockfile_is_the_one_toolhost_lock_writes() {
     }
     assert!(server.terminate());
 }
+
+/// Issue #38.2: `check` and the catalog page say which tools N-ACT does not show and why, and
+/// which optional inputs its signature leaves out.
+#[tokio::test]
+async fn check_and_the_page_say_which_tools_are_off_nact_and_why() {
+    let dir = Scratch::new();
+    dir.write(
+        "issues.yaml",
+        r#"
+toolkits:
+  - name: Issues
+    tools:
+      - name: add_labels
+        description: Adds labels to an issue.
+        versions:
+          - version: 1.0.0
+            inputs:
+              - { name: labels, description: The labels., schema: { type: array, items: { type: string } } }
+            returns_nothing: true
+            backend: { kind: native, function: testing.echo }
+      - name: list_issues
+        description: Lists issues.
+        versions:
+          - version: 1.0.0
+            inputs:
+              - { name: labels, required: false, description: Only these., schema: { type: array } }
+              - { name: state, required: false, description: Which. }
+            returns_nothing: true
+            backend: { kind: native, function: testing.echo }
+"#,
+    );
+    let out = run(&["check", dir.0.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "note: tool `add_labels` is not on N-ACT: its required input `labels` is `json` (a JSON Schema of its own), which N-ACT cannot express"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("note: tool `list_issues` is on N-ACT without its optional input `labels`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("ok: 2 tools, 2 versions, 0 agents, 1 warnings"),
+        "notes are not warnings: {stderr}"
+    );
+    let server = Server::start(&["--catalog", dir.0.to_str().unwrap()], &[], None);
+    let summary = json_of(reqwest::Client::new().get(format!("{}/ui/api/summary", server.base))).await;
+    assert_eq!(summary["tools"], 1, "the page lists N-ACT's tools: {summary}");
+    assert_eq!(summary["off_nact"][0]["name"], "add_labels", "{summary}");
+    assert!(
+        summary["off_nact"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("required input `labels`"),
+        "{summary}"
+    );
+    assert!(server.terminate());
+}

@@ -6,8 +6,11 @@ use serde_json::{Map, Value};
 use toolhost_core::{EnumValue, InputType, Outcome, OutputType, ParameterError, Tool, Version};
 use toolhost_wire::nact::{AllowedValue, InputParameter, InvocationResult, NamedValue, OutputParameter, Signature};
 
-/// The signature of one version of a tool (N-ACT §6.1, Figure 2).
-pub(super) fn signature(tool: &Tool, version: &Version) -> Signature {
+use super::projection::Shown;
+
+/// The signature of one version of a tool (N-ACT §6.1, Figure 2), with the inputs its
+/// projection shows.
+pub(super) fn signature(tool: &Tool, version: &Version, shown: &Shown) -> Signature {
     Signature {
         tool_id: tool.id.to_string(),
         name: tool.name.clone(),
@@ -17,7 +20,7 @@ pub(super) fn signature(tool: &Tool, version: &Version) -> Signature {
         current_version: tool.latest().number,
         semver: Some(version.semver.to_string()),
         tags: tool.tags_with_toolkit().map(str::to_owned).collect(),
-        input_parameters: version.inputs.iter().map(input).collect(),
+        input_parameters: shown.inputs.iter().map(input).collect(),
         output_parameters: if version.outputs.is_empty() {
             vec![nothing()]
         } else {
@@ -130,7 +133,7 @@ fn input(p: &toolhost_core::Parameter) -> InputParameter {
         }
         InputType::Boolean => {}
         InputType::Enum { values } => out.allowed_values = Some(allowed(values)),
-        // Never rendered: a version with a json input is not served over N-ACT.
+        // Never shown: the projection leaves json inputs out.
         InputType::Json { .. } => {}
     }
     out
@@ -184,10 +187,12 @@ pub(super) fn input_object(pairs: Vec<NamedValue>) -> Result<Map<String, Value>,
     }
 }
 
-/// The invocation response: outputs in the signature's order (N-ACT §7).
+/// The invocation response: outputs in the signature's order (N-ACT §7), an enum's value by
+/// its name.
 pub(super) fn result(mut outcome: Outcome) -> InvocationResult {
     let mut output = std::mem::take(&mut outcome.output);
     let version = outcome.version();
+    super::projection::to_names(version, &mut output);
     let output_parameters = version
         .outputs
         .iter()

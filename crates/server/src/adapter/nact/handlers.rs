@@ -140,18 +140,24 @@ fn signature_response(
         .view
         .get(&tool.name, version.number)
         .map(|s| s.get().as_bytes().to_vec())
-        .ok_or_else(|| not_on_nact(&tool.name))?;
+        .ok_or_else(|| {
+            let reason = match built.view.entry(&tool.name, version.number) {
+                Some(super::Entry::Off(reason)) => Some(reason.as_str()),
+                _ => None,
+            };
+            not_on_nact(&tool.name, reason)
+        })?;
     Ok(cache::json(headers, body, JSON, CACHE, state.auth().enabled()))
 }
 
-/// The answer for a version N-ACT cannot carry (a json input): not found here, with where it is.
-fn not_on_nact(tool: &str) -> ProblemResponse {
+/// The answer for a version N-ACT cannot carry (a required json input): not found here, with
+/// why and where it is.
+fn not_on_nact(tool: &str, reason: Option<&str>) -> ProblemResponse {
+    let why = reason.map_or_else(String::new, |r| format!(": {r}"));
     ProblemResponse::new(
         axum::http::StatusCode::NOT_FOUND,
         "not-found",
-        format!(
-            "tool `{tool}` takes JSON inputs, which N-ACT cannot express (§6.1 scalars); call it over MCP, OTC or WoA"
-        ),
+        format!("tool `{tool}` is not served over N-ACT{why}; call it over MCP, OTC or WoA"),
     )
 }
 
@@ -185,17 +191,14 @@ async fn invoke(
     version: VersionSelector,
     body: wire::Invocation,
 ) -> Result<Response> {
-    let (tool, served) = state
-        .engine
-        .resolve(tool, &version, &caller.access)
-        .map_err(error::problem)?;
-    if !tool
-        .versions
-        .get(served)
-        .is_none_or(toolhost_core::Version::scalar_inputs_only)
-    {
-        return Err(not_on_nact(&tool.name));
-    }
+    let built = state.nact.get(&state.engine);
+    let (tool, served) =
+        toolhost_core::resolve(&built.catalog, tool, &version, &caller.access).map_err(error::problem)?;
+    let shown = match built.view.entry(&tool.name, served.number) {
+        Some(super::Entry::On { shown, .. }) => shown,
+        Some(super::Entry::Off(reason)) => return Err(not_on_nact(&tool.name, Some(reason))),
+        Some(super::Entry::Retired) | None => return Err(not_on_nact(&tool.name, None)),
+    };
     if let Some(name) = &body.name
         && name != &tool.name
     {
@@ -205,12 +208,14 @@ async fn invoke(
         )));
     }
     let mut input = convert::input_object(body.input_parameters).map_err(error::invalid_input)?;
-    if let Some(served) = tool.resolve(&version) {
-        convert::decimals(served, &mut input);
-    }
+    convert::decimals(served, &mut input);
+    // Checked as N-ACT shows the version, then spelled as the engine takes it (issue #38.2).
+    shown.check(&tool.name, &input).map_err(error::invalid_input)?;
+    super::projection::to_wire(served, &mut input);
     let invocation = Invocation {
         tool: tool.name.clone(),
-        version,
+        // The version resolved above, also when the call named the current one.
+        version: VersionSelector::Number(served.number),
         input,
         context: caller.context(),
     };

@@ -16,6 +16,7 @@ mod convert;
 mod cursor;
 mod error;
 mod handlers;
+pub mod projection;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -44,11 +45,26 @@ pub fn routes(prefix: &str) -> Router<Arc<State>> {
         )
 }
 
-/// The N-ACT rendering of one catalog: every served signature, serialized once.
+/// The N-ACT rendering of one catalog: every served signature, serialized once, with the
+/// projection it shows.
 #[derive(Debug)]
 pub struct Signatures {
-    /// By tool name: one signature per version (index = number - 1); `None` for retired ones.
-    by_tool: HashMap<String, Vec<Option<Box<RawValue>>>>,
+    /// By tool name: one entry per version (index = number - 1).
+    by_tool: HashMap<String, Vec<Entry>>,
+}
+
+/// One version on N-ACT.
+#[derive(Debug)]
+pub enum Entry {
+    /// Not served.
+    Retired,
+    /// Served, but not over N-ACT, for this reason ([`projection::project`]).
+    Off(String),
+    /// On N-ACT: its signature, and what it shows.
+    On {
+        signature: Box<RawValue>,
+        shown: projection::Shown,
+    },
 }
 
 impl View for Signatures {
@@ -61,10 +77,16 @@ impl View for Signatures {
                     .versions
                     .iter()
                     .map(|v| {
-                        // A version with a json input is not N-ACT's (§6.1 scalars): absent here.
-                        (!v.retired && v.scalar_inputs_only())
-                            .then(|| convert::signature(tool, v))
-                            .and_then(|s| serde_json::value::to_raw_value(&s).ok())
+                        if v.retired {
+                            return Entry::Retired;
+                        }
+                        match projection::project(v) {
+                            Err(reason) => Entry::Off(reason),
+                            Ok(shown) => match serde_json::value::to_raw_value(&convert::signature(tool, v, &shown)) {
+                                Ok(signature) => Entry::On { signature, shown },
+                                Err(e) => Entry::Off(format!("its signature did not serialize: {e}")),
+                            },
+                        }
                     })
                     .collect();
                 (tool.name.clone(), rendered)
@@ -77,6 +99,14 @@ impl View for Signatures {
 impl Signatures {
     /// The signature of `tool` at version `number`, as N-ACT serves it.
     pub(crate) fn get(&self, tool: &str, number: u32) -> Option<&RawValue> {
-        self.by_tool.get(tool)?.get(number.checked_sub(1)? as usize)?.as_deref()
+        match self.entry(tool, number)? {
+            Entry::On { signature, .. } => Some(signature),
+            Entry::Retired | Entry::Off(_) => None,
+        }
+    }
+
+    /// What N-ACT has of `tool` at version `number`.
+    pub fn entry(&self, tool: &str, number: u32) -> Option<&Entry> {
+        self.by_tool.get(tool)?.get(number.checked_sub(1)? as usize)
     }
 }

@@ -1,7 +1,10 @@
 //! The OpenAPI 3.1 document of a catalog as one caller sees it (module docs of the parent).
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use toolhost_core::catalog::{Spelling, input_schema, output_schema};
 use toolhost_core::{Access, Catalog, Tool, Version};
+
+use crate::adapter::nact::projection::Shown;
 
 use crate::Config;
 
@@ -31,7 +34,7 @@ impl Site {
 /// What one entry of `paths` holds, built when it is written.
 enum Path<'a> {
     Woa(&'a Tool),
-    Nact(&'a Tool, &'a Version),
+    Nact(&'a Tool, &'a Version, Shown),
     Otc,
     Fixed(Value),
 }
@@ -51,9 +54,12 @@ pub(super) fn write(out: &mut Vec<u8>, catalog: &Catalog, site: &Site, access: &
     // WoA and N-ACT carry no call context: a tool that needs it is OTC's only.
     for tool in tools.iter().filter(|t| !t.needs_call_context()) {
         paths.push((format!("{}/agents/{}/invoke", site.woa, tool.name), Path::Woa(tool)));
-        for version in tool.served_versions().filter(|v| v.scalar_inputs_only()) {
-            let key = format!("{}/tools/{}/versions/{}:invoke", site.nact, tool.name, version.number);
-            paths.push((key, Path::Nact(tool, version)));
+        // N-ACT's projection of each version it serves (issue #38.2).
+        for version in tool.served_versions() {
+            if let Ok(shown) = crate::adapter::nact::projection::project(version) {
+                let key = format!("{}/tools/{}/versions/{}:invoke", site.nact, tool.name, version.number);
+                paths.push((key, Path::Nact(tool, version, shown)));
+            }
         }
     }
     paths.push((format!("{}/tools/call", site.otc), Path::Otc));
@@ -81,12 +87,12 @@ pub(super) fn write(out: &mut Vec<u8>, catalog: &Catalog, site: &Site, access: &
             out.push(b',');
         }
         match path {
-            Path::Woa(tool) => entry(out, key, &json!({"post": woa_invoke(tool)})),
-            Path::Nact(tool, version) => entry(out, key, &json!({"post": nact_invoke(tool, version)})),
+            Path::Woa(tool) => entry(out, key, &json!({"post": woa_invoke(tool, key)})),
+            Path::Nact(tool, version, shown) => entry(out, key, &json!({"post": nact_invoke(tool, version, shown)})),
             Path::Otc => {
                 write_json(out, &Value::String(key.clone()));
                 out.push(b':');
-                otc_call(out, &tools);
+                otc_call(out, &tools, key);
             }
             Path::Fixed(value) => entry(out, key, value),
         }
@@ -150,8 +156,12 @@ fn summary(description: &str) -> String {
     first.chars().take(120).collect()
 }
 
-fn woa_invoke(tool: &Tool) -> Value {
+fn woa_invoke(tool: &Tool, key: &str) -> Value {
     let latest = tool.latest();
+    let at = format!(
+        "/paths/{}/post/requestBody/content/application~1json/schema/properties/input",
+        pointer_token(key)
+    );
     let semvers: Vec<String> = tool.served_versions().map(|v| v.semver.to_string()).collect();
     let mut responses = failures();
     responses["200"] = json!({
@@ -169,7 +179,7 @@ fn woa_invoke(tool: &Tool) -> Value {
                 "type": "object",
                 "required": ["input"],
                 "properties": {
-                    "input": *latest.input_schema,
+                    "input": rebased(&latest.input_schema, &at),
                     "agent": {"const": tool.name},
                     "operation": {"enum": ["default"]},
                     "version": {"enum": semvers, "description": "The version to run; the latest when left out."},
@@ -199,20 +209,24 @@ fn pairs(schema: &Value, names: &[&str]) -> Value {
     json!({"type": "array", "items": {"oneOf": branches}})
 }
 
-fn nact_invoke(tool: &Tool, version: &Version) -> Value {
-    let inputs: Vec<&str> = version.inputs.iter().map(|p| p.name.as_str()).collect();
+/// N-ACT's invocation of one version, as its projection shows it: enum values by name, an
+/// input it cannot express left out.
+fn nact_invoke(tool: &Tool, version: &Version, shown: &Shown) -> Value {
+    let inputs: Vec<&str> = shown.inputs.iter().map(|p| p.name.as_str()).collect();
+    let input_schema = input_schema(&shown.inputs, &Map::new(), Spelling::Names);
+    let output_schema = output_schema(&version.outputs, Spelling::Names);
     let outputs: Vec<&str> = version.outputs.iter().map(|o| o.name.as_str()).collect();
     let output_pairs = if outputs.is_empty() {
         // `returns_nothing`: N-ACT shows one `json` output `result`, always null.
         pairs(&json!({"properties": {"result": {"type": "null"}}}), &["result"])
     } else {
-        pairs(&version.output_schema, &outputs)
+        pairs(&output_schema, &outputs)
     };
-    let mut given = pairs(&version.input_schema, &inputs);
+    let mut given = pairs(&input_schema, &inputs);
     if !inputs.is_empty() {
         // Each input at most once, and every required one present.
         given["maxItems"] = json!(inputs.len());
-        let required: Vec<Value> = version
+        let required: Vec<Value> = shown
             .inputs
             .iter()
             .filter(|p| p.required)
@@ -227,7 +241,7 @@ fn nact_invoke(tool: &Tool, version: &Version) -> Value {
         "properties": {"name": {"const": tool.name}, "input_parameters": given},
         "additionalProperties": false,
     });
-    if version.inputs.iter().any(|p| p.required) {
+    if shown.inputs.iter().any(|p| p.required) {
         body["required"] = json!(["input_parameters"]);
     }
     let mut responses = failures();
@@ -251,7 +265,8 @@ fn nact_invoke(tool: &Tool, version: &Version) -> Value {
 
 /// `{"post": ...}` of OTC's call: a branch per served version, each written as it is built.
 /// The operation around them is a `Value` with a marker where the branches go.
-fn otc_call(out: &mut Vec<u8>, tools: &[&Tool]) {
+fn otc_call(out: &mut Vec<u8>, tools: &[&Tool], key: &str) {
+    let otc = format!("/paths/{}", pointer_token(key));
     const BRANCHES: &str = "\u{0}branches\u{0}";
     let mut branches = tools
         .iter()
@@ -291,12 +306,15 @@ fn otc_call(out: &mut Vec<u8>, tools: &[&Tool]) {
         if i > 0 {
             out.push(b',');
         }
+        let at = format!(
+            "{otc}/post/requestBody/content/application~1json/schema/properties/request/oneOf/{i}/properties/input"
+        );
         let mut request = json!({
             "type": "object",
             "required": ["tool_id"],
             "properties": {
                 "tool_id": {"const": format!("{}.{}@{}", tool.toolkit, tool.name, version.semver)},
-                "input": *version.input_schema,
+                "input": rebased(&version.input_schema, &at),
                 "call_id": {"type": "string"},
                 "trace_id": {"type": "string"},
                 "context": {"type": "object"},
@@ -367,4 +385,29 @@ fn listings(site: &Site) -> Vec<(String, Value)> {
         ),
     ));
     paths
+}
+
+/// A tool's input schema placed at `at` (a JSON Pointer) in the document: each `$ref` into the
+/// schema itself (`#/$defs/address`, written against the input object) rebased onto where the
+/// schema now is, since in the document `#` is the document.
+fn rebased(schema: &Value, at: &str) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| match (k.as_str(), v) {
+                    ("$ref", Value::String(r)) if r.starts_with("#/") => {
+                        (k.clone(), json!(format!("#{at}{}", &r[1..])))
+                    }
+                    _ => (k.clone(), rebased(v, at)),
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| rebased(v, at)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// One JSON Pointer reference token (RFC 6901): `~` and `/` escaped.
+fn pointer_token(text: &str) -> String {
+    text.replace('~', "~0").replace('/', "~1")
 }

@@ -89,24 +89,37 @@ fn asset(request: &HeaderMap, body: &'static str, content_type: &'static str) ->
     response
 }
 
-/// The tools the page lists to `caller`: those N-ACT lists to it.
-fn listed<'a>(
-    catalog: &'a toolhost_core::Catalog,
-    caller: &'a CallContext,
-) -> impl Iterator<Item = &'a Arc<Tool>> + 'a {
-    catalog
-        .tools()
-        .iter()
-        .filter(move |t| t.listed_to(caller) && t.latest().scalar_inputs_only())
+/// What the page shows a caller: the tools N-ACT lists to it, and the others it may see with
+/// why N-ACT does not show them.
+struct Listed<'a> {
+    on: Vec<&'a Arc<Tool>>,
+    off: Vec<(&'a Arc<Tool>, &'a str)>,
+}
+
+/// The tools the page lists to `caller`: those N-ACT lists to it (their current version on
+/// N-ACT); with the others `caller` may see, and why N-ACT does not show them (issue #38.2).
+fn listed<'a>(nact: &'a crate::view::Built<crate::adapter::nact::Signatures>, caller: &'a CallContext) -> Listed<'a> {
+    let mut on = Vec::new();
+    let mut off = Vec::new();
+    for tool in nact.catalog.tools().iter().filter(|t| t.listed_to(caller)) {
+        match nact.view.entry(&tool.name, tool.latest().number) {
+            Some(crate::adapter::nact::Entry::Off(reason)) => off.push((tool, reason.as_str())),
+            Some(crate::adapter::nact::Entry::On { .. }) => on.push(tool),
+            _ => {}
+        }
+    }
+    Listed { on, off }
 }
 
 async fn summary(Extract(state): Extract<Arc<State>>, caller: Caller) -> Response {
-    let catalog = state.engine.catalog();
+    let nact = state.nact.get(&state.engine);
+    let catalog = &nact.catalog;
     let context = caller.context();
     let mut toolkits: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     let mut tags = std::collections::BTreeSet::new();
     let mut count = 0;
-    for tool in listed(&catalog, &context) {
+    let Listed { on, off } = listed(&nact, &context);
+    for tool in on {
         count += 1;
         *toolkits.entry(&tool.toolkit).or_default() += 1;
         tags.extend(tool.tags.iter().map(String::as_str));
@@ -118,10 +131,15 @@ async fn summary(Extract(state): Extract<Arc<State>>, caller: Caller) -> Respons
             json!({"name": name, "description": description, "tools": tools})
         })
         .collect();
+    let off_nact: Vec<Value> = off
+        .into_iter()
+        .map(|(tool, reason)| json!({"name": tool.name, "reason": reason}))
+        .collect();
     axum::Json(json!({
         "tools": count,
         "toolkits": toolkits,
         "tags": tags,
+        "off_nact": off_nact,
         "paths": {"nact": state.config.nact_prefix.trim_end_matches('/')},
     }))
     .into_response()
@@ -129,8 +147,10 @@ async fn summary(Extract(state): Extract<Arc<State>>, caller: Caller) -> Respons
 
 /// The tool `name` if `caller` may see it on the page; else the unknown tool's 404.
 fn visible(state: &State, name: &str, caller: &CallContext) -> Result<Arc<Tool>, ProblemResponse> {
-    let catalog = state.engine.catalog();
-    listed(&catalog, caller)
+    let nact = state.nact.get(&state.engine);
+    listed(&nact, caller)
+        .on
+        .into_iter()
         .find(|t| t.name == name)
         .cloned()
         .ok_or_else(|| {

@@ -8,7 +8,7 @@ use toolhost_wire::woa::{self as wire, Agent, Envelope, Mcp, Rest, Transports};
 use super::Site;
 
 /// The JSON Schema dialect of `inputs` and `outputs` (draft §4.2).
-pub(super) const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+pub(super) use toolhost_core::validate::DIALECT;
 
 /// The WoA document of a catalog as `access` sees it: one agent per tool, at its latest version
 /// (module docs).

@@ -80,6 +80,7 @@ async function listView() {
   main.append(
     el("h2", {}, "Tools"),
     el("p", { class: "count", id: "count" }, `${s.tools} tools in ${s.toolkits.length} toolkits`),
+    offNact(s.off_nact || []),
     form,
     el("table", { class: "tools" }, el("caption", { class: "count" }, "Select tools to export or pin them"),
       el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Select"), el("th", { scope: "col" }, "Tool"), el("th", { scope: "col" }, "Version"), el("th", { scope: "col", class: "desc" }, "Description"))),
@@ -87,6 +88,15 @@ async function listView() {
     el("p", {}, el("button", { type: "button", id: "more", class: "secondary", hidden: true, on: { click: () => renderRows(false) } }, "Show more")),
     exportPanel());
   await renderRows(true);
+}
+
+// Tools whose current version N-ACT cannot show (issue #38.2): named, with why, since the list
+// below is N-ACT's.
+function offNact(tools) {
+  if (!tools.length) return el("span", {});
+  return el("details", { class: "panel", id: "off-nact" },
+    el("summary", {}, `${tools.length} more ${tools.length === 1 ? "tool is" : "tools are"} served over MCP, OTC and WoA only, not N-ACT`),
+    el("ul", {}, tools.map((t) => el("li", {}, el("code", {}, t.name), `: not on N-ACT because ${t.reason}.`))));
 }
 
 async function renderRows(fresh) {
