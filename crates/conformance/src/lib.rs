@@ -11,21 +11,28 @@
 //!   marks it read-only (`annotations.readOnlyHint` or `readOnly: true` in its definition);
 //!   every other request to a tool is one its spec says must be refused before anything runs
 //!   (a missing required input, a wrong type, an unknown tool or version, another agent's id);
-//! - it sends at most [`Options::max_requests`] requests within [`Options::time_limit`], one at
-//!   a time, and honours `Retry-After`;
+//! - it sends at most [`Options::max_requests`] requests (every redirect hop counted) within
+//!   [`Options::time_limit`] (a request in flight included), one at a time, and honours
+//!   `Retry-After`;
 //! - its HTTP is the client's ([`toolhost_client::Raw`]): the SSRF guard, the caller's
-//!   credentials (to the origin they named only) and bounded bodies.
+//!   credentials (to the origin they named only) and bounded bodies; it follows redirects
+//!   itself, and never sends a POST on to another origin;
+//! - what the server sends is reported safely ([`safe`]): the caller's credentials, should the
+//!   server echo them, are redacted, and every string is escaped so no terminal, JSON or XML
+//!   reader can be subverted by it.
 //!
 //! The crate depends on toolhost-client, never on toolhost-server: it checks servers from the
 //! spec's side of the wire.
 
 mod checks;
+pub mod expected;
 mod inputs;
 mod nact;
 mod otc;
 mod probe;
 mod render;
 mod report;
+pub mod safe;
 mod woa;
 
 use std::time::{Duration, Instant};
@@ -33,12 +40,13 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use url::Url;
 
-pub use checks::{Check, Keyword, Spec};
+pub use checks::{Check, Keyword, Revision, Spec};
 pub use render::{json as render_json, junit as render_junit, text as render_text};
-pub use report::{Evidence, Finding, Outcome, Report};
+pub use report::{Evidence, Finding, Outcome, Report, Verdict};
 
 use probe::{Failure, Probe};
 use report::Recorder;
+use safe::Redactor;
 
 /// A tool the user allows the checker to invoke for real, with its input or none (then one is
 /// made from its schema: the smallest value each required input accepts).
@@ -83,6 +91,10 @@ pub struct Options {
     pub url: Url,
     /// The protocol; probed when `None` (N-ACT or OTC at `{url}/tools`, then the WoA document).
     pub protocol: Option<Spec>,
+    /// The requirement set (`--spec-version`); the latest revision of the protocol when `None`.
+    pub revision: Option<Revision>,
+    /// Check ids the user expects to fail ([`expected::parse`]).
+    pub expected: Vec<String>,
     /// Tools that may be invoked for real (besides those the server marks read-only).
     pub invoke: Vec<Invoke>,
     /// The most requests the run sends.
@@ -102,6 +114,8 @@ impl Options {
         Self {
             url,
             protocol: None,
+            revision: None,
+            expected: Vec::new(),
             invoke: Vec::new(),
             max_requests: 500,
             time_limit: Duration::from_secs(120),
@@ -123,6 +137,13 @@ pub enum Error {
         /// What each probe saw.
         tried: String,
     },
+    /// `--spec-version` names a revision of another protocol than the server's.
+    Revision {
+        /// The revision asked for.
+        revision: Revision,
+        /// The server's protocol.
+        spec: Spec,
+    },
 }
 
 impl std::fmt::Display for Error {
@@ -132,6 +153,11 @@ impl std::fmt::Display for Error {
             Error::Undetected { url, tried } => write!(
                 f,
                 "no N-ACT, OTC or WoA server answers at {url} ({tried}); give --protocol nact, otc or woa to check it anyway"
+            ),
+            Error::Revision { revision, spec } => write!(
+                f,
+                "--spec-version {revision} is a requirement set of {}, but the server speaks {spec}; give one of {spec}'s, or --protocol",
+                revision.spec()
             ),
         }
     }
@@ -191,18 +217,31 @@ fn read_only(definition: &Value) -> bool {
 pub async fn run(options: Options) -> Result<Report, Error> {
     let started = Instant::now();
     let raw = toolhost_client::Raw::new(&options.client).map_err(Error::Client)?;
+    let client = &options.client;
+    let redactor = Redactor::new(
+        client
+            .headers
+            .iter()
+            .chain(client.server_headers.iter().flat_map(|(_, headers)| headers))
+            .map(|(_, value)| value.as_str()),
+    );
     let mut ctx = Ctx {
-        probe: Probe::new(raw, options.max_requests, options.time_limit),
+        probe: Probe::new(raw, redactor.clone(), options.max_requests, options.time_limit),
         rec: Recorder::default(),
         invoke: options.invoke.clone(),
         max_tools: options.max_tools,
         notes: Vec::new(),
         invoked: Default::default(),
     };
-    let spec = match options.protocol {
-        Some(spec) => spec,
-        None => detect(&mut ctx.probe, &options.url).await?,
+    let spec = match (options.protocol, options.revision) {
+        (Some(spec), _) => spec,
+        (None, Some(revision)) => revision.spec(),
+        (None, None) => detect(&mut ctx.probe, &options.url).await?,
     };
+    let revision = options.revision.unwrap_or(Revision::latest(spec));
+    if revision.spec() != spec {
+        return Err(Error::Revision { revision, spec });
+    }
     match spec {
         Spec::Nact => nact::run(&mut ctx, &options.url).await,
         Spec::Otc => otc::run(&mut ctx, &options.url).await,
@@ -229,14 +268,27 @@ pub async fn run(options: Options) -> Result<Report, Error> {
             options.time_limit.as_secs()
         ));
     }
-    Ok(Report {
+    let other: Vec<&String> = options
+        .expected
+        .iter()
+        .filter(|id| checks::by_id(id).is_some_and(|c| c.revision != revision))
+        .collect();
+    if !other.is_empty() {
+        ctx.notes.push(format!(
+            "the expected-failures file lists checks of other requirement sets than {revision}, ignored here: {}",
+            other.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let mut report = Report {
         url: toolhost_client::text::shown_url(options.url.as_str()),
-        spec,
-        findings: ctx.rec.finish(checks::of(spec)),
+        revision,
+        findings: ctx.rec.finish(&checks::set(revision), &options.expected),
         requests: ctx.probe.sent,
         elapsed: started.elapsed(),
         notes: ctx.notes,
-    })
+    };
+    report.scrub(&redactor);
+    Ok(report)
 }
 
 /// The protocol at `url`, probed as discovery does: a URL ending in the WoA well-known path is
