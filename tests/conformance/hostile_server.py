@@ -18,6 +18,8 @@ It listens on 127.0.0.1 at a free port and prints `PORT` on its first line (and,
 - `redirect-loop`: every GET is answered 302 to itself with one more `hop` in the query;
   `/__seen` counts the requests.
 - `hang`: every answer sends its headers and a few bytes of a longer body, then stalls 60 s.
+- `misshapen`: shapes only the schemas catch: `tags` a string, not an array; an invocation's
+  outputs without `value`; a problem+json whose `status` is a string.
 """
 
 import json
@@ -29,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 MODE = sys.argv[1]
-assert MODE in ["hostile-text", "echo-headers", "redirect-post", "redirect-loop", "hang"], MODE
+assert MODE in ["hostile-text", "echo-headers", "redirect-post", "redirect-loop", "hang", "misshapen"], MODE
 
 # What a terminal, a log reader or an XML parser could misread.
 HOSTILE = "\x1b[2J\x1b[1;32m\nPASS  N-ACT §6.1  MUST    forged\r\x9b31m\u202etxt.exe\u2066\ufffe\uffff\x00"
@@ -79,8 +81,10 @@ class Handler(BaseHTTPRequestHandler):
             items = [signature(f"Named {token}", "0479a45d-ad0a-49d4-94db-75edf00d2ca4",
                                f"Headers: {json.dumps(self.echo())}")]
             return {"items": items, "paging": {"pageLimit": 50}}
-        return {"items": [signature("lookup_weather", "0479a45d-ad0a-49d4-94db-75edf00d2ca4")],
-                "paging": {"pageLimit": 50}}
+        sig = signature("lookup_weather", "0479a45d-ad0a-49d4-94db-75edf00d2ca4")
+        if MODE == "misshapen":
+            sig["tags"] = "weather"
+        return {"items": [sig], "paging": {"pageLimit": 50}}
 
     def handle_any(self, method):
         url = urlsplit(self.path)
@@ -124,12 +128,16 @@ class Handler(BaseHTTPRequestHandler):
             problem["detail"] = f"no such thing{HOSTILE}"
         if MODE == "echo-headers":
             problem["headers"] = self.echo()
+        if MODE == "misshapen":
+            problem["status"] = "404"
         if not m:
             return self.send(404, problem, media="application/problem+json")
         listed = {s["toolId"]: s for s in self.tools({})["items"]}
         sig = listed.get(m.group(1))
         if sig is None:
             return self.send(404, problem, media="application/problem+json")
+        if m.group(3) and MODE == "misshapen":
+            return self.send(200, {"output_parameters": [{"name": "temperature"}]})
         if m.group(3):
             # Every invocation is a 500 quoting what it got: evidence for `nact-7-malformed-is-4xx`.
             return self.send(500, dict(problem, title=f"failed{HOSTILE if MODE == 'hostile-text' else ''}", status=500),

@@ -33,6 +33,7 @@ mod probe;
 mod render;
 mod report;
 pub mod safe;
+mod schema;
 mod woa;
 
 use std::time::{Duration, Instant};

@@ -9,6 +9,7 @@ use url::Url;
 use crate::checks::nact::*;
 use crate::probe::{Exchange, excerpt};
 use crate::report::Evidence;
+use crate::schema::{Shape, misfit};
 use crate::{Ctx, inputs, join};
 
 /// Listing pages followed at most.
@@ -152,7 +153,12 @@ async fn enumerate(ctx: &mut Ctx, root: &Url) -> Option<Vec<Listed>> {
             }
         };
         if number == 0 {
-            ctx.rec.pass(&ENUMERATION);
+            ctx.shape(
+                &ENUMERATION,
+                Shape::NactPage,
+                &answer.json().unwrap_or_default(),
+                &answer,
+            );
         }
         if !paging.get("pageLimit").is_some_and(Value::is_u64) {
             ctx.rec.fail(
@@ -237,6 +243,11 @@ fn shape(ctx: &mut Ctx, tool: &Listed) {
     ctx.rec.judge(&SIGNATURE, missing.is_empty(), || {
         tool.evidence(format!("`{name}` lacks {}", missing.join(", ")))
     });
+    if missing.is_empty()
+        && let Some(problem) = misfit(Shape::NactSignature, s)
+    {
+        ctx.rec.fail(&SIGNATURE, tool.evidence(format!("`{name}`: {problem}")));
+    }
     let id = tool.str("toolId");
     ctx.rec.judge(&TOOL_ID, uuid::Uuid::try_parse(id).is_ok(), || {
         tool.evidence(format!("`{name}`: toolId `{id}` is not a UUID"))
@@ -416,9 +427,12 @@ async fn unknown_tool(ctx: &mut Ctx, root: &Url) {
     let id = uuid::Uuid::new_v4().to_string();
     let url = join(root, &["tools", &format!("{id}:invoke")]);
     match ctx.probe.post(&url, &json!({"input_parameters": []})).await {
-        Ok(answer) => ctx.rec.judge(&UNKNOWN_TOOL, (400..500).contains(&answer.status), || {
-            answer.evidence(format!("HTTP {} for a toolID the server does not list", answer.status))
-        }),
+        Ok(answer) => {
+            ctx.rec.judge(&UNKNOWN_TOOL, (400..500).contains(&answer.status), || {
+                answer.evidence(format!("HTTP {} for a toolID the server does not list", answer.status))
+            });
+            ctx.problem_shape(&UNKNOWN_TOOL, Shape::NactProblem, &answer);
+        }
         Err(failure) => ctx.no_answer(&UNKNOWN_TOOL, &failure),
     }
 }
@@ -438,6 +452,9 @@ async fn details(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u6
         Err(failure) => return ctx.no_answer(&DETAILS, &failure),
     };
     let body = answer.json().filter(|_| answer.status == 200);
+    if let Some(body) = &body {
+        ctx.shape(&SIGNATURE, Shape::NactSignature, body, &answer);
+    }
     let version = body.as_ref().and_then(|b| number(&b["version"]));
     ctx.rec.judge(&DETAILS, version == Some(current), || {
         answer.evidence(format!(
@@ -477,6 +494,9 @@ async fn versions(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u
             Ok(page) => page,
             Err(found) => return ctx.rec.fail(&VERSIONS_ORDER, answer.evidence(found)),
         };
+        for item in &page_items {
+            ctx.shape(&SIGNATURE, Shape::NactSignature, item, &answer);
+        }
         items.extend(page_items);
         cursor = next(&paging);
         last = Some(answer);
@@ -595,6 +615,7 @@ async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: 
             Err(failure) => return ctx.no_answer(&MALFORMED, &failure),
         };
         let status = answer.status;
+        ctx.problem_shape(&MALFORMED, Shape::NactProblem, &answer);
         ctx.rec.judge(&MALFORMED, (400..500).contains(&status), || {
             answer.evidence(match status {
                 500..=599 => format!(
@@ -653,7 +674,7 @@ async fn invoke(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, current: u64
             ctx.rec.fail(check, answer.evidence("no `output_parameters` array"));
             continue;
         };
-        ctx.rec.pass(check);
+        ctx.shape(check, Shape::NactResult, &answer.json().unwrap_or_default(), &answer);
         for result in &results {
             let name = result.get("name").and_then(Value::as_str);
             ctx.rec

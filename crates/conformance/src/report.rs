@@ -279,7 +279,6 @@ impl Recorder {
 
     /// One observation looks wrong, but a conformant server may answer so (what the spec only
     /// recommends, or what it leaves open): a WARN unless something failed.
-    #[expect(dead_code, reason = "the response-schema checks use it")]
     pub fn warn(&mut self, check: &Check, evidence: Evidence) {
         self.state(check).warnings.push(evidence);
     }

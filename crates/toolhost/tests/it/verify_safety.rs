@@ -320,3 +320,31 @@ fn the_requirement_set_is_chosen_with_spec_version_and_named_in_the_report() {
         assert!(stderr.contains(says), "{stderr}");
     }
 }
+
+#[test]
+fn every_answer_is_held_to_its_schema_and_a_misfit_is_a_result() {
+    let server = Hostile::start("misshapen");
+    let output = verify(&server.url(), &["--protocol", "nact", "--format", "json"]);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{report:#}");
+    let signature = check(&report, "nact-6.1-signature");
+    assert_eq!(signature["result"], "FAIL", "{report:#}");
+    let found = signature["evidence"]["found"].as_str().unwrap();
+    assert!(
+        found.contains("schemas/nact-00.json") && found.contains("/tags"),
+        "{found}"
+    );
+    let invoke = check(&report, "nact-7-invoke");
+    assert_eq!(invoke["result"], "FAIL", "{report:#}");
+    assert!(
+        invoke["evidence"]["found"].as_str().unwrap().contains("value"),
+        "{invoke:#}"
+    );
+    // The draft asks for no problem body; one that says it is one and is not is a warning.
+    let unknown = check(&report, "nact-7-unknown-tool-is-4xx");
+    assert_eq!(unknown["result"], "WARN", "{report:#}");
+    assert!(
+        unknown["evidence"]["found"].as_str().unwrap().contains("RFC 9457"),
+        "{unknown:#}"
+    );
+}
