@@ -26,6 +26,7 @@
 
 mod checks;
 pub mod expected;
+mod fixture;
 mod inputs;
 mod nact;
 mod otc;
@@ -98,6 +99,9 @@ pub struct Options {
     pub expected: Vec<String>,
     /// Tools that may be invoked for real (besides those the server marks read-only).
     pub invoke: Vec<Invoke>,
+    /// The server loads the fixture catalog (`--fixture`): its tools may be invoked by name,
+    /// even where the protocol cannot mark them read-only (OTC).
+    pub fixture: bool,
     /// The most requests the run sends.
     pub max_requests: usize,
     /// The longest the run takes (a check not reached by then is skipped).
@@ -118,6 +122,7 @@ impl Options {
             revision: None,
             expected: Vec::new(),
             invoke: Vec::new(),
+            fixture: false,
             max_requests: 500,
             time_limit: Duration::from_secs(120),
             max_tools: 10,
@@ -172,6 +177,7 @@ pub(crate) struct Ctx {
     pub probe: Probe,
     pub rec: Recorder,
     pub invoke: Vec<Invoke>,
+    pub fixture: bool,
     pub max_tools: usize,
     pub notes: Vec<String>,
     /// The tools invoked for real.
@@ -191,12 +197,18 @@ impl Ctx {
 
     /// Whether the tool known by `names` may be invoked for real, under which of them, and with
     /// what input: named by the user (with their input, if any), or marked read-only by the
-    /// server's `definition`.
+    /// server's `definition`, or a tool of the fixture catalog with `--fixture`. A fixture tool
+    /// gets the fixture's input unless the user gave one.
     pub fn invocable(&self, names: &[&str], definition: &Value) -> Option<(String, Option<Value>)> {
+        let fixture = fixture::tool(names);
         if let Some(named) = self.invoke.iter().find(|i| names.contains(&i.tool.as_str())) {
-            return Some((named.tool.clone(), named.input.clone()));
+            let input = named.input.clone().or_else(|| fixture.map(|(_, input)| input));
+            return Some((named.tool.clone(), input));
         }
         let first = names.first()?;
+        if let Some((_, input)) = fixture.filter(|_| self.fixture || read_only(definition)) {
+            return Some(((*first).to_owned(), Some(input)));
+        }
         read_only(definition).then(|| ((*first).to_owned(), None))
     }
 
@@ -230,6 +242,7 @@ pub async fn run(options: Options) -> Result<Report, Error> {
         probe: Probe::new(raw, redactor.clone(), options.max_requests, options.time_limit),
         rec: Recorder::default(),
         invoke: options.invoke.clone(),
+        fixture: options.fixture,
         max_tools: options.max_tools,
         notes: Vec::new(),
         invoked: Default::default(),

@@ -23,6 +23,10 @@ pub struct Flags {
     /// requests their spec says must be refused before anything runs.
     #[arg(long = "invoke", value_name = "TOOL", requires = "conformance")]
     invoke: Vec<String>,
+    /// The server loads the fixture catalog (examples/conformance-fixture): invoke its tools,
+    /// with the fixture's inputs, even on OTC, whose definitions cannot say they are read-only.
+    #[arg(long, requires = "conformance")]
+    fixture: bool,
     /// Fail on a SHOULD that is not met, or a warning, too, not only on a MUST.
     #[arg(long, requires = "conformance")]
     strict: bool,
@@ -97,6 +101,7 @@ pub async fn run(flags: &Flags, url: &str, protocol: Option<Protocol>, client: O
         .map(|text| Invoke::parse(text))
         .collect::<Result<_, _>>()
         .map_err(|e| usage(&e))?;
+    options.fixture = flags.fixture;
     options.max_requests = flags.max_requests.max(1);
     options.time_limit = Duration::from_secs(flags.max_seconds.max(1));
     options.max_tools = flags.max_tools;

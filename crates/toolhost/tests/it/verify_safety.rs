@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{BIN, Scratch};
+use crate::support::{BIN, Scratch, Server};
 use crate::verify::{Fake, check, fetch_json, launch_python};
 
 const HOSTILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/conformance/hostile_server.py");
@@ -347,4 +347,55 @@ fn every_answer_is_held_to_its_schema_and_a_misfit_is_a_result() {
         unknown["evidence"]["found"].as_str().unwrap().contains("RFC 9457"),
         "{unknown:#}"
     );
+}
+
+#[test]
+fn the_fixture_catalog_is_served_and_its_tools_are_invoked_with_its_inputs_on_every_protocol() {
+    // A copy, so the run leaves the checkout as it was.
+    let dir = Scratch::new();
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/conformance-fixture");
+    for file in ["tools.yaml", "versions.lock"] {
+        dir.write(file, &std::fs::read_to_string(format!("{shipped}/{file}")).unwrap());
+    }
+    let catalog = dir.0.to_string_lossy().into_owned();
+    let server = Server::start(&["--catalog", &catalog], &[], None);
+    let base = server.base.clone();
+    for url in [format!("{base}/nact"), format!("{base}/otc"), format!("{base}/")] {
+        // toolhost says a tool is read-only on MCP only (OTC has no place for it): `--fixture`
+        // tells the checker the server loads the fixture.
+        let output = verify(&url, &["--format", "json", "--fixture"]);
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(output.status.code(), Some(0), "{url}: {report:#}");
+        let notes = report["notes"].to_string();
+        for tool in ["conformance_echo", "conformance_versions"] {
+            assert!(
+                notes.contains(&format!("invoked {tool}")) || notes.contains(&format!("invoked Conformance_{tool}")),
+                "{url}: {notes}"
+            );
+        }
+        let fails: Vec<&Value> = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["result"] == "FAIL" || c["result"] == "WARN")
+            .collect();
+        assert!(fails.is_empty(), "{url}: {fails:#?}");
+        for id in [
+            "nact-7-invoke",
+            "nact-7-pinned-invoke",
+            "otc-call-response",
+            "otc-call-id-idempotent",
+            "woa-5.2-success",
+        ] {
+            if let Some(found) = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id) {
+                assert_eq!(found["result"], "PASS", "{url}: {found:#}");
+            }
+        }
+    }
+    // Without --fixture, tools the server does not mark read-only are not invoked: the checker
+    // runs nothing it was not given.
+    for url in [format!("{base}/nact"), format!("{base}/otc")] {
+        let report: Value = serde_json::from_slice(&verify(&url, &["--format", "json"]).stdout).unwrap();
+        assert!(!report["notes"].to_string().contains("invoked"), "{report:#}");
+    }
 }
