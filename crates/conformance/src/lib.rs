@@ -13,21 +13,30 @@
 //!   have, an unknown tool, another agent's id, each with input every schema it could reach
 //!   refuses): input a schema refuses alone goes only to tools that may run, since a server
 //!   may run a tool whatever its input (WoA §4.2, §5.1; N-ACT §5.3);
-//! - it sends at most [`Options::max_requests`] requests within [`Options::time_limit`], one at
-//!   a time, and honours `Retry-After`;
+//! - it sends at most [`Options::max_requests`] requests (every redirect hop counted) within
+//!   [`Options::time_limit`] (a request in flight included), one at a time, and honours
+//!   `Retry-After`;
 //! - its HTTP is the client's ([`toolhost_client::Raw`]): the SSRF guard, the caller's
-//!   credentials (to the origin they named only) and bounded bodies.
+//!   credentials (to the origin they named only) and bounded bodies; it follows redirects
+//!   itself, and never sends a POST on to another origin;
+//! - what the server sends is reported safely ([`safe`]): the caller's credentials, should the
+//!   server echo them, are redacted, and every string is escaped so no terminal, JSON or XML
+//!   reader can be subverted by it.
 //!
 //! The crate depends on toolhost-client, never on toolhost-server: it checks servers from the
 //! spec's side of the wire.
 
 mod checks;
+pub mod expected;
+mod fixture;
 mod inputs;
 mod nact;
 mod otc;
 mod probe;
 mod render;
 mod report;
+pub mod safe;
+mod schema;
 mod woa;
 
 use std::time::{Duration, Instant};
@@ -35,12 +44,13 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use url::Url;
 
-pub use checks::{Check, Keyword, Spec};
+pub use checks::{Check, Keyword, Revision, Spec};
 pub use render::{json as render_json, junit as render_junit, text as render_text};
-pub use report::{Evidence, Finding, Outcome, Report};
+pub use report::{Evidence, Finding, Outcome, Report, Verdict};
 
 use probe::{Failure, Probe};
 use report::Recorder;
+use safe::Redactor;
 
 /// A tool the user allows the checker to invoke for real, with its input or none (then one is
 /// made from its schema: the smallest value each required input accepts).
@@ -85,8 +95,15 @@ pub struct Options {
     pub url: Url,
     /// The protocol; probed when `None` (N-ACT or OTC at `{url}/tools`, then the WoA document).
     pub protocol: Option<Spec>,
+    /// The requirement set (`--spec-version`); the latest revision of the protocol when `None`.
+    pub revision: Option<Revision>,
+    /// Check ids the user expects to fail ([`expected::parse`]).
+    pub expected: Vec<String>,
     /// Tools that may be invoked for real (besides those the server marks read-only).
     pub invoke: Vec<Invoke>,
+    /// The server loads the fixture catalog (`--fixture`): its tools may be invoked by name,
+    /// even where the protocol cannot mark them read-only (OTC).
+    pub fixture: bool,
     /// The most requests the run sends.
     pub max_requests: usize,
     /// The longest the run takes (a check not reached by then is skipped).
@@ -104,7 +121,10 @@ impl Options {
         Self {
             url,
             protocol: None,
+            revision: None,
+            expected: Vec::new(),
             invoke: Vec::new(),
+            fixture: false,
             max_requests: 500,
             time_limit: Duration::from_secs(120),
             max_tools: 10,
@@ -125,6 +145,13 @@ pub enum Error {
         /// What each probe saw.
         tried: String,
     },
+    /// `--spec-version` names a revision of another protocol than the server's.
+    Revision {
+        /// The revision asked for.
+        revision: Revision,
+        /// The server's protocol.
+        spec: Spec,
+    },
 }
 
 impl std::fmt::Display for Error {
@@ -134,6 +161,11 @@ impl std::fmt::Display for Error {
             Error::Undetected { url, tried } => write!(
                 f,
                 "no N-ACT, OTC or WoA server answers at {url} ({tried}); give --protocol nact, otc or woa to check it anyway"
+            ),
+            Error::Revision { revision, spec } => write!(
+                f,
+                "--spec-version {revision} is a requirement set of {}, but the server speaks {spec}; give one of {spec}'s, or --protocol",
+                revision.spec()
             ),
         }
     }
@@ -147,6 +179,7 @@ pub(crate) struct Ctx {
     pub probe: Probe,
     pub rec: Recorder,
     pub invoke: Vec<Invoke>,
+    pub fixture: bool,
     pub max_tools: usize,
     pub notes: Vec<String>,
     /// The tools invoked for real.
@@ -166,12 +199,18 @@ impl Ctx {
 
     /// Whether the tool known by `names` may be invoked for real, under which of them, and with
     /// what input: named by the user (with their input, if any), or marked read-only by the
-    /// server's `definition`.
+    /// server's `definition`, or a tool of the fixture catalog with `--fixture`. A fixture tool
+    /// gets the fixture's input unless the user gave one.
     pub fn invocable(&self, names: &[&str], definition: &Value) -> Option<(String, Option<Value>)> {
+        let fixture = fixture::tool(names);
         if let Some(named) = self.invoke.iter().find(|i| names.contains(&i.tool.as_str())) {
-            return Some((named.tool.clone(), named.input.clone()));
+            let input = named.input.clone().or_else(|| fixture.map(|(_, input)| input));
+            return Some((named.tool.clone(), input));
         }
         let first = names.first()?;
+        if let Some((_, input)) = fixture.filter(|_| self.fixture || read_only(definition)) {
+            return Some(((*first).to_owned(), Some(input)));
+        }
         read_only(definition).then(|| ((*first).to_owned(), None))
     }
 
@@ -212,18 +251,25 @@ fn read_only(definition: &Value) -> bool {
 pub async fn run(options: Options) -> Result<Report, Error> {
     let started = Instant::now();
     let raw = toolhost_client::Raw::new(&options.client).map_err(Error::Client)?;
-    let mut probe = Probe::new(raw, options.max_requests, options.time_limit);
-    if !options.client.headers.is_empty() || !options.client.server_headers.is_empty() {
+    let client = &options.client;
+    let redactor = Redactor::new(
+        client
+            .headers
+            .iter()
+            .chain(client.server_headers.iter().flat_map(|(_, headers)| headers))
+            .map(|(_, value)| value.as_str()),
+    );
+    let mut probe = Probe::new(raw, redactor.clone(), options.max_requests, options.time_limit);
+    if !client.headers.is_empty() || !client.server_headers.is_empty() {
         let bare = toolhost_client::Options {
             headers: Vec::new(),
             // The prefixes stay trusted by the guard; only their headers go.
-            server_headers: options
-                .client
+            server_headers: client
                 .server_headers
                 .iter()
                 .map(|(prefix, _)| (prefix.clone(), Vec::new()))
                 .collect(),
-            ..options.client.clone()
+            ..client.clone()
         };
         probe = probe.with_anonymous(toolhost_client::Raw::new(&bare).map_err(Error::Client)?);
     }
@@ -231,14 +277,20 @@ pub async fn run(options: Options) -> Result<Report, Error> {
         probe,
         rec: Recorder::default(),
         invoke: options.invoke.clone(),
+        fixture: options.fixture,
         max_tools: options.max_tools,
         notes: Vec::new(),
         invoked: Default::default(),
     };
-    let spec = match options.protocol {
-        Some(spec) => spec,
-        None => detect(&mut ctx.probe, &options.url).await?,
+    let spec = match (options.protocol, options.revision) {
+        (Some(spec), _) => spec,
+        (None, Some(revision)) => revision.spec(),
+        (None, None) => detect(&mut ctx.probe, &options.url).await?,
     };
+    let revision = options.revision.unwrap_or(Revision::latest(spec));
+    if revision.spec() != spec {
+        return Err(Error::Revision { revision, spec });
+    }
     match spec {
         Spec::Nact => nact::run(&mut ctx, &options.url).await,
         Spec::Otc => otc::run(&mut ctx, &options.url).await,
@@ -265,14 +317,27 @@ pub async fn run(options: Options) -> Result<Report, Error> {
             options.time_limit.as_secs()
         ));
     }
-    Ok(Report {
+    let other: Vec<&String> = options
+        .expected
+        .iter()
+        .filter(|id| checks::by_id(id).is_some_and(|c| c.revision != revision))
+        .collect();
+    if !other.is_empty() {
+        ctx.notes.push(format!(
+            "the expected-failures file lists checks of other requirement sets than {revision}, ignored here: {}",
+            other.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let mut report = Report {
         url: toolhost_client::text::shown_url(options.url.as_str()),
-        spec,
-        findings: ctx.rec.finish(checks::of(spec)),
+        revision,
+        findings: ctx.rec.finish(&checks::set(revision), &options.expected),
         requests: ctx.probe.sent,
         elapsed: started.elapsed(),
         notes: ctx.notes,
-    })
+    };
+    report.scrub(&redactor);
+    Ok(report)
 }
 
 /// The protocol at `url`, probed as discovery does: a URL ending in the WoA well-known path is
