@@ -184,6 +184,8 @@ pub(crate) struct Ctx {
     pub notes: Vec<String>,
     /// The tools invoked for real.
     pub invoked: std::collections::HashSet<String>,
+    /// Set by [`Ctx::needs_credentials`]: the run stopped at the server's door.
+    pub locked_out: Option<String>,
 }
 
 impl Ctx {
@@ -215,12 +217,13 @@ impl Ctx {
     }
 
     /// Why nothing can be checked when `answer` refuses the checker for want of credentials
-    /// (401 or 403): not a failure to conform, but a run that needs them.
-    pub fn needs_credentials(&self, answer: &probe::Exchange) -> Option<String> {
+    /// (401 or 403): not a failure to conform, but a run that needs them (and so measured
+    /// nothing: [`Report::locked_out`]).
+    pub fn needs_credentials(&mut self, answer: &probe::Exchange) -> Option<String> {
         if !matches!(answer.status, 401 | 403) {
             return None;
         }
-        Some(if self.probe.has_credentials() {
+        let reason = if self.probe.has_credentials() {
             format!(
                 "{} answered HTTP {}: the server refuses the credentials given",
                 answer.request, answer.status
@@ -230,7 +233,9 @@ impl Ctx {
                 "{} answered HTTP {}: the server needs credentials (--api-key KEY or --bearer TOKEN)",
                 answer.request, answer.status
             )
-        })
+        };
+        self.locked_out = Some(reason.clone());
+        Some(reason)
     }
 
     /// Notes that `name` was invoked for real (`how`).
@@ -281,6 +286,7 @@ pub async fn run(options: Options) -> Result<Report, Error> {
         max_tools: options.max_tools,
         notes: Vec::new(),
         invoked: Default::default(),
+        locked_out: None,
     };
     let spec = match (options.protocol, options.revision) {
         (Some(spec), _) => spec,
@@ -335,6 +341,7 @@ pub async fn run(options: Options) -> Result<Report, Error> {
         requests: ctx.probe.sent,
         elapsed: started.elapsed(),
         notes: ctx.notes,
+        locked_out: ctx.locked_out,
     };
     report.scrub(&redactor);
     Ok(report)
@@ -358,7 +365,7 @@ async fn detect(probe: &mut Probe, url: &Url) -> Result<Spec, Error> {
             Some(Value::Array(tools)) if tools.iter().all(|t| t.get("id").is_some()) => return Ok(Spec::Otc),
             _ => tried.push(format!("{}: neither an N-ACT page nor an OTC listing", answer.request)),
         },
-        Ok(answer) => tried.push(format!("{}: HTTP {}", answer.request, answer.status)),
+        Ok(answer) => tried.push(refused(&answer)),
         Err(failure) => tried.push(format!("{}: {}", failure.request, failure.message)),
     }
     let mut documents = vec![woa::document_at_root(url)];
@@ -370,7 +377,7 @@ async fn detect(probe: &mut Probe, url: &Url) -> Result<Spec, Error> {
             Ok(answer) if answer.status == 200 && answer.json().is_some_and(|b| b.get("agents").is_some()) => {
                 return Ok(Spec::Woa);
             }
-            Ok(answer) => tried.push(format!("{}: HTTP {}", answer.request, answer.status)),
+            Ok(answer) => tried.push(refused(&answer)),
             Err(failure) => tried.push(format!("{}: {}", failure.request, failure.message)),
         }
     }
@@ -378,6 +385,17 @@ async fn detect(probe: &mut Probe, url: &Url) -> Result<Spec, Error> {
         url: toolhost_client::text::shown_url(url.as_str()),
         tried: tried.join("; "),
     })
+}
+
+/// A probe's answer that was not the protocol's, for [`Error::Undetected`]: a 401 or 403 says
+/// what to give.
+fn refused(answer: &probe::Exchange) -> String {
+    let hint = if matches!(answer.status, 401 | 403) {
+        " (the server wants credentials: --api-key KEY or --bearer TOKEN)"
+    } else {
+        ""
+    };
+    format!("{}: HTTP {}{hint}", answer.request, answer.status)
 }
 
 /// `base` with `segments` appended as path segments (each percent-encoded as needed).

@@ -339,6 +339,7 @@ mod tests {
             requests: 3,
             elapsed: Duration::from_millis(1500),
             notes: vec!["invoked x (N-ACT, unpinned)".to_owned()],
+            locked_out: None,
         }
     }
 
@@ -411,5 +412,32 @@ mod tests {
         }
         assert_eq!(report.verdict(false), crate::Verdict::NothingMeasured);
         assert_eq!(report.verdict(false).exit_code(), 3);
+    }
+
+    /// A run the server refused for want of credentials measured nothing that matters, even
+    /// when what needs none passed; a failure still fails it.
+    #[test]
+    fn a_run_locked_out_for_want_of_credentials_is_no_pass() {
+        let mut report = report();
+        report.findings.truncate(3);
+        report.findings[0].outcome = Outcome::Pass;
+        report.findings[1].outcome = Outcome::Skip("401".to_owned());
+        assert_eq!(report.verdict(false), crate::Verdict::Conformant);
+        report.locked_out = Some("GET /tools answered HTTP 401: the server needs credentials".to_owned());
+        assert_eq!(report.verdict(false), crate::Verdict::NothingMeasured);
+        let out = text(&report, false);
+        assert!(
+            out.contains("past what needs no credentials (GET /tools answered HTTP 401"),
+            "{out}"
+        );
+        assert!(out.contains("(exit 3)"), "{out}");
+        let evidence = Evidence {
+            request: "GET /health".to_owned(),
+            status: Some(500),
+            answer: String::new(),
+            found: "down".to_owned(),
+        };
+        report.findings[2].outcome = Outcome::Fail { evidence, count: 1 };
+        assert_eq!(report.verdict(false), crate::Verdict::Failed);
     }
 }

@@ -155,6 +155,10 @@ pub struct Report {
     pub elapsed: Duration,
     /// Notes on the run itself (budget spent, Retry-After honoured, tools invoked).
     pub notes: Vec<String>,
+    /// Why the run got no further than what needs no credentials (OTC's `/health`): the server
+    /// refused the checker with a 401 or 403. Such a run measured nothing of what matters, so
+    /// its verdict is [`Verdict::NothingMeasured`] unless something failed.
+    pub locked_out: Option<String>,
 }
 
 impl Report {
@@ -183,7 +187,7 @@ impl Report {
             Verdict::Failed
         } else if self.findings.iter().any(Finding::stale) {
             Verdict::StaleExpectations
-        } else if self.findings.iter().all(|f| matches!(f.outcome, Outcome::Skip(_))) {
+        } else if self.locked_out.is_some() || self.findings.iter().all(|f| matches!(f.outcome, Outcome::Skip(_))) {
             Verdict::NothingMeasured
         } else {
             Verdict::Conformant
@@ -209,7 +213,12 @@ impl Report {
                 "result: not conformant: {} unexpected failures{excused} (exit 1)",
                 self.findings.iter().filter(|f| f.fails_run(strict)).count()
             ),
-            Verdict::NothingMeasured => "result: nothing could be measured: every check was skipped (see why above); this is not a pass (exit 3)".to_owned(),
+            Verdict::NothingMeasured => match &self.locked_out {
+                Some(why) => format!(
+                    "result: nothing could be measured past what needs no credentials ({why}); this is not a pass (exit 3)"
+                ),
+                None => "result: nothing could be measured: every check was skipped (see why above); this is not a pass (exit 3)".to_owned(),
+            },
             Verdict::StaleExpectations => format!(
                 "result: listed as expected failures but passing: {}; remove them from the expected-failures file (exit 4)",
                 stale.join(", ")
@@ -231,7 +240,7 @@ impl Report {
     /// ([`crate::safe`]).
     pub(crate) fn scrub(&mut self, redactor: &Redactor) {
         self.url = redactor.report(&self.url);
-        for note in &mut self.notes {
+        for note in self.notes.iter_mut().chain(&mut self.locked_out) {
             *note = redactor.report(note);
         }
         for finding in &mut self.findings {

@@ -113,7 +113,7 @@ async fn fetch(ctx: &mut Ctx, url: &Url) -> Result<(Url, Exchange, Value), Strin
             let document = answer.json().unwrap_or_default();
             return Ok((root, answer, document));
         }
-        Ok(answer) if ctx.needs_credentials(&answer).is_some() => {
+        Ok(answer) if matches!(answer.status, 401 | 403) => {
             return Err(ctx.needs_credentials(&answer).unwrap_or_default());
         }
         Ok(answer) => answer.evidence(format!(

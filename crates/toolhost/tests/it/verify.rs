@@ -507,9 +507,17 @@ fn addresses_the_server_names_stay_behind_the_ssrf_guard() {
 
 #[test]
 fn credentials_flags_reach_the_server_and_never_the_report() {
-    // Checked without the key it needs, the server fails nothing: the run says what it needs.
+    // Checked without the key it needs, the server fails nothing: the run says what it needs,
+    // and measured nothing past `/health`, so it is no pass (exit 3).
     let fake = Fake::start("otc", "api-key");
-    let (_, report) = conformance(&fake.url("/otc"), &["--protocol", "otc"]);
+    let (code, report) = conformance(&fake.url("/otc"), &["--protocol", "otc"]);
+    assert_eq!(code, 3, "a run locked out is no pass: {report:#}");
+    assert_eq!(report["verdict"]["exit_code"], 3, "{report:#}");
+    let verdict = report["verdict"]["text"].as_str().unwrap();
+    assert!(
+        verdict.contains("past what needs no credentials") && verdict.contains("--api-key"),
+        "{verdict}"
+    );
     assert_eq!(report["summary"]["must_failures"], 0, "{report:#}");
     let listing = check(&report, "otc-list-tools");
     assert_eq!(listing["result"], "SKIP", "{report:#}");
@@ -523,6 +531,27 @@ fn credentials_flags_reach_the_server_and_never_the_report() {
     // `/health` needs no authentication, and gets none.
     assert_eq!(check(&report, "otc-health-no-auth")["result"], "PASS", "{report:#}");
     assert_eq!(check(&report, "otc-health")["result"], "PASS", "{report:#}");
+    // Every check skipped for want of credentials, on N-ACT and WoA: exit 3 too. Probing the
+    // protocol says what to give.
+    for (protocol, path) in [("nact", "/nact"), ("woa", "/")] {
+        let fake = Fake::start(protocol, "api-key");
+        let (code, report) = conformance(&fake.url(path), &["--protocol", protocol]);
+        assert_eq!(code, 3, "{protocol}: {report:#}");
+        assert_eq!(report["summary"]["pass"], 0, "{protocol}: {report:#}");
+        assert!(
+            report["checks"].as_array().unwrap().iter().all(
+                |c| c["result"] == "SKIP" && c["reason"].as_str().unwrap().contains("needs credentials (--api-key")
+            ),
+            "{protocol}: {report:#}"
+        );
+        let output = Command::new(BIN)
+            .args(["verify", "--conformance", &fake.url(path), "--allow-private"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("the server wants credentials: --api-key"), "{stderr}");
+    }
     let (code, report) = conformance(
         &fake.url("/otc"),
         &["--api-key", "secret-key", "--invoke", "send_email"],
