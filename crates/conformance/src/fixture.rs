@@ -3,7 +3,7 @@
 //! behaviours apart instead of guessing them from schemas. When a server lists them, the
 //! checker invokes them with these inputs (they are read-only and return their input).
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The fixture's tools by name, with the input the checker sends each: one every version
 /// accepts where the tool has versions that differ (`conformance_versions`'s `V1`), so a
@@ -24,10 +24,22 @@ pub(crate) fn tool(names: &[&str]) -> Option<(&'static str, Value)> {
     })
 }
 
+/// The markers of `conformance_versions`, oldest first: version 1.0.0 accepts `V1`, 1.2.0 also
+/// `V1_2`, 2.0.0 also `V2` (examples/conformance-fixture/tools.yaml).
+const MARKERS: [&str; 3] = ["V1", "V1_2", "V2"];
+
+/// Inputs that tell the versions of the fixture tool among `names` apart (each version of
+/// `conformance_versions` accepts one more marker), for OTC's version resolution: an input only
+/// some versions take shows which one a request resolved to. None for any other tool.
+pub(crate) fn telling_inputs(names: &[&str]) -> Vec<Value> {
+    match tool(names) {
+        Some(("conformance_versions", _)) => MARKERS.iter().map(|m| json!({"marker": m})).collect(),
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
     #[test]
@@ -40,5 +52,7 @@ mod tests {
             json!({"marker": "V1"})
         );
         assert!(tool(&["echo", "Other_conformance_echo"]).is_none());
+        assert_eq!(telling_inputs(&["Conformance_conformance_versions"]).len(), 3);
+        assert!(telling_inputs(&["conformance_echo"]).is_empty());
     }
 }

@@ -216,6 +216,14 @@ impl Ctx {
         read_only(definition).then(|| ((*first).to_owned(), None))
     }
 
+    /// Whether the user named the tool known by `names` with an input of their own (then the
+    /// checker runs it with that input only, choosing none that would run it otherwise).
+    pub fn user_input(&self, names: &[&str]) -> bool {
+        self.invoke
+            .iter()
+            .any(|i| names.contains(&i.tool.as_str()) && i.input.is_some())
+    }
+
     /// Why nothing can be checked when `answer` refuses the checker for want of credentials
     /// (401 or 403): not a failure to conform, but a run that needs them (and so measured
     /// nothing: [`Report::locked_out`]).

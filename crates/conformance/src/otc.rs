@@ -63,6 +63,14 @@ impl Listed {
         self.id().split('@').next().unwrap_or_default()
     }
 
+    /// The names a user may know the tool by: its `name`, the tool part of its id, its id
+    /// without the version.
+    fn names(&self) -> [&str; 3] {
+        let name = self.definition.get("name").and_then(Value::as_str).unwrap_or_default();
+        let short = self.base().split_once('.').map(|(_, t)| t).unwrap_or_default();
+        [name, short, self.base()]
+    }
+
     /// The version of the id (`@x.y.z`), as numbers; zeros where it is not one.
     fn version(&self) -> (u64, u64, u64) {
         let suffix = self.id().split_once('@').map(|(_, v)| v).unwrap_or_default();
@@ -146,16 +154,15 @@ pub(crate) async fn run(ctx: &mut Ctx, base: &Url) {
     not_found(ctx, &run).await;
     let mut in_depth = 0;
     for tool in &listed {
-        let name = tool.definition.get("name").and_then(Value::as_str).unwrap_or_default();
-        let short = tool.base().split_once('.').map(|(_, t)| t).unwrap_or_default();
-        let invocable = ctx.invocable(&[name, short, tool.base()], &tool.definition);
+        let names = tool.names();
+        let invocable = ctx.invocable(&names, &tool.definition);
         if in_depth >= ctx.max_tools && invocable.is_none() {
             continue;
         }
         in_depth += 1;
         let versions: Vec<&Listed> = listed.iter().filter(|other| other.base() == tool.base()).collect();
-        let given = invocable.as_ref().map(|(_, input)| input.clone());
-        refusals(ctx, &mut run, tool, &versions, given).await;
+        let may_run = invocable.as_ref().map(|_| !ctx.user_input(&names));
+        refusals(ctx, &mut run, tool, &versions, may_run).await;
         if let Some((name, input)) = invocable {
             invoke(ctx, &mut run, tool, &name, input).await;
         }

@@ -396,6 +396,16 @@ fn the_fixture_catalog_is_served_and_its_tools_are_invoked_with_its_inputs_on_ev
                 assert_eq!(found["result"], "PASS", "{url}: {found:#}");
             }
         }
+        if url.ends_with("/otc") {
+            // The fixture's markers tell `conformance_versions`' versions apart, which its
+            // schemas alone do not: resolution is measured (V2 runs only on 2.0.0, the latest
+            // and `@2`; V1_2 is refused by `@1`, 1.0.0).
+            assert_eq!(check(&report, "otc-version-resolution")["result"], "PASS", "{report:#}");
+            assert!(
+                notes.contains("`Conformance.conformance_versions@2` with an input only Conformance.conformance_versions@2.0.0 takes"),
+                "{notes}"
+            );
+        }
     }
     // Without --fixture, tools the server does not mark read-only are not invoked: the checker
     // runs nothing it was not given.
