@@ -45,7 +45,7 @@ BREAKS = {
             ],
 }
 # Modes that break no rule: `api-key` wants `OTC-API-Key: secret-key` on every request but
-# /health (401 without; `health-needs-auth` on /health too); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
+# /health (401 without; `health-needs-auth` on /health too, its 401s echoing the last key seen); `other-origin-rest` (WoA) names its REST base `http://localhost:PORT`, an origin the
 # user did not type; `always-429` answers every request 429 without Retry-After;
 # `loosened-latest` (OTC) makes `city` optional in the newer version of `lookup_weather` (a
 # compatible change), so an input only the older refuses would run the newer.
@@ -60,6 +60,8 @@ MODES = ["api-key", "other-origin-rest", "always-429", "loosened-latest",
 assert BREAK == "none" or BREAK in BREAKS[PROTOCOL] or BREAK in MODES, f"unknown break {BREAK} for {PROTOCOL}"
 
 EFFECTS = {}
+# The `OTC-API-Key` values received, in order (`health-needs-auth` leaks them).
+SEEN_KEYS = []
 LOCK = threading.Lock()
 READS = {"count": 0}
 RETRY_AFTER_SENT = {"done": False}
@@ -506,8 +508,15 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(429, {"message": "slow down"})
         # /health needs no authentication (OTC health-check), unless that is the rule broken.
         exempt = url.path.endswith("/health") and BREAK != "health-needs-auth"
-        if BREAK in ("api-key", "health-needs-auth") and not exempt and self.headers.get("OTC-API-Key") != "secret-key":
-            return self.answer(401, {"message": "an API key is required"})
+        key = self.headers.get("OTC-API-Key")
+        if key:
+            SEEN_KEYS.append(key)
+        if BREAK in ("api-key", "health-needs-auth") and not exempt and key != "secret-key":
+            # `health-needs-auth` also leaks the last key it saw before (so a request sent
+            # without one gets it back: the checker must redact those answers too), where a
+            # report's 300-character excerpt of the answer would cut it in half.
+            leak = {"leak": "x" * 285 + SEEN_KEYS[-1]} if BREAK == "health-needs-auth" and SEEN_KEYS else {}
+            return self.answer(401, {**leak, "message": "an API key is required"})
         {"nact": nact, "otc": otc, "woa": woa}[PROTOCOL](self, method, url.path, parse_qs(url.query), body)
 
     def do_GET(self):

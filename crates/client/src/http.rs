@@ -85,6 +85,22 @@ pub(crate) struct Http {
     credentials: HeaderMap,
     /// Headers by URL prefix (see [`crate::Options::server_headers`]).
     by_prefix: Vec<(String, HeaderMap)>,
+    /// The per-request timeout the clients were built with.
+    timeout: Duration,
+}
+
+/// A reqwest client that connects only where `guard` allows, with no proxy from the
+/// environment (a proxy would connect on our behalf, past the guard).
+fn build(guard: &Guard, timeout: Duration, redirect: reqwest::redirect::Policy) -> Result<reqwest::Client, Error> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .dns_resolver(std::sync::Arc::new(guard.clone()))
+        .redirect(redirect)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .timeout(timeout)
+        .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| Error::Setup(chain(&e)))
 }
 
 impl Http {
@@ -116,24 +132,13 @@ impl Http {
         } else {
             guard.redirect_policy()
         };
-        let build = |redirect: reqwest::redirect::Policy| {
-            reqwest::Client::builder()
-                .no_proxy()
-                .dns_resolver(std::sync::Arc::new(guard.clone()))
-                .redirect(redirect)
-                .connect_timeout(timeout.min(Duration::from_secs(10)))
-                .timeout(timeout)
-                .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .map_err(|e| Error::Setup(chain(&e)))
-        };
-        let client = build(redirect)?;
+        let client = build(&guard, timeout, redirect)?;
         // Calls never follow a redirect to another origin; with credentials the client above
         // already does not, and one client shares its connections.
         let calls = if same_origin {
             client.clone()
         } else {
-            build(guard.redirect_policy_same_origin())?
+            build(&guard, timeout, guard.redirect_policy_same_origin())?
         };
         Ok(Self {
             client,
@@ -143,6 +148,19 @@ impl Http {
             max_body,
             credentials,
             by_prefix,
+            timeout,
+        })
+    }
+
+    /// This client, following no redirect at all: a 3xx comes back as the answer, for a caller
+    /// that follows hops itself (the conformance checker counts each one as a request and
+    /// decides where a body may be sent again).
+    pub fn without_redirects(self) -> Result<Self, Error> {
+        let client = build(&self.guard, self.timeout, reqwest::redirect::Policy::none())?;
+        Ok(Self {
+            calls: client.clone(),
+            client,
+            ..self
         })
     }
 

@@ -12,7 +12,9 @@ use crate::error::Error;
 use crate::http::Http;
 
 /// A guarded HTTP handle built from client [`Options`] (policy, resolver, credentials, body
-/// limit, timeout); the cache directory is ignored.
+/// limit, timeout); the cache directory is ignored. It follows no redirect: a 3xx is the
+/// answer, and a caller that follows it sends the next hop itself, through the guard again,
+/// with the credentials of that hop's origin (none off the origin the user named).
 #[derive(Debug, Clone)]
 pub struct Raw {
     http: Http,
@@ -22,7 +24,7 @@ pub struct Raw {
 /// One answer, its body read within the limit.
 #[derive(Debug, Clone)]
 pub struct RawReply {
-    /// The URL that answered (after redirects the guard allowed).
+    /// The URL that answered (the one asked: redirects are not followed).
     pub url: Url,
     /// The status code.
     pub status: u16,
@@ -36,7 +38,7 @@ impl Raw {
     /// A handle applying `options`' guard and credentials.
     pub fn new(options: &Options) -> Result<Self, Error> {
         Ok(Self {
-            http: http_for(options, None)?,
+            http: http_for(options, None)?.without_redirects()?,
             timeout: options.timeout,
         })
     }

@@ -44,6 +44,71 @@ impl fmt::Display for Spec {
     }
 }
 
+/// One revision of a spec, and with it a frozen requirement set: the checks written from that
+/// text. A later draft gets a revision of its own, with its own set; a server is checked
+/// against one (`--spec-version`, the latest of its spec by default), and the report names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Revision {
+    /// draft-rosenberg-aiproto-nact-00.
+    Nact00,
+    /// Open Tool Calling 1.0.
+    Otc10,
+    /// draft-gaikwad-woa-00.
+    Woa00,
+}
+
+impl Revision {
+    /// Every revision, oldest first within each spec.
+    pub const ALL: [Revision; 3] = [Revision::Nact00, Revision::Otc10, Revision::Woa00];
+
+    /// The name `--spec-version` takes ("nact-00", "otc-1.0", "woa-00").
+    pub fn name(self) -> &'static str {
+        match self {
+            Revision::Nact00 => "nact-00",
+            Revision::Otc10 => "otc-1.0",
+            Revision::Woa00 => "woa-00",
+        }
+    }
+
+    /// The spec it is a revision of.
+    pub const fn spec(self) -> Spec {
+        match self {
+            Revision::Nact00 => Spec::Nact,
+            Revision::Otc10 => Spec::Otc,
+            Revision::Woa00 => Spec::Woa,
+        }
+    }
+
+    /// The latest revision of `spec`: the default requirement set.
+    pub const fn latest(spec: Spec) -> Self {
+        match spec {
+            Spec::Nact => Revision::Nact00,
+            Spec::Otc => Revision::Otc10,
+            Spec::Woa => Revision::Woa00,
+        }
+    }
+
+    /// The revision named `name`; the error lists the names.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|r| r.name().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|r| r.name()).collect();
+                format!(
+                    "--spec-version {name}: no such requirement set; the checker has {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+impl fmt::Display for Revision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The requirement level of a statement (RFC 2119).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Keyword {
@@ -75,8 +140,12 @@ pub struct Check {
     pub keyword: Keyword,
     /// What the spec says, in its own words where they fit on a line.
     pub text: &'static str,
+    /// The revision whose requirement set holds it.
+    pub revision: Revision,
 }
 
+/// A check of the latest revision of `spec` (each spec has one so far; a check of a later one
+/// will name its revision).
 const fn check(id: &'static str, spec: Spec, section: &'static str, keyword: Keyword, text: &'static str) -> Check {
     Check {
         id,
@@ -84,6 +153,7 @@ const fn check(id: &'static str, spec: Spec, section: &'static str, keyword: Key
         section,
         keyword,
         text,
+        revision: Revision::latest(spec),
     }
 }
 
@@ -656,6 +726,25 @@ pub fn of(spec: Spec) -> &'static [&'static Check] {
     }
 }
 
+/// The frozen requirement set of `revision`, in report order: the checks written from that
+/// revision's text.
+pub fn set(revision: Revision) -> Vec<&'static Check> {
+    of(revision.spec())
+        .iter()
+        .copied()
+        .filter(|c| c.revision == revision)
+        .collect()
+}
+
+/// The check `id`, in any requirement set.
+pub fn by_id(id: &str) -> Option<&'static Check> {
+    [Spec::Nact, Spec::Otc, Spec::Woa]
+        .into_iter()
+        .flat_map(of)
+        .copied()
+        .find(|c| c.id == id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -673,6 +762,7 @@ mod tests {
                     Spec::Woa => "woa-",
                 };
                 assert!(check.id.starts_with(prefix), "{}", check.id);
+                assert_eq!(check.revision.spec(), spec, "{}", check.id);
                 if spec != Spec::Otc {
                     assert!(check.id.contains(&format!("-{}-", check.section)), "{}", check.id);
                 }

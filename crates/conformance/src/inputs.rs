@@ -112,11 +112,19 @@ pub(crate) fn invalid_for_all(schema: &Value, others: &[&Value]) -> Option<(Valu
 }
 
 /// An input that tells the schema `expected` apart from `others` (other versions of one
-/// tool): first one `expected` refuses and another accepts (`false`: a server that resolves to
-/// `expected` runs nothing), else, when `may_run`, one `expected` accepts and another refuses
-/// (`true`).
-pub(crate) fn telling_apart(expected: &Value, others: &[&Value], may_run: bool) -> Option<(Value, bool)> {
-    let mut candidates = vec![json!({})];
+/// tool): first one `expected` refuses and others accept (`false`: a server that resolves to
+/// `expected` runs nothing), else, when `may_run`, one `expected` accepts and others refuse
+/// (`true`); each time one that every other version judges so before one that some do. `known` are inputs tried first: ones the tool is known to tell its versions apart
+/// by (the fixture catalog's, [`crate::fixture::telling_inputs`]), which the schemas alone may
+/// not suggest (another value of an enum, say).
+pub(crate) fn telling_apart(
+    expected: &Value,
+    others: &[&Value],
+    may_run: bool,
+    known: &[Value],
+) -> Option<(Value, bool)> {
+    let mut candidates = known.to_vec();
+    candidates.push(json!({}));
     for schema in std::iter::once(expected).chain(others.iter().copied()) {
         let base = valid(schema);
         candidates.push(base.clone());
@@ -134,17 +142,25 @@ pub(crate) fn telling_apart(expected: &Value, others: &[&Value], may_run: bool) 
         }
         candidates.extend(refusal_candidates(schema).into_iter().map(|(input, _)| input));
     }
-    let others_do = |input: &Value, verdict: bool| others.iter().any(|s| accepts(s, input) == Some(verdict));
-    let refused = candidates
-        .iter()
-        .find(|c| accepts(expected, c) == Some(false) && others_do(c, true));
-    if let Some(input) = refused {
-        return Some((input.clone(), false));
-    }
-    candidates
-        .into_iter()
-        .find(|c| may_run && accepts(expected, c) == Some(true) && others_do(c, false))
-        .map(|input| (input, true))
+    // An input `expected` judges `!verdict` and every other version (else one) `verdict`:
+    // the more versions it tells `expected` from, the more wrong resolutions it shows.
+    let apart = |runs: bool, every: bool| {
+        candidates.iter().find(|c| {
+            let other = |s: &&Value| accepts(s, c) == Some(!runs);
+            accepts(expected, c) == Some(runs)
+                && if every {
+                    others.iter().all(other)
+                } else {
+                    others.iter().any(other)
+                }
+        })
+    };
+    let modes: &[bool] = if may_run { &[false, true] } else { &[false] };
+    modes.iter().find_map(|&runs| {
+        apart(runs, true)
+            .or_else(|| apart(runs, false))
+            .map(|input| (input.clone(), runs))
+    })
 }
 
 /// Whether an N-ACT parameter is required (the default).
@@ -264,12 +280,26 @@ mod tests {
         let old = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false});
         let new = json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"], "additionalProperties": false});
         // The old version refuses `days`, which the new one takes: nothing runs where `@1` is right.
-        let (input, runs) = telling_apart(&old, &[&new], false).unwrap();
+        let (input, runs) = telling_apart(&old, &[&new], false, &[]).unwrap();
         assert!(!runs && input.get("days").is_some(), "{input}");
         // The newest refuses nothing an older one takes: only an input that runs tells it apart.
-        assert!(telling_apart(&new, &[&old], false).is_none());
-        let (input, runs) = telling_apart(&new, &[&old], true).unwrap();
+        assert!(telling_apart(&new, &[&old], false, &[]).is_none());
+        let (input, runs) = telling_apart(&new, &[&old], true, &[]).unwrap();
         assert!(runs && input.get("days").is_some(), "{input}");
+        // Versions told apart by an enum's values only: the schemas suggest none, the fixture's
+        // markers do (V1_2 is refused by 1.0.0 alone, V2 taken by 2.0.0 alone).
+        let markers = |values: &[&str]| json!({"type": "object", "properties": {"marker": {"type": "string", "enum": values}}, "required": ["marker"]});
+        let (v1, v1_2, v2) = (
+            markers(&["V1"]),
+            markers(&["V1", "V1_2"]),
+            markers(&["V1", "V1_2", "V2"]),
+        );
+        let known = crate::fixture::telling_inputs(&["conformance_versions"]);
+        assert!(telling_apart(&v1, &[&v1_2, &v2], false, &[]).is_none());
+        let (input, runs) = telling_apart(&v1, &[&v1_2, &v2], false, &known).unwrap();
+        assert_eq!((input, runs), (json!({"marker": "V1_2"}), false));
+        let (input, runs) = telling_apart(&v2, &[&v1, &v1_2], true, &known).unwrap();
+        assert_eq!((input, runs), (json!({"marker": "V2"}), true));
         // A wrong type refused by both versions, not a missing input only one requires.
         let loose = json!({"type": "object", "properties": {"city": {"type": "string"}}});
         let (input, _) = invalid_for_all(&old, &[&loose]).unwrap();

@@ -13,21 +13,30 @@
 //!   have, an unknown tool, another agent's id, each with input every schema it could reach
 //!   refuses): input a schema refuses alone goes only to tools that may run, since a server
 //!   may run a tool whatever its input (WoA §4.2, §5.1; N-ACT §5.3);
-//! - it sends at most [`Options::max_requests`] requests within [`Options::time_limit`], one at
-//!   a time, and honours `Retry-After`;
+//! - it sends at most [`Options::max_requests`] requests (every redirect hop counted) within
+//!   [`Options::time_limit`] (a request in flight included), one at a time, and honours
+//!   `Retry-After`;
 //! - its HTTP is the client's ([`toolhost_client::Raw`]): the SSRF guard, the caller's
-//!   credentials (to the origin they named only) and bounded bodies.
+//!   credentials (to the origin they named only) and bounded bodies; it follows redirects
+//!   itself, and never sends a POST on to another origin;
+//! - what the server sends is reported safely ([`safe`]): the caller's credentials, should the
+//!   server echo them, are redacted, and every string is escaped so no terminal, JSON or XML
+//!   reader can be subverted by it.
 //!
 //! The crate depends on toolhost-client, never on toolhost-server: it checks servers from the
 //! spec's side of the wire.
 
 mod checks;
+pub mod expected;
+mod fixture;
 mod inputs;
 mod nact;
 mod otc;
 mod probe;
 mod render;
 mod report;
+pub mod safe;
+mod schema;
 mod woa;
 
 use std::time::{Duration, Instant};
@@ -35,12 +44,13 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use url::Url;
 
-pub use checks::{Check, Keyword, Spec};
+pub use checks::{Check, Keyword, Revision, Spec};
 pub use render::{json as render_json, junit as render_junit, text as render_text};
-pub use report::{Evidence, Finding, Outcome, Report};
+pub use report::{Evidence, Finding, Outcome, Report, Verdict};
 
 use probe::{Failure, Probe};
 use report::Recorder;
+use safe::Redactor;
 
 /// A tool the user allows the checker to invoke for real, with its input or none (then one is
 /// made from its schema: the smallest value each required input accepts).
@@ -85,8 +95,15 @@ pub struct Options {
     pub url: Url,
     /// The protocol; probed when `None` (N-ACT or OTC at `{url}/tools`, then the WoA document).
     pub protocol: Option<Spec>,
+    /// The requirement set (`--spec-version`); the latest revision of the protocol when `None`.
+    pub revision: Option<Revision>,
+    /// Check ids the user expects to fail ([`expected::parse`]).
+    pub expected: Vec<String>,
     /// Tools that may be invoked for real (besides those the server marks read-only).
     pub invoke: Vec<Invoke>,
+    /// The server loads the fixture catalog (`--fixture`): its tools may be invoked by name,
+    /// even where the protocol cannot mark them read-only (OTC).
+    pub fixture: bool,
     /// The most requests the run sends.
     pub max_requests: usize,
     /// The longest the run takes (a check not reached by then is skipped).
@@ -104,7 +121,10 @@ impl Options {
         Self {
             url,
             protocol: None,
+            revision: None,
+            expected: Vec::new(),
             invoke: Vec::new(),
+            fixture: false,
             max_requests: 500,
             time_limit: Duration::from_secs(120),
             max_tools: 10,
@@ -125,6 +145,13 @@ pub enum Error {
         /// What each probe saw.
         tried: String,
     },
+    /// `--spec-version` names a revision of another protocol than the server's.
+    Revision {
+        /// The revision asked for.
+        revision: Revision,
+        /// The server's protocol.
+        spec: Spec,
+    },
 }
 
 impl std::fmt::Display for Error {
@@ -134,6 +161,11 @@ impl std::fmt::Display for Error {
             Error::Undetected { url, tried } => write!(
                 f,
                 "no N-ACT, OTC or WoA server answers at {url} ({tried}); give --protocol nact, otc or woa to check it anyway"
+            ),
+            Error::Revision { revision, spec } => write!(
+                f,
+                "--spec-version {revision} is a requirement set of {}, but the server speaks {spec}; give one of {spec}'s, or --protocol",
+                revision.spec()
             ),
         }
     }
@@ -147,10 +179,13 @@ pub(crate) struct Ctx {
     pub probe: Probe,
     pub rec: Recorder,
     pub invoke: Vec<Invoke>,
+    pub fixture: bool,
     pub max_tools: usize,
     pub notes: Vec<String>,
     /// The tools invoked for real.
     pub invoked: std::collections::HashSet<String>,
+    /// Set by [`Ctx::needs_credentials`]: the run stopped at the server's door.
+    pub locked_out: Option<String>,
 }
 
 impl Ctx {
@@ -166,22 +201,37 @@ impl Ctx {
 
     /// Whether the tool known by `names` may be invoked for real, under which of them, and with
     /// what input: named by the user (with their input, if any), or marked read-only by the
-    /// server's `definition`.
+    /// server's `definition`, or a tool of the fixture catalog with `--fixture`. A fixture tool
+    /// gets the fixture's input unless the user gave one.
     pub fn invocable(&self, names: &[&str], definition: &Value) -> Option<(String, Option<Value>)> {
+        let fixture = fixture::tool(names);
         if let Some(named) = self.invoke.iter().find(|i| names.contains(&i.tool.as_str())) {
-            return Some((named.tool.clone(), named.input.clone()));
+            let input = named.input.clone().or_else(|| fixture.map(|(_, input)| input));
+            return Some((named.tool.clone(), input));
         }
         let first = names.first()?;
+        if let Some((_, input)) = fixture.filter(|_| self.fixture || read_only(definition)) {
+            return Some(((*first).to_owned(), Some(input)));
+        }
         read_only(definition).then(|| ((*first).to_owned(), None))
     }
 
+    /// Whether the user named the tool known by `names` with an input of their own (then the
+    /// checker runs it with that input only, choosing none that would run it otherwise).
+    pub fn user_input(&self, names: &[&str]) -> bool {
+        self.invoke
+            .iter()
+            .any(|i| names.contains(&i.tool.as_str()) && i.input.is_some())
+    }
+
     /// Why nothing can be checked when `answer` refuses the checker for want of credentials
-    /// (401 or 403): not a failure to conform, but a run that needs them.
-    pub fn needs_credentials(&self, answer: &probe::Exchange) -> Option<String> {
+    /// (401 or 403): not a failure to conform, but a run that needs them (and so measured
+    /// nothing: [`Report::locked_out`]).
+    pub fn needs_credentials(&mut self, answer: &probe::Exchange) -> Option<String> {
         if !matches!(answer.status, 401 | 403) {
             return None;
         }
-        Some(if self.probe.has_credentials() {
+        let reason = if self.probe.has_credentials() {
             format!(
                 "{} answered HTTP {}: the server refuses the credentials given",
                 answer.request, answer.status
@@ -191,7 +241,9 @@ impl Ctx {
                 "{} answered HTTP {}: the server needs credentials (--api-key KEY or --bearer TOKEN)",
                 answer.request, answer.status
             )
-        })
+        };
+        self.locked_out = Some(reason.clone());
+        Some(reason)
     }
 
     /// Notes that `name` was invoked for real (`how`).
@@ -212,18 +264,25 @@ fn read_only(definition: &Value) -> bool {
 pub async fn run(options: Options) -> Result<Report, Error> {
     let started = Instant::now();
     let raw = toolhost_client::Raw::new(&options.client).map_err(Error::Client)?;
-    let mut probe = Probe::new(raw, options.max_requests, options.time_limit);
-    if !options.client.headers.is_empty() || !options.client.server_headers.is_empty() {
+    let client = &options.client;
+    let redactor = Redactor::new(
+        client
+            .headers
+            .iter()
+            .chain(client.server_headers.iter().flat_map(|(_, headers)| headers))
+            .map(|(_, value)| value.as_str()),
+    );
+    let mut probe = Probe::new(raw, redactor.clone(), options.max_requests, options.time_limit);
+    if !client.headers.is_empty() || !client.server_headers.is_empty() {
         let bare = toolhost_client::Options {
             headers: Vec::new(),
             // The prefixes stay trusted by the guard; only their headers go.
-            server_headers: options
-                .client
+            server_headers: client
                 .server_headers
                 .iter()
                 .map(|(prefix, _)| (prefix.clone(), Vec::new()))
                 .collect(),
-            ..options.client.clone()
+            ..client.clone()
         };
         probe = probe.with_anonymous(toolhost_client::Raw::new(&bare).map_err(Error::Client)?);
     }
@@ -231,14 +290,21 @@ pub async fn run(options: Options) -> Result<Report, Error> {
         probe,
         rec: Recorder::default(),
         invoke: options.invoke.clone(),
+        fixture: options.fixture,
         max_tools: options.max_tools,
         notes: Vec::new(),
         invoked: Default::default(),
+        locked_out: None,
     };
-    let spec = match options.protocol {
-        Some(spec) => spec,
-        None => detect(&mut ctx.probe, &options.url).await?,
+    let spec = match (options.protocol, options.revision) {
+        (Some(spec), _) => spec,
+        (None, Some(revision)) => revision.spec(),
+        (None, None) => detect(&mut ctx.probe, &options.url).await?,
     };
+    let revision = options.revision.unwrap_or(Revision::latest(spec));
+    if revision.spec() != spec {
+        return Err(Error::Revision { revision, spec });
+    }
     match spec {
         Spec::Nact => nact::run(&mut ctx, &options.url).await,
         Spec::Otc => otc::run(&mut ctx, &options.url).await,
@@ -265,14 +331,28 @@ pub async fn run(options: Options) -> Result<Report, Error> {
             options.time_limit.as_secs()
         ));
     }
-    Ok(Report {
+    let other: Vec<&String> = options
+        .expected
+        .iter()
+        .filter(|id| checks::by_id(id).is_some_and(|c| c.revision != revision))
+        .collect();
+    if !other.is_empty() {
+        ctx.notes.push(format!(
+            "the expected-failures file lists checks of other requirement sets than {revision}, ignored here: {}",
+            other.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let mut report = Report {
         url: toolhost_client::text::shown_url(options.url.as_str()),
-        spec,
-        findings: ctx.rec.finish(checks::of(spec)),
+        revision,
+        findings: ctx.rec.finish(&checks::set(revision), &options.expected),
         requests: ctx.probe.sent,
         elapsed: started.elapsed(),
         notes: ctx.notes,
-    })
+        locked_out: ctx.locked_out,
+    };
+    report.scrub(&redactor);
+    Ok(report)
 }
 
 /// The protocol at `url`, probed as discovery does: a URL ending in the WoA well-known path is
@@ -293,7 +373,7 @@ async fn detect(probe: &mut Probe, url: &Url) -> Result<Spec, Error> {
             Some(Value::Array(tools)) if tools.iter().all(|t| t.get("id").is_some()) => return Ok(Spec::Otc),
             _ => tried.push(format!("{}: neither an N-ACT page nor an OTC listing", answer.request)),
         },
-        Ok(answer) => tried.push(format!("{}: HTTP {}", answer.request, answer.status)),
+        Ok(answer) => tried.push(refused(&answer)),
         Err(failure) => tried.push(format!("{}: {}", failure.request, failure.message)),
     }
     let mut documents = vec![woa::document_at_root(url)];
@@ -305,7 +385,7 @@ async fn detect(probe: &mut Probe, url: &Url) -> Result<Spec, Error> {
             Ok(answer) if answer.status == 200 && answer.json().is_some_and(|b| b.get("agents").is_some()) => {
                 return Ok(Spec::Woa);
             }
-            Ok(answer) => tried.push(format!("{}: HTTP {}", answer.request, answer.status)),
+            Ok(answer) => tried.push(refused(&answer)),
             Err(failure) => tried.push(format!("{}: {}", failure.request, failure.message)),
         }
     }
@@ -313,6 +393,17 @@ async fn detect(probe: &mut Probe, url: &Url) -> Result<Spec, Error> {
         url: toolhost_client::text::shown_url(url.as_str()),
         tried: tried.join("; "),
     })
+}
+
+/// A probe's answer that was not the protocol's, for [`Error::Undetected`]: a 401 or 403 says
+/// what to give.
+fn refused(answer: &probe::Exchange) -> String {
+    let hint = if matches!(answer.status, 401 | 403) {
+        " (the server wants credentials: --api-key KEY or --bearer TOKEN)"
+    } else {
+        ""
+    };
+    format!("{}: HTTP {}{hint}", answer.request, answer.status)
 }
 
 /// `base` with `segments` appended as path segments (each percent-encoded as needed).

@@ -10,6 +10,7 @@ use crate::checks::Check;
 use crate::checks::nact::*;
 use crate::probe::Exchange;
 use crate::report::Evidence;
+use crate::schema::{Shape, misfit};
 use crate::{Ctx, join};
 
 mod invoke;
@@ -167,7 +168,7 @@ enum Stop {
 /// The items of the paginated list at `url` (with `pairs` in its query), following `next` for
 /// at most `max` pages, and the last answer. A `next` that repeats a cursor or starts over
 /// fails PAGINATION and ends the walk with the items before it; the items are told apart by
-/// `field`.
+/// `field`. Each item is a signature, validated against the schema (SIGNATURE).
 async fn walk(
     ctx: &mut Ctx,
     url: &Url,
@@ -202,6 +203,9 @@ async fn walk(
             return Ok((items, answer));
         }
         earlier.extend(page_items.iter().map(|item| key(item, field)));
+        for item in &page_items {
+            ctx.shape(&SIGNATURE, Shape::NactSignature, item, &answer);
+        }
         items.extend(page_items);
         cursor = next(&paging).filter(|c| cursors.insert(c.clone()));
         if cursor.is_none() {
@@ -259,7 +263,12 @@ async fn enumerate(ctx: &mut Ctx, root: &Url) -> Result<Vec<Listed>, String> {
         }
         earlier.extend(items.iter().map(|item| key(item, "toolId")));
         if number == 0 {
-            ctx.rec.pass(&ENUMERATION);
+            ctx.shape(
+                &ENUMERATION,
+                Shape::NactPage,
+                &answer.json().unwrap_or_default(),
+                &answer,
+            );
         }
         if !paging.get("pageLimit").is_some_and(Value::is_u64) {
             ctx.rec.fail(
@@ -344,6 +353,11 @@ fn shape(ctx: &mut Ctx, tool: &Listed) {
     ctx.rec.judge(&SIGNATURE, missing.is_empty(), || {
         tool.evidence(format!("`{name}` lacks {}", missing.join(", ")))
     });
+    if missing.is_empty()
+        && let Some(problem) = misfit(Shape::NactSignature, s)
+    {
+        ctx.rec.fail(&SIGNATURE, tool.evidence(format!("`{name}`: {problem}")));
+    }
     let id = tool.str("toolId");
     ctx.rec.judge(&TOOL_ID, uuid::Uuid::try_parse(id).is_ok(), || {
         tool.evidence(format!("`{name}`: toolId `{id}` is not a UUID"))
@@ -599,9 +613,12 @@ async fn unknown_tool(ctx: &mut Ctx, root: &Url) {
     let id = uuid::Uuid::new_v4().to_string();
     let url = join(root, &["tools", &format!("{id}:invoke")]);
     match ctx.probe.post(&url, &json!({"input_parameters": []})).await {
-        Ok(answer) => ctx.rec.judge(&UNKNOWN_TOOL, (400..500).contains(&answer.status), || {
-            answer.evidence(format!("HTTP {} for a toolID the server does not list", answer.status))
-        }),
+        Ok(answer) => {
+            ctx.rec.judge(&UNKNOWN_TOOL, (400..500).contains(&answer.status), || {
+                answer.evidence(format!("HTTP {} for a toolID the server does not list", answer.status))
+            });
+            ctx.problem_shape(&UNKNOWN_TOOL, Shape::NactProblem, &answer);
+        }
         Err(failure) => ctx.no_answer(&UNKNOWN_TOOL, &failure),
     }
 }

@@ -12,34 +12,19 @@ use crate::checks::Check;
 use crate::checks::otc::*;
 use crate::probe::{Exchange, excerpt};
 use crate::report::Evidence;
+use crate::schema::{self, Shape};
 use crate::{Ctx, inputs, join};
 
 mod refusals;
 
 use refusals::{call, not_found, refusals, requires};
 
-/// The OTC 1.0 OpenAPI description (MIT, Arcade AI), as vendored for the peer tests.
-const OPENAPI: &str = include_str!("../../../tests/vendor/otc-1.0/openapi.json");
-
-/// A validator for `#/components/schemas/{name}` of the OpenAPI description.
-/// `CallToolResponse` loses its top-level `additionalProperties: false`, which beside its
-/// `oneOf` would refuse every `value` and `error` the spec's own examples carry; so does
-/// `ToolDefinition`, since the standard "is designed to be extensible: new parameters … can be
-/// added as additional properties in the respective schemas" (index).
+/// A validator for `#/components/schemas/{name}` of the OpenAPI description (loosened as
+/// [`schema::loosen_otc`] says).
 fn component(name: &'static str) -> Option<&'static jsonschema::Validator> {
     static CACHE: OnceLock<HashMap<&'static str, jsonschema::Validator>> = OnceLock::new();
     CACHE
         .get_or_init(|| {
-            // The vendored document is a constant: a failure here is a bug of this crate, and
-            // passing every shape check without a schema would hide it.
-            let mut document = serde_json::from_str::<Value>(OPENAPI).expect("the vendored OTC OpenAPI is JSON");
-            for name in ["CallToolResponse", "ToolDefinition"] {
-                if let Some(schema) = document.pointer_mut(&format!("/components/schemas/{name}"))
-                    && let Some(map) = schema.as_object_mut()
-                {
-                    map.remove("additionalProperties");
-                }
-            }
             [
                 "ToolDefinition",
                 "CallToolResponse",
@@ -48,11 +33,8 @@ fn component(name: &'static str) -> Option<&'static jsonschema::Validator> {
             ]
             .into_iter()
             .map(|name| {
-                let mut schema = document.clone();
-                schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
-                schema["$ref"] = json!(format!("#/components/schemas/{name}"));
-                let validator = toolhost_core::validate::compile(&schema).expect("the vendored OTC schemas compile");
-                (name, validator)
+                let pointer = format!("#/components/schemas/{name}");
+                (name, schema::compile(schema::OTC, &pointer, schema::loosen_otc))
             })
             .collect()
         })
@@ -61,14 +43,7 @@ fn component(name: &'static str) -> Option<&'static jsonschema::Validator> {
 
 /// Why `value` does not fit the component `name`; `None` when it does.
 fn misfit(name: &'static str, value: &Value) -> Option<String> {
-    let validator = component(name)?;
-    let error = validator.iter_errors(value).next()?;
-    let at = error.instance_path().to_string();
-    Some(format!(
-        "not a {name}: {} (at `{}`)",
-        error,
-        if at.is_empty() { "/" } else { at.as_str() }
-    ))
+    schema::complaint(component(name)?, &format!("a {name}"), value)
 }
 
 /// A tool of the listing.
@@ -86,6 +61,14 @@ impl Listed {
     /// The id without its version.
     fn base(&self) -> &str {
         self.id().split('@').next().unwrap_or_default()
+    }
+
+    /// The names a user may know the tool by: its `name`, the tool part of its id, its id
+    /// without the version.
+    fn names(&self) -> [&str; 3] {
+        let name = self.definition.get("name").and_then(Value::as_str).unwrap_or_default();
+        let short = self.base().split_once('.').map(|(_, t)| t).unwrap_or_default();
+        [name, short, self.base()]
     }
 
     /// The version of the id (`@x.y.z`), as numbers; zeros where it is not one.
@@ -171,16 +154,15 @@ pub(crate) async fn run(ctx: &mut Ctx, base: &Url) {
     not_found(ctx, &run).await;
     let mut in_depth = 0;
     for tool in &listed {
-        let name = tool.definition.get("name").and_then(Value::as_str).unwrap_or_default();
-        let short = tool.base().split_once('.').map(|(_, t)| t).unwrap_or_default();
-        let invocable = ctx.invocable(&[name, short, tool.base()], &tool.definition);
+        let names = tool.names();
+        let invocable = ctx.invocable(&names, &tool.definition);
         if in_depth >= ctx.max_tools && invocable.is_none() {
             continue;
         }
         in_depth += 1;
         let versions: Vec<&Listed> = listed.iter().filter(|other| other.base() == tool.base()).collect();
-        let given = invocable.as_ref().map(|(_, input)| input.clone());
-        refusals(ctx, &mut run, tool, &versions, given).await;
+        let may_run = invocable.as_ref().map(|_| !ctx.user_input(&names));
+        refusals(ctx, &mut run, tool, &versions, may_run).await;
         if let Some((name, input)) = invocable {
             invoke(ctx, &mut run, tool, &name, input).await;
         }
@@ -315,7 +297,10 @@ async fn list(ctx: &mut Ctx, base: &Url) -> Result<Vec<Listed>, String> {
     let body = answer.json().filter(|_| answer.status == 200);
     let tools = match body.as_ref() {
         Some(body) if body.get("tools").is_some_and(Value::is_array) => {
-            ctx.rec.pass(&LIST);
+            // The envelope; each definition is judged by `otc-tool-definition`.
+            let mut envelope = body.clone();
+            envelope["tools"] = json!([]);
+            ctx.shape(&LIST, Shape::OtcListing, &envelope, &answer);
             ctx.rec.judge(&LIST_SCHEMA, body.get("$schema").is_some(), || {
                 answer.evidence("the listing has no `$schema`")
             });
@@ -446,7 +431,12 @@ async fn invoke(ctx: &mut Ctx, run: &mut Run, tool: &Listed, name: &str, input: 
             }
             return;
         }
-        let fit = misfit("CallToolResponse", &body["result"]);
+        let fit = misfit("CallToolResponse", &body["result"]).or_else(|| {
+            // The envelope, its `result` judged above.
+            let mut envelope = body.clone();
+            envelope["result"] = json!({"call_id": "x", "success": true});
+            schema::misfit(Shape::OtcCall, &envelope)
+        });
         let ok = answer.status == 200 && body.get("result").is_some() && fit.is_none();
         ctx.rec.judge(&CALL, ok, || {
             answer.evidence(if answer.status == 200 {

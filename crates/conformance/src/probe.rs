@@ -10,6 +10,7 @@ use toolhost_client::{Raw, text};
 use url::Url;
 
 use crate::report::Evidence;
+use crate::safe::Redactor;
 
 /// The longest `Retry-After` waited for; a longer one ends the check with a skip.
 const MAX_WAIT: Duration = Duration::from_secs(30);
@@ -94,13 +95,19 @@ pub(crate) fn excerpt(body: &[u8]) -> String {
     text::one_line(&text, 300)
 }
 
+/// Redirect hops followed at most for one request (each one counted as a request).
+const MAX_HOPS: usize = 10;
+
 /// The bounded, guarded HTTP of one run.
 #[derive(Debug)]
 pub(crate) struct Probe {
     raw: Raw,
     /// The same handle without the user's credentials, when they gave some: for what a spec
-    /// says needs none (OTC's `/health`) or must ignore (OTC's `Authorization`).
+    /// says needs none (OTC's `/health`) or must ignore (OTC's `Authorization`). It follows no
+    /// redirect either: its requests go through [`Probe::send`] like the others.
     anonymous: Option<Raw>,
+    /// Every answer, the anonymous ones too, is redacted before anything reads it.
+    redactor: Redactor,
     max_requests: usize,
     deadline: Instant,
     pub sent: usize,
@@ -110,10 +117,12 @@ pub(crate) struct Probe {
 }
 
 impl Probe {
-    pub fn new(raw: Raw, max_requests: usize, time: Duration) -> Self {
+    /// `raw` follows no redirect: [`Probe::send`] follows them, hop by hop.
+    pub fn new(raw: Raw, redactor: Redactor, max_requests: usize, time: Duration) -> Self {
         Self {
             raw,
             anonymous: None,
+            redactor,
             max_requests,
             deadline: Instant::now() + time,
             sent: 0,
@@ -163,6 +172,10 @@ impl Probe {
         self.send(Method::POST, url, &headers, Some(bytes), shown).await
     }
 
+    /// Sends the request and follows its redirects: each hop is a request of the run (bounds
+    /// and guard apply to it), a `POST` is never sent on to another origin (its body, an
+    /// `--invoke` input say, would go there: `toolhost call` refuses this too), and a hop's
+    /// credentials are those of its own origin (none off the one the user named).
     async fn send(
         &mut self,
         method: Method,
@@ -181,21 +194,88 @@ impl Probe {
                 headers.insert(*name, value);
             }
         }
+        let (mut method, mut url, mut body, mut shown) = (method, url.clone(), body, shown);
+        for hop in 0..=MAX_HOPS {
+            let exchange = self.send_once(&method, &url, &headers, body.clone(), &shown).await?;
+            let Some(next) = redirect(&exchange, &url) else {
+                return Ok(exchange);
+            };
+            let refusal = |message: String, bound: bool| Failure {
+                request: shown.clone(),
+                message,
+                bound,
+            };
+            let next = match next {
+                Ok(next) => next,
+                Err(message) => return Err(refusal(message, false)),
+            };
+            if hop == MAX_HOPS {
+                return Err(refusal(format!("stopped after {MAX_HOPS} redirects"), false));
+            }
+            let status = exchange.status;
+            // 307 and 308 repeat the request as it was; 301, 302 and 303 turn a POST into a
+            // GET without a body (as every HTTP client does).
+            let resend = matches!(status, 307 | 308);
+            if method == Method::POST && next.origin() != url.origin() {
+                return Err(refusal(
+                    format!(
+                        "HTTP {status} to {}, another origin: the checker does not send a POST on to another origin (its body would go there)",
+                        text::shown_url(next.as_str())
+                    ),
+                    true,
+                ));
+            }
+            if !resend && method == Method::POST {
+                method = Method::GET;
+                body = None;
+                headers.remove(http::header::CONTENT_TYPE);
+            }
+            shown = format!(
+                "{method} {} (after HTTP {status} from {})",
+                text::shown_url(next.as_str()),
+                text::shown_url(url.as_str())
+            );
+            url = next;
+        }
+        unreachable!("the loop returns by its last hop")
+    }
+
+    /// One request (and its waits for `Retry-After`), within the run's bounds: the time bound
+    /// holds for a request in flight too.
+    async fn send_once(
+        &mut self,
+        method: &Method,
+        url: &Url,
+        headers: &HeaderMap,
+        body: Option<Vec<u8>>,
+        shown: &str,
+    ) -> Result<Exchange, Failure> {
+        let failure = |message: String, bound: bool| Failure {
+            request: shown.to_owned(),
+            message,
+            bound,
+        };
         // Waiting for `Retry-After` at most twice: a server that keeps asking is left alone, and
         // what it refused is skipped (being rate limited is not a failure to conform).
         for attempt in 0..3 {
-            self.within_bounds(&shown)?;
+            self.within_bounds(shown)?;
             self.sent += 1;
-            let reply = self
-                .raw
-                .send(method.clone(), url, headers.clone(), body.clone())
-                .await
-                .map_err(|e| Failure {
-                    request: shown.clone(),
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            let sending = self.raw.send(method.clone(), url, headers.clone(), body.clone());
+            let reply = match tokio::time::timeout(left, sending).await {
+                Err(_) => {
+                    self.bounded = true;
+                    return Err(failure(
+                        "the run's time bound (--max-seconds) ran out while waiting for this answer".to_owned(),
+                        true,
+                    ));
+                }
+                Ok(reply) => reply.map_err(|e| {
                     // The guard's refusal is the checker's own rule, not the server's fault.
-                    bound: matches!(e, toolhost_client::Error::Refused { .. }),
-                    message: text::one_line(&e.to_string(), 300),
-                })?;
+                    let bound = matches!(e, toolhost_client::Error::Refused { .. });
+                    failure(text::one_line(&self.redactor.text(&e.to_string()), 300), bound)
+                })?,
+            };
             // A 429 without `Retry-After` still asks the checker to slow down: a second.
             let wait = match reply.status {
                 429 => Some(toolhost_client::retry_after(&reply.headers).unwrap_or(Duration::from_secs(1))),
@@ -208,31 +288,29 @@ impl Probe {
                 }
                 if wait > MAX_WAIT || Instant::now() + wait >= self.deadline {
                     self.bounded = true;
-                    return Err(Failure {
-                        request: shown,
-                        message: format!(
+                    return Err(failure(
+                        format!(
                             "the server asked to wait {} s (Retry-After), longer than the run may wait",
                             wait.as_secs()
                         ),
-                        bound: true,
-                    });
+                        true,
+                    ));
                 }
                 self.waited += wait;
                 tokio::time::sleep(wait).await;
                 continue;
             }
             return Ok(Exchange {
-                request: shown,
+                request: shown.to_owned(),
                 status: reply.status,
-                headers: reply.headers,
-                body: reply.body,
+                headers: self.redactor.headers(reply.headers),
+                body: self.redactor.body(reply.body),
             });
         }
-        Err(Failure {
-            request: shown,
-            message: "the server kept asking the checker to wait (429, or 503 with Retry-After)".to_owned(),
-            bound: true,
-        })
+        Err(failure(
+            "the server kept asking the checker to wait (429, or 503 with Retry-After)".to_owned(),
+            true,
+        ))
     }
 
     fn within_bounds(&mut self, shown: &str) -> Result<(), Failure> {
@@ -250,4 +328,25 @@ impl Probe {
             bound: true,
         })
     }
+}
+
+/// Where a redirect answer sends the request next: `None` when it is not one (not a 301, 302,
+/// 303, 307 or 308 with a `Location`), `Err` when its `Location` is no http(s) URL.
+fn redirect(exchange: &Exchange, from: &Url) -> Option<Result<Url, String>> {
+    if !matches!(exchange.status, 301 | 302 | 303 | 307 | 308) {
+        return None;
+    }
+    let location = exchange.header("location")?;
+    Some(match from.join(location) {
+        Ok(next) if matches!(next.scheme(), "http" | "https") => Ok(next),
+        Ok(next) => Err(format!(
+            "HTTP {} to the scheme `{}`; only http(s) is followed",
+            exchange.status,
+            next.scheme()
+        )),
+        Err(e) => Err(format!(
+            "HTTP {} with a Location that is not a URL ({e})",
+            exchange.status
+        )),
+    })
 }

@@ -11,6 +11,7 @@ use crate::checks::Check;
 use crate::checks::woa::*;
 use crate::probe::{Exchange, excerpt};
 use crate::report::Evidence;
+use crate::schema::{Shape, misfits};
 use crate::{Ctx, inputs, join};
 
 /// The well-known path (§9.1).
@@ -26,6 +27,20 @@ pub(crate) fn document_at_root(url: &Url) -> Url {
     root.set_query(None);
     root.set_fragment(None);
     root
+}
+
+/// The check a complaint of the document's schema at `at` (a JSON pointer) belongs to.
+fn schema_check(at: &str) -> &'static Check {
+    let parts: Vec<&str> = at.split('/').collect();
+    match parts.as_slice() {
+        [_, "woa_version", ..] => &VERSION,
+        [_, "agents", _, "operations", ..] => &OPERATIONS,
+        [_, "agents", _, "id"] => &AGENT_ID,
+        [_, "agents", ..] => &AGENT_FIELDS,
+        [_, "transports", "rest", ..] => &REST_FIELDS,
+        [_, "transports", "mcp", ..] => &MCP_FIELDS,
+        _ => &TOP_LEVEL,
+    }
 }
 
 /// Whether `url` is on loopback: plain HTTP there is not "the open Internet" of §8.1.
@@ -78,6 +93,10 @@ pub(crate) async fn run(ctx: &mut Ctx, url: &Url) {
         answer.evidence("the document is served over plain HTTP")
     });
     let evidence = |found: String| answer.evidence(found);
+    // The draft's shapes as a schema, each complaint under the check of its place.
+    for (at, problem) in misfits(Shape::WoaDocument, &document) {
+        ctx.rec.fail(schema_check(&at), evidence(problem));
+    }
     shape(ctx, &document, &evidence);
     caching(ctx, &document_url, &answer).await;
     invocations(ctx, &document).await;
@@ -94,7 +113,7 @@ async fn fetch(ctx: &mut Ctx, url: &Url) -> Result<(Url, Exchange, Value), Strin
             let document = answer.json().unwrap_or_default();
             return Ok((root, answer, document));
         }
-        Ok(answer) if ctx.needs_credentials(&answer).is_some() => {
+        Ok(answer) if matches!(answer.status, 401 | 403) => {
             return Err(ctx.needs_credentials(&answer).unwrap_or_default());
         }
         Ok(answer) => answer.evidence(format!(
@@ -467,6 +486,7 @@ async fn refusals(ctx: &mut Ctx, url: &Url, agent: &Value, id: &str, may_run: bo
             }
             Ok(answer) => {
                 responds_json(ctx, &answer);
+                ctx.problem_shape(&ERRORS, Shape::WoaProblem, &answer);
                 ctx.rec.judge(
                     &ERRORS,
                     answer.status >= 400 && answer.media_type() == "application/problem+json",

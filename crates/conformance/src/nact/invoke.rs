@@ -9,6 +9,7 @@ use url::Url;
 use super::{Listed, number};
 use crate::checks::nact::*;
 use crate::probe::{Exchange, excerpt};
+use crate::schema::Shape;
 use crate::{Ctx, inputs, join};
 
 /// Invocations the signature refuses: each must be a 4xx, never a 5xx or a success. A tool the
@@ -54,6 +55,7 @@ pub(super) async fn malformed(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str
             Err(failure) => return ctx.no_answer(&MALFORMED, &failure),
         };
         let status = answer.status;
+        ctx.problem_shape(&MALFORMED, Shape::NactProblem, &answer);
         if may_accept && (200..300).contains(&status) {
             ctx.rec.skip(
                 &MALFORMED,
@@ -155,7 +157,7 @@ pub(super) async fn invoke(ctx: &mut Ctx, target: &Target<'_>, given: Option<Val
     if judge_outputs(ctx, &answer, &outputs).is_none() {
         return ctx.rec.fail(&INVOKE, answer.evidence("no `output_parameters` array"));
     }
-    ctx.rec.pass(&INVOKE);
+    ctx.shape(&INVOKE, Shape::NactResult, &answer.json().unwrap_or_default(), &answer);
     ctx.invoked(tool.name(), &format!("N-ACT, pinned to version {current}"));
     let url = join(root, &["tools", id, "versions", &format!("{current}:invoke")]);
     let answer = match ctx.probe.post(&url, &body).await {
@@ -172,7 +174,7 @@ pub(super) async fn invoke(ctx: &mut Ctx, target: &Target<'_>, given: Option<Val
         );
     }
     match judge_outputs(ctx, &answer, &outputs) {
-        Some(_) => ctx.rec.pass(&PINNED),
+        Some(_) => ctx.shape(&PINNED, Shape::NactResult, &answer.json().unwrap_or_default(), &answer),
         None => return ctx.rec.fail(&PINNED, answer.evidence("no `output_parameters` array")),
     }
     let Some((old, version)) = history
@@ -230,6 +232,7 @@ pub(super) async fn invoke(ctx: &mut Ctx, target: &Target<'_>, given: Option<Val
     let Some(names) = judge_outputs(ctx, &answer, &outputs) else {
         return ctx.rec.fail(&PINNED, answer.evidence("no `output_parameters` array"));
     };
+    ctx.shape(&PINNED, Shape::NactResult, &answer.json().unwrap_or_default(), &answer);
     let foreign: Vec<&String> = names.iter().filter(|n| !declared.contains(*n)).collect();
     ctx.rec.judge(&PINNED, foreign.is_empty(), || {
         let mut declared: Vec<&String> = declared.iter().collect();

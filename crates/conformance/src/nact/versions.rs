@@ -11,6 +11,7 @@ use super::{Listed, MAX_VERSION_PAGES, Stop, number, walk};
 use crate::checks::nact::*;
 use crate::probe::{Exchange, excerpt};
 use crate::report::Evidence;
+use crate::schema::Shape;
 use crate::{Ctx, join};
 
 /// The signature without `currentVersion`, which alone may change under one version.
@@ -28,6 +29,9 @@ pub(super) async fn details(ctx: &mut Ctx, root: &Url, tool: &Listed, id: &str, 
         Err(failure) => return ctx.no_answer(&DETAILS, &failure),
     };
     let body = answer.json().filter(|_| answer.status == 200);
+    if let Some(body) = &body {
+        ctx.shape(&SIGNATURE, Shape::NactSignature, body, &answer);
+    }
     let version = body.as_ref().and_then(|b| number(&b["version"]));
     ctx.rec.judge(&DETAILS, version == Some(current), || {
         answer.evidence(format!(

@@ -8,7 +8,7 @@ use super::{Listed, NOT_RUN, Run, SCHEMA, misfit, schema_uri, server_error};
 use crate::checks::Check;
 use crate::checks::otc::*;
 use crate::probe::Exchange;
-use crate::{Ctx, inputs};
+use crate::{Ctx, fixture, inputs};
 
 /// `POST /tools/call` with `request`, and `$schema` once the server has shown it needs one.
 pub(super) async fn call(ctx: &mut Ctx, run: &Run, check: &Check, request: Value) -> Option<Exchange> {
@@ -57,16 +57,11 @@ pub(super) async fn not_found(ctx: &mut Ctx, run: &Run) {
 
 /// The requests a conformant server refuses before running `tool` (one of `versions`, the
 /// listed versions of one tool). Every tool: a version that does not exist, with an input every
-/// version refuses. A tool the checker may run (`given`: its input, if the user gave one): the
-/// exact version with input it refuses (a 422), the id's other forms with inputs that tell the
-/// versions apart, and an OTC version the server cannot support.
-pub(super) async fn refusals(
-    ctx: &mut Ctx,
-    run: &mut Run,
-    tool: &Listed,
-    versions: &[&Listed],
-    given: Option<Option<Value>>,
-) {
+/// version refuses. A tool the checker may run (`may_run`: `Some(true)` when the checker
+/// chooses its inputs, `Some(false)` when it runs only with the user's): the exact version with
+/// input it refuses (a 422), the id's other forms with inputs that tell the versions apart, and
+/// an OTC version the server cannot support.
+pub(super) async fn refusals(ctx: &mut Ctx, run: &mut Run, tool: &Listed, versions: &[&Listed], may_run: Option<bool>) {
     let others: Vec<&Value> = versions
         .iter()
         .filter(|v| v.id() != tool.id())
@@ -84,7 +79,7 @@ pub(super) async fn refusals(
             );
         }
     }
-    let Some(given) = given else {
+    let Some(chooses) = may_run else {
         for check in [&VALIDATION_ERROR, &RESOLUTION, &SCHEMA_ABSENT, &SCHEMA_UNSUPPORTED] {
             ctx.rec.skip(check, NOT_RUN);
         }
@@ -108,7 +103,7 @@ pub(super) async fn refusals(
         );
         return;
     }
-    resolution(ctx, run, tool, versions, given.is_none()).await;
+    resolution(ctx, run, tool, versions, chooses).await;
     if !run.schema_probed && !requires(tool) {
         run.schema_probed = true;
         unsupported_schema(ctx, run, tool, &bad).await;
@@ -182,8 +177,9 @@ async fn validation(ctx: &mut Ctx, run: &mut Run, tool: &Listed, bad: &Value, ho
 /// The forms of the id that resolve to `tool` (call-tool, Tool Version Resolution): no version
 /// when it is the latest listed, `@x` when it is x.0.0. Each is sent with an input that tells
 /// `tool` from the other listed versions; with none listed, with input `tool` refuses (a 422
-/// shows it resolved at all). `may_run`: the checker chose the input (no user input), so an
-/// input that runs `tool` may be used.
+/// shows it resolved at all). `may_run`: the checker chooses the input (the user gave none, or
+/// the tool is the fixture's), so an input that runs `tool` may be used. A fixture tool's
+/// known inputs are tried first ([`fixture::telling_inputs`]).
 async fn resolution(ctx: &mut Ctx, run: &mut Run, tool: &Listed, versions: &[&Listed], may_run: bool) {
     let (major, minor, patch) = tool.version();
     let mut forms = Vec::new();
@@ -205,7 +201,8 @@ async fn resolution(ctx: &mut Ctx, run: &mut Run, tool: &Listed, versions: &[&Li
                 None => continue,
             }
         } else {
-            match inputs::telling_apart(tool.parameters(), &others, may_run) {
+            let known = fixture::telling_inputs(&tool.names());
+            match inputs::telling_apart(tool.parameters(), &others, may_run, &known) {
                 Some(apart) => apart,
                 None => {
                     ctx.rec.skip(

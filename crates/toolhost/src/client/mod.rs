@@ -340,6 +340,19 @@ impl Net {
     }
 }
 
+/// A mistake in how a command was invoked (a flag's value, a file it names): exit status 2, as
+/// clap's own usage errors.
+#[derive(Debug)]
+pub(crate) struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
 /// Runs a client subcommand to its exit status.
 pub fn run(command: Command) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -354,6 +367,7 @@ pub fn run(command: Command) -> ExitCode {
         Err(e) => {
             let code = match e.downcast_ref::<Error>() {
                 Some(Error::InvalidArguments { .. }) => ExitCode::from(2),
+                _ if e.downcast_ref::<Usage>().is_some() => ExitCode::from(2),
                 _ => ExitCode::FAILURE,
             };
             eprintln!("toolhost: {e:#}");

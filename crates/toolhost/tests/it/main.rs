@@ -39,5 +39,6 @@ mod token_policy;
 mod ui;
 mod unknown_outcome;
 mod verify;
+mod verify_safety;
 mod versions;
 mod woa;
