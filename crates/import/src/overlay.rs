@@ -46,6 +46,10 @@ pub struct Overlay {
     /// The toolkit's outbound `auth` (a catalog's `auth` block), replacing the imported one.
     #[serde(default)]
     pub auth: Option<Value>,
+    /// Where the API is, replacing the description's `servers` (as `--base-url` does, which
+    /// wins): a URL, or `{{secret.NAME}}` to read it from a server secret when serving.
+    #[serde(default)]
+    pub base_url: Option<String>,
     /// Headers every tool of the toolkit sends, added to (or replacing) the imported ones.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
@@ -188,6 +192,9 @@ impl Overlay {
         let mut fixed = BTreeSet::new();
         if self.auth.is_some() {
             fixed.insert("auth".to_owned());
+        }
+        if self.base_url.is_some() {
+            fixed.insert("base_url".to_owned());
         }
         fixed.extend(self.headers.keys().map(|h| format!("headers.{h}")));
         for (name, shape) in &self.tools {
