@@ -29,6 +29,7 @@ use serde_json::{Map, Value, json};
 pub use names::snake;
 use names::{cut_note, short_title, unique};
 pub(crate) use names::{glob, pascal, unique_within, words};
+pub(crate) use operation::annotate;
 pub(crate) use schema::scalar_input;
 use schema::{MAX_REF_DEPTH, resolve};
 use server::guard;

@@ -52,11 +52,9 @@ impl Inputs {
         // the catalog writes it; else said in words, as before, so nothing is lost. A value
         // that looks like a template (`{{secret.X}}`) is only ever words, defused with the
         // description (issue #30.3).
-        if let Some(default) = schema.get("default").filter(|d| !d.is_null()) {
-            let written = default.to_string();
-            if fits(&input, default) && !written.contains("{{") && !written.contains("}}") {
-                input["default"] = default.clone();
-            } else if let Some(words) = short(default) {
+        let defaulted = annotate(&mut input, schema);
+        if let Some(default) = schema.get("default").filter(|d| !d.is_null() && !defaulted) {
+            if let Some(words) = short(default) {
                 let said = text.trim_end();
                 let gap = match said.chars().last() {
                     None => "",
@@ -166,6 +164,39 @@ fn with_hints(text: &str, schema: &Value, p: &Value) -> String {
 fn short(v: &Value) -> Option<String> {
     let written = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
     (!v.is_null() && !v.is_object() && !v.is_array() && written.chars().count() <= 60).then_some(written)
+}
+
+/// Writes on a drafted scalar input the schema's `default` and `examples` (3.0's `example`) as
+/// the API spells them, those the input accepts and that do not look like a template
+/// (`{{secret.X}}`, issue #30.3); whether the default was written.
+pub(crate) fn annotate(input: &mut Value, schema: &Value) -> bool {
+    let plain = |v: &Value| {
+        let written = v.to_string();
+        !written.contains("{{") && !written.contains("}}")
+    };
+    let examples: Vec<Value> = match (schema.get("examples"), schema.get("example")) {
+        (Some(Value::Array(list)), _) => list.clone(),
+        (_, Some(one)) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    let examples: Vec<Value> = examples
+        .into_iter()
+        .filter(|e| !e.is_null() && plain(e) && fits(input, e))
+        .take(5)
+        .collect();
+    if !examples.is_empty() {
+        input["examples"] = Value::Array(examples);
+    }
+    match schema
+        .get("default")
+        .filter(|d| !d.is_null() && plain(d) && fits(input, d))
+    {
+        Some(default) => {
+            input["default"] = default.clone();
+            true
+        }
+        None => false,
+    }
 }
 
 /// Whether the catalog input `input` (as drafted) accepts `value`, as the API spells it: the

@@ -533,8 +533,42 @@ fn place(draft: &mut Draft, index: usize, field: &Structured, value: Value) {
     step[field.place][&field.name] = value;
 }
 
-/// Takes a non-scalar field as a string input holding its JSON, decoded by jq when sent.
+/// Takes a non-scalar field as a string input holding its JSON, decoded by jq when sent: one
+/// left out, or one the import took whole as a `json` input (which N-ACT cannot express, while
+/// a string it can).
 fn take_as_json(draft: &mut Draft, name: &str) -> Result<(), String> {
+    let whole = draft
+        .inputs
+        .iter()
+        .position(|i| i["name"] == json!(snake(name)) && i["type"] == "json");
+    if let Some(position) = whole {
+        let input = draft.inputs.remove(position);
+        let input_name = input["name"].as_str().unwrap_or_default().to_owned();
+        let mut description = input["description"]
+            .as_str()
+            .unwrap_or_default()
+            .trim()
+            .trim_end_matches('.')
+            .to_owned();
+        if description.is_empty() {
+            description = format!("The {name}");
+        }
+        let shape = toolhost_client::describe_schema(&input["schema"]);
+        let mut spec = json!({
+            "name": input_name,
+            "type": "string",
+            "description": format!("{description}, as JSON text: {shape}."),
+        });
+        if input["required"] == json!(false) {
+            spec["required"] = json!(false);
+        }
+        draft.inputs.push(spec);
+        let decoded = json!({"jq": format!(".input.{input_name} | fromjson")});
+        for step in &mut draft.steps {
+            substitute(step, &hole(&input_name), Some(&decoded));
+        }
+        return Ok(());
+    }
     let Some(position) = draft.structured.iter().position(|f| f.name == name) else {
         return Err(format!(
             "`json` names `{name}`, which is not a field left out ({})",
