@@ -53,16 +53,14 @@ impl Inputs {
         // that looks like a template (`{{secret.X}}`) is only ever words, defused with the
         // description (issue #30.3).
         let defaulted = annotate(&mut input, schema);
-        if let Some(default) = schema.get("default").filter(|d| !d.is_null() && !defaulted) {
-            if let Some(words) = short(default) {
-                let said = text.trim_end();
-                let gap = match said.chars().last() {
-                    None => "",
-                    Some('.') => " ",
-                    Some(_) => ". ",
-                };
-                text = format!("{said}{gap}Default: {words}.");
-            }
+        if let Some(words) = schema.get("default").filter(|_| !defaulted).and_then(short) {
+            let said = text.trim_end();
+            let gap = match said.chars().last() {
+                None => "",
+                Some('.') => " ",
+                Some(_) => ". ",
+            };
+            text = format!("{said}{gap}Default: {words}.");
         }
         if let Some(words) = union_words(schema) {
             text = format!("{} It is {words}.", text.trim_end());
