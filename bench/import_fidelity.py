@@ -56,19 +56,18 @@ def resolve(doc, value, depth=0):
     return value
 
 
-def api_enum_values(doc, value=None, out=None):
+def api_enum_values(value, out=None):
     """Every value any `enum` of the document lists, as the API spells it."""
     out = set() if out is None else out
-    value = doc if value is None else value
     if isinstance(value, dict):
         for key, v in value.items():
             if key == "enum" and isinstance(v, list):
                 out.update(json.dumps(x) for x in v)
             else:
-                api_enum_values(doc, v, out)
+                api_enum_values(v, out)
     elif isinstance(value, list):
         for v in value:
-            api_enum_values(doc, v, out)
+            api_enum_values(v, out)
     return out
 
 
