@@ -285,14 +285,31 @@ pub(crate) fn draft(
         let description = parameter_text(&p, &p["schema"], &schema);
         let required = p["required"].as_bool().unwrap_or(location == "path");
         match location {
-            "path" => match inputs.scalar(original, "path", &schema, true, &description) {
-                Some(n) => {
-                    template_path = template_path.replace(&format!("{{{original}}}"), &format!("{{{{input.{n}}}}}"));
+            "path" => {
+                // OpenAPI's path styles a step writes (§4.8.12.4): `simple` (`a,b`; an object
+                // `k,v`), and `label` (`.a,b`) and `matrix` (`;id=a,b`) unexploded.
+                // Exploding changes nothing for a scalar, nor for a `simple` array.
+                let scalar = scalar_input(&schema).is_some();
+                let explode = p["explode"].as_bool().unwrap_or(false) && !scalar;
+                let object = types(&schema) == ["object"];
+                let prefix = match p["style"].as_str().unwrap_or("simple") {
+                    "simple" if !(explode && object) => Some(String::new()),
+                    "label" if !explode => Some(".".to_owned()),
+                    "matrix" if !explode => Some(format!(";{original}=")),
+                    _ => None,
+                };
+                match prefix {
+                    Some(prefix) => {
+                        let n = inputs.any(doc, original, "path", &schema, true, &description);
+                        template_path = template_path
+                            .replace(&format!("{{{original}}}"), &format!("{prefix}{{{{input.{n}}}}}"));
+                    }
+                    None => notes.push(format!(
+                        "{where_}: path parameter `{original}` is written in a style a step cannot write ({} exploded); the tool cannot call this operation until an overlay sets it",
+                        p["style"].as_str().unwrap_or("simple")
+                    )),
                 }
-                None => notes.push(format!(
-                    "{where_}: path parameter `{original}` is not a scalar; the tool cannot call this operation until an overlay sets it"
-                )),
-            },
+            }
             "query" => {
                 // An array or object goes as the parameter's `style` and `explode` say
                 // (`?status=a&status=b`, `a,b`, `a|b`, `f[k]=v`), its schema whole (#38.4).
@@ -305,7 +322,8 @@ pub(crate) fn draft(
                     if let Some(style) = style {
                         styled["style"] = json!(style);
                     }
-                    styled["explode"] = json!(explode.unwrap_or(style.is_none_or(|s| s == "form" || s == "deepObject")));
+                    styled["explode"] =
+                        json!(explode.unwrap_or(style.is_none_or(|s| s == "form" || s == "deepObject")));
                     styled
                 } else {
                     hole(&n)

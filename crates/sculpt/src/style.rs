@@ -91,23 +91,26 @@ impl Style {
     }
 }
 
-/// OpenAPI's `simple` style, how headers carry a value: an array as `1,2`, an object as
-/// `k,v,k2,v2`; a scalar as its text.
+/// OpenAPI's `simple` style, how headers (and paths) carry a value: an array as `1,2`, an
+/// object as `k,v,k2,v2`; a scalar as its text.
 pub(crate) fn simple(value: &Value) -> String {
+    parts(value).join(",")
+}
+
+/// The parts `simple` joins: an array's items, an object's keys and values, or the scalar.
+pub(crate) fn parts(value: &Value) -> Vec<String> {
     match value {
         Value::Array(items) => items
             .iter()
             .filter(|i| !i.is_null())
             .map(|i| as_text(i).into_owned())
-            .collect::<Vec<_>>()
-            .join(","),
+            .collect(),
         Value::Object(members) => members
             .iter()
             .filter(|(_, v)| !v.is_null())
             .flat_map(|(k, v)| [k.clone(), as_text(v).into_owned()])
-            .collect::<Vec<_>>()
-            .join(","),
-        scalar => as_text(scalar).into_owned(),
+            .collect(),
+        scalar => vec![as_text(scalar).into_owned()],
     }
 }
 

@@ -210,7 +210,16 @@ impl Sculpted {
     ) -> Result<Url, ToolFailure> {
         let path = step
             .path
-            .text(scope, |value, out| out.extend(utf8_percent_encode(value, SEGMENT)))
+            .text_of(scope, |value, out| {
+                // An array or object in OpenAPI's `simple` style (`a,b`), each part encoded.
+                let parts = style::parts(value);
+                for (i, part) in parts.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.extend(utf8_percent_encode(part, SEGMENT));
+                }
+            })
             .ok_or_else(|| {
                 step.errors
                     .apply(&Key::Missing, unexpected("path", step.path.missing(scope)), scope)

@@ -240,9 +240,9 @@ async fn parameters_style_comes_through_and_is_sent_as_the_style_says() {
         .iter()
         .map(|t| t["inputSchema"]["properties"].as_object().map_or(0, |p| p.len()))
         .sum();
-    // 18 before #38.4; FastMCP 69 (it also takes array and object path parameters and
-    // multipart bodies, which a sculpted step cannot send yet).
-    assert!(inputs >= 39, "{inputs} inputs");
+    // 18 before #38.4; FastMCP 69 (it also takes exploded label and matrix path parameters
+    // and multipart bodies, which a sculpted step cannot send yet).
+    assert!(inputs >= 48, "{inputs} inputs");
     let object = json!({"name": "n", "description": "d"});
     let calls = [
         (
@@ -258,6 +258,18 @@ async fn parameters_style_comes_through_and_is_sent_as_the_style_says() {
         ("query_deep_object_non_exploded", json!({"object": object})),
         ("headers_standard", json!({"primitive": "p", "array": ["a", "b"]})),
         ("cookies_standard", json!({"primitive": "p", "array": ["a", "b c"]})),
+        (
+            "paths_standard",
+            json!({"primitive": "p", "array": ["a", "b/c"], "object": object}),
+        ),
+        (
+            "paths_label_non_exploded",
+            json!({"primitive": "p", "array": ["a", "b"], "object": object}),
+        ),
+        (
+            "paths_matrix_non_exploded",
+            json!({"primitive": "p", "array": ["a", "b"], "object": object}),
+        ),
     ];
     for (tool, arguments) in &calls {
         let result = mcp_call(&server.base, tool, arguments.clone()).await;
@@ -276,6 +288,10 @@ async fn parameters_style_comes_through_and_is_sent_as_the_style_says() {
             "GET /anything/query/deepObject?object%5Bdescription%5D=d&object%5Bname%5D=n",
             "GET /anything/headers",
             "GET /cookies",
+            // Each part encoded as a segment (an input never adds one), the commas as written.
+            "GET /anything/path/p/a,b%2Fc/description,d,name,n",
+            "GET /anything/path/label/.p/.a,b/.description,d,name,n",
+            "GET /anything/path/matrix/;primitive=p/;array=a,b/;object=description,d,name,n",
         ]
     );
     let header = |i: usize, name: &str| seen[i].headers.get(name).map(|v| v.to_str().unwrap().to_owned());
