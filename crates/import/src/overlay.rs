@@ -544,25 +544,11 @@ fn take_as_json(draft: &mut Draft, name: &str) -> Result<(), String> {
     if let Some(position) = whole {
         let input = draft.inputs.remove(position);
         let input_name = input["name"].as_str().unwrap_or_default().to_owned();
-        let mut description = input["description"]
-            .as_str()
-            .unwrap_or_default()
-            .trim()
-            .trim_end_matches('.')
-            .to_owned();
-        if description.is_empty() {
-            description = format!("The {name}");
-        }
-        let shape = toolhost_client::describe_schema(&input["schema"]);
-        let mut spec = json!({
-            "name": input_name,
-            "type": "string",
-            "description": format!("{description}, as JSON text: {shape}."),
-        });
-        if input["required"] == json!(false) {
-            spec["required"] = json!(false);
-        }
-        draft.inputs.push(spec);
+        let text = input["description"].as_str().unwrap_or_default();
+        let required = input["required"] != json!(false);
+        draft
+            .inputs
+            .push(json_text(&input_name, text, &input["schema"], required));
         let decoded = json!({"jq": format!(".input.{input_name} | fromjson")});
         for step in &mut draft.steps {
             substitute(step, &hole(&input_name), Some(&decoded));
@@ -580,22 +566,29 @@ fn take_as_json(draft: &mut Draft, name: &str) -> Result<(), String> {
     if draft.inputs.iter().any(|i| i["name"] == json!(input)) {
         return Err(format!("an input `{input}` exists already; rename it first"));
     }
-    let shape = toolhost_client::describe_schema(&field.schema);
-    let mut description = field.description.trim().trim_end_matches('.').to_owned();
+    draft
+        .inputs
+        .push(json_text(&input, &field.description, &field.schema, field.required));
+    place(draft, 0, &field, json!({"jq": format!(".input.{input} | fromjson")}));
+    Ok(())
+}
+
+/// A string input `name` holding a value of `schema` as JSON text, described as such.
+fn json_text(name: &str, description: &str, schema: &Value, required: bool) -> Value {
+    let shape = toolhost_client::describe_schema(schema);
+    let mut description = description.trim().trim_end_matches('.').to_owned();
     if description.is_empty() {
-        description = format!("The {}", field.name);
+        description = format!("The {name}");
     }
     let mut spec = json!({
-        "name": input,
+        "name": name,
         "type": "string",
         "description": format!("{description}, as JSON text: {shape}."),
     });
-    if !field.required {
+    if !required {
         spec["required"] = json!(false);
     }
-    draft.inputs.push(spec);
-    place(draft, 0, &field, json!({"jq": format!(".input.{input} | fromjson")}));
-    Ok(())
+    spec
 }
 
 /// Writes the overlay's `errors:` wording on the tool's request step, beside (and over) any
