@@ -144,7 +144,7 @@ impl Builder<'_> {
             if key.is_empty() || !shaped {
                 self.problem(
                     &place,
-                    "a query value is text, a number, a boolean, or a list of those".to_owned(),
+                    "a query value is text, a number, a boolean, or a list of those, or `{value, style, explode}` for an input's array or object".to_owned(),
                 );
                 continue;
             }
@@ -520,7 +520,7 @@ fn query_style(written: &Value) -> Result<Option<(&Value, Style)>, String> {
     let Value::Object(members) = written else {
         return Ok(None);
     };
-    if !members.contains_key("style") && !members.contains_key("explode") {
+    if !["value", "style", "explode"].iter().any(|k| members.contains_key(*k)) {
         return Ok(None);
     }
     if let Some(other) = members
