@@ -56,6 +56,60 @@ def resolve(doc, value, depth=0):
     return value
 
 
+def api_enum_values(value, out=None):
+    """Every value any `enum` of the document lists, as the API spells it."""
+    out = set() if out is None else out
+    if isinstance(value, dict):
+        for key, v in value.items():
+            if key == "enum" and isinstance(v, list):
+                out.update(json.dumps(x) for x in v)
+            else:
+                api_enum_values(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            api_enum_values(v, out)
+    return out
+
+
+def enum_values(schema):
+    if not isinstance(schema, dict):
+        return []
+    values = list(schema.get("enum", [])) + enum_values(schema.get("items"))
+    for key in ("anyOf", "oneOf"):
+        for s in schema.get(key, []):
+            values += enum_values(s)
+    return values
+
+
+def optional_structured_body_fields(doc):
+    """(method, path) → the optional array and object properties of its JSON request body."""
+    out = {}
+    for (method, path), schema in body_schemas(doc):
+        wanted = set(schema.get("required", []))
+        fields = [
+            name
+            for name, prop in (schema.get("properties") or {}).items()
+            if name not in wanted and resolve(doc, prop).get("type") in ("array", "object")
+        ]
+        if fields:
+            out[(method, path)] = fields
+    return out
+
+
+def body_schemas(doc):
+    """((method, path), the resolved schema of its JSON request body), for each operation."""
+    for path, item in (doc.get("paths") or {}).items():
+        for method in METHODS:
+            op = (item or {}).get(method)
+            if not isinstance(op, dict):
+                continue
+            body = resolve(doc, op.get("requestBody", {}))
+            content = body.get("content", {})
+            media = next((m for k, m in content.items() if k == "application/json" or k.endswith("+json")), None)
+            if media is not None:
+                yield (method, path), resolve(doc, media.get("schema", {}))
+
+
 def required_body_fields(doc):
     """(method, path) → the required properties of its JSON request body."""
     out = {}
@@ -102,19 +156,31 @@ def schema_of(tool):
     return schema if schema is not None else tool.inputSchema
 
 
-def count(tools, by_operation, required):
-    inputs = described = enums = served = 0
+def count(tools, by_operation, required, optional, spelled_by_api):
+    inputs = described = enums = spelled = defaults = 0
     for tool in tools:
         for name, schema in (schema_of(tool).get("properties") or {}).items():
             inputs += 1
             described += real_description(name, schema)
             enums += is_enum(schema)
-    wanted = sum(len(f) for f in required.values())
+            # Spelled as the API spells it: every value the input offers is one the API lists.
+            spelled += is_enum(schema) and all(json.dumps(v) in spelled_by_api for v in enum_values(schema))
+            defaults += isinstance(schema, dict) and "default" in schema
     properties = {t.name: {plain(p) for p in (schema_of(t).get("properties") or {})} for t in tools}
-    for operation, fields in required.items():
-        taken = properties.get(by_operation.get(operation), set())
-        served += sum(any(p == plain(f) or p.startswith(plain(f)) for p in taken) for f in fields)
-    return {"inputs": inputs, "described": described, "enums": enums, "served": served, "wanted": wanted}
+
+    def served(fields_by_operation):
+        taken_count = 0
+        for operation, fields in fields_by_operation.items():
+            taken = properties.get(by_operation.get(operation), set())
+            taken_count += sum(any(p == plain(f) or p.startswith(plain(f)) for p in taken) for f in fields)
+        return taken_count, sum(len(f) for f in fields_by_operation.values())
+
+    served_required, wanted = served(required)
+    kept_optional, optional_wanted = served(optional)
+    return {
+        "inputs": inputs, "described": described, "enums": enums, "spelled": spelled, "defaults": defaults,
+        "served": served_required, "wanted": wanted, "optional": kept_optional, "optional_wanted": optional_wanted,
+    }
 
 
 async def toolhost_tools(binary, spec, out):
@@ -176,16 +242,18 @@ async def main():
         name, spec = arg.split("=", 1)
         doc = load(spec)
         required = required_body_fields(doc)
+        optional = optional_structured_body_fields(doc)
+        spelled_by_api = api_enum_values(doc)
         # A catalog `serve` refuses (or a document FastMCP cannot take) is a row that says so.
         try:
             ours, ours_ops = await toolhost_tools(binary, spec, os.path.join(work, plain(name)))
-            a = count(ours, ours_ops, required) | {"tools": len(ours)}
+            a = count(ours, ours_ops, required, optional, spelled_by_api) | {"tools": len(ours)}
         except Exception as e:  # noqa: BLE001 - any failure is the row's result
             print(f"{name}: toolhost: {e}", file=sys.stderr)
             a = None
         try:
             theirs, theirs_ops = await fastmcp_tools(doc)
-            b = count(theirs, theirs_ops, required) | {"tools": len(theirs)}
+            b = count(theirs, theirs_ops, required, optional, spelled_by_api) | {"tools": len(theirs)}
         except Exception as e:  # noqa: BLE001
             print(f"{name}: FastMCP: {e}", file=sys.stderr)
             b = None
@@ -196,16 +264,22 @@ async def main():
             return "fails"
         return f"{x[key]} of {x[of]}" if of else str(x[key])
 
-    print("| description | tools (toolhost / FastMCP) | inputs with a real description | inputs that are enumerations | required body fields served |")
-    print("|---|--:|--:|--:|--:|")
+    print(
+        "| description | tools (toolhost / FastMCP) | inputs | inputs with a real description"
+        " | enum inputs spelled as the API spells them / all enum inputs | inputs with a `default`"
+        " | optional array/object body fields kept | required body fields kept |"
+    )
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
     for name, a, b in rows:
         print(
             f"| {name} | {cell(a, 'tools')} / {cell(b, 'tools')}"
+            f" | {cell(a, 'inputs')} / {cell(b, 'inputs')}"
             f" | {cell(a, 'described', 'inputs')} / {cell(b, 'described', 'inputs')}"
-            f" | {cell(a, 'enums')} / {cell(b, 'enums')}"
+            f" | {cell(a, 'spelled', 'enums')} / {cell(b, 'spelled', 'enums')}"
+            f" | {cell(a, 'defaults')} / {cell(b, 'defaults')}"
+            f" | {cell(a, 'optional', 'optional_wanted')} / {cell(b, 'optional', 'optional_wanted')}"
             f" | {cell(a, 'served', 'wanted')} / {cell(b, 'served', 'wanted')} |"
         )
-
 
 if __name__ == "__main__":
     asyncio.run(main())

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Import fidelity beside FastMCP (issue #32): `toolhost import openapi` and FastMCP's
 # `FastMCP.from_openapi` on the same OpenAPI descriptions, both listed over MCP, counting the
-# inputs with a real description, the inputs that are enumerations, and the required JSON body
-# fields served (bench/import_fidelity.py says how each is counted). Prints a Markdown table
-# for BENCHMARKS.md. Not part of scripts/test.
+# inputs, those with a real description, the enum inputs spelled as the API spells them, the
+# inputs with a `default`, the optional array/object body fields kept and the required JSON
+# body fields kept (issues #32 and #38; bench/import_fidelity.py says how each is counted).
+# Prints a Markdown table for BENCHMARKS.md. Not part of scripts/test.
 #
 #   bench/import_fidelity.sh
 #

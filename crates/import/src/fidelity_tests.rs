@@ -178,7 +178,7 @@ fn nothing_the_api_requires_is_dropped() {
     assert_eq!(input(dispatch, "config_secret")["required"], false);
     assert_eq!(input(dispatch, "inputs")["type"], "json");
     assert_eq!(dispatch.steps[0]["body"]["inputs"], "{{input.inputs}}");
-    // Off N-ACT already, its optional list is JSON too rather than left out.
+    // An optional list is taken whole (#38.4), never left out.
     assert_eq!(input(dispatch, "labels")["required"], false);
     assert_eq!(dispatch.steps[0]["body"]["labels"], "{{input.labels}}");
     let required: Vec<(&str, bool)> = dispatch
@@ -195,7 +195,7 @@ fn nothing_the_api_requires_is_dropped() {
         "{notes}"
     );
     assert!(
-        notes.contains("`inputs`, `labels` take JSON") && notes.contains("not N-ACT"),
+        notes.contains("`inputs` takes JSON the API requires") && notes.contains("not N-ACT"),
         "{notes}"
     );
     let catalog = checked(&imported);

@@ -28,7 +28,8 @@ use serde_json::{Map, Value, json};
 
 pub use names::snake;
 use names::{cut_note, short_title, unique};
-pub(crate) use names::{glob, pascal, regex_escape, unique_within, words};
+pub(crate) use names::{glob, pascal, unique_within, words};
+pub(crate) use operation::annotate;
 pub(crate) use schema::scalar_input;
 use schema::{MAX_REF_DEPTH, resolve};
 use server::guard;
@@ -179,9 +180,10 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         .or_else(|| options.overlay.as_ref().and_then(|o| o.toolkit.clone()))
         .unwrap_or_else(|| short_title(doc["info"]["title"].as_str().unwrap_or("Imported")));
     let prefix = snake(&toolkit).to_uppercase();
+    let overlay_base = options.overlay.as_ref().and_then(|o| o.base_url.as_deref());
     let (base, base_note) = server::base(
         doc,
-        options.base_url.as_deref(),
+        options.base_url.as_deref().or(overlay_base),
         options.location.as_deref(),
         options.allow_private,
         &prefix,

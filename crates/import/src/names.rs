@@ -212,15 +212,3 @@ pub(crate) fn glob(pattern: &str, name: &str) -> bool {
     let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
     go(&p, &n)
 }
-
-pub(crate) fn regex_escape(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if "\\.+*?()|[]{}^$".contains(c) {
-                vec!['\\', c]
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
-}

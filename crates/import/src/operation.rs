@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::schema::{fit_pattern, flat_object, json_schema, resolve, scalar_input, types, union_words, with_members};
-use super::{Draft, STEP, Structured, describe, description, regex_escape, resolve_noted, snake, unique};
+use super::{Draft, STEP, Structured, describe, description, resolve_noted, snake, unique};
 
 /// The inputs of one operation as they are gathered.
 #[derive(Default)]
@@ -52,19 +52,15 @@ impl Inputs {
         // the catalog writes it; else said in words, as before, so nothing is lost. A value
         // that looks like a template (`{{secret.X}}`) is only ever words, defused with the
         // description (issue #30.3).
-        if let Some(default) = schema.get("default").filter(|d| !d.is_null()) {
-            let written = default.to_string();
-            if fits(&input, default) && !written.contains("{{") && !written.contains("}}") {
-                input["default"] = default.clone();
-            } else if let Some(words) = short(default) {
-                let said = text.trim_end();
-                let gap = match said.chars().last() {
-                    None => "",
-                    Some('.') => " ",
-                    Some(_) => ". ",
-                };
-                text = format!("{said}{gap}Default: {words}.");
-            }
+        let defaulted = annotate(&mut input, schema);
+        if let Some(words) = schema.get("default").filter(|_| !defaulted).and_then(short) {
+            let said = text.trim_end();
+            let gap = match said.chars().last() {
+                None => "",
+                Some('.') => " ",
+                Some(_) => ". ",
+            };
+            text = format!("{said}{gap}Default: {words}.");
         }
         if let Some(words) = union_words(schema) {
             text = format!("{} It is {words}.", text.trim_end());
@@ -72,12 +68,35 @@ impl Inputs {
         Some(self.push(input, original, &text, schema, required))
     }
 
-    /// A `json` input holding `original`'s whole value, with its self-contained schema.
+    /// A `json` input holding `original`'s whole value, with its self-contained schema (its
+    /// default, examples and enumerations as the API writes them, #38.4).
     fn json(&mut self, doc: &Value, original: &str, schema: &Value, required: bool, description: &str) -> String {
         let input = json!({"type": "json", "schema": json_schema(doc, schema, 0)});
         let name = self.push(input, original, description, &Value::Null, required);
-        self.json.push(name.clone());
+        // Only a required one keeps the tool off N-ACT; an optional one is left out there.
+        if required {
+            self.json.push(name.clone());
+        }
         name
+    }
+
+    /// `original` as a scalar input when its schema is one, else as a `json` input; its name.
+    fn any(
+        &mut self,
+        doc: &Value,
+        original: &str,
+        place: &'static str,
+        schema: &Value,
+        required: bool,
+        description: &str,
+    ) -> String {
+        match self.scalar(original, place, schema, required, description) {
+            Some(name) => name,
+            None => {
+                self.structured.pop();
+                self.json(doc, original, schema, required, description)
+            }
+        }
     }
 
     fn push(&mut self, mut input: Value, original: &str, description: &str, schema: &Value, required: bool) -> String {
@@ -145,6 +164,39 @@ fn short(v: &Value) -> Option<String> {
     (!v.is_null() && !v.is_object() && !v.is_array() && written.chars().count() <= 60).then_some(written)
 }
 
+/// Writes on a drafted scalar input the schema's `default` and `examples` (3.0's `example`) as
+/// the API spells them, those the input accepts and that do not look like a template
+/// (`{{secret.X}}`, issue #30.3); whether the default was written.
+pub(crate) fn annotate(input: &mut Value, schema: &Value) -> bool {
+    let plain = |v: &Value| {
+        let written = v.to_string();
+        !written.contains("{{") && !written.contains("}}")
+    };
+    let examples: Vec<Value> = match (schema.get("examples"), schema.get("example")) {
+        (Some(Value::Array(list)), _) => list.clone(),
+        (_, Some(one)) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    let examples: Vec<Value> = examples
+        .into_iter()
+        .filter(|e| !e.is_null() && plain(e) && fits(input, e))
+        .take(5)
+        .collect();
+    if !examples.is_empty() {
+        input["examples"] = Value::Array(examples);
+    }
+    match schema
+        .get("default")
+        .filter(|d| !d.is_null() && plain(d) && fits(input, d))
+    {
+        Some(default) => {
+            input["default"] = default.clone();
+            true
+        }
+        None => false,
+    }
+}
+
 /// Whether the catalog input `input` (as drafted) accepts `value`, as the API spells it: the
 /// loader refuses a `default` it does not.
 fn fits(input: &Value, value: &Value) -> bool {
@@ -186,6 +238,7 @@ pub(crate) fn draft(
     let mut inputs = Inputs::default();
     let mut query = Map::new();
     let mut headers = Map::new();
+    let mut cookies = Map::new();
     let mut body = Map::new();
     let mut form = Map::new();
     let mut whole_body: Option<Value> = None;
@@ -232,57 +285,59 @@ pub(crate) fn draft(
         let description = parameter_text(&p, &p["schema"], &schema);
         let required = p["required"].as_bool().unwrap_or(location == "path");
         match location {
-            "cookie" => notes.push(format!("{where_}: cookie parameter `{original}` is skipped")),
-            "path" => match inputs.scalar(original, "path", &schema, true, &description) {
-                Some(n) => {
-                    template_path = template_path.replace(&format!("{{{original}}}"), &format!("{{{{input.{n}}}}}"));
-                }
-                None => notes.push(format!(
-                    "{where_}: path parameter `{original}` is not a scalar; the tool cannot call this operation until an overlay sets it"
-                )),
-            },
-            "query" => {
-                // A list of scalars (`?status=a&status=b`, or `a,b` unexploded): a string input
-                // of comma-separated values, each checked by the pattern when they are an enum.
-                let items = resolve(doc, &schema["items"], 0).unwrap_or(Value::Null);
-                if types(&schema) == ["array"] && scalar_input(&items).is_some() {
-                    let mut list = items.clone();
-                    let one = items["enum"].as_array().map(|values| {
-                        let values: Vec<String> = values
-                            .iter()
-                            .filter(|v| !v.is_null())
-                            .map(|v| regex_escape(&v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
-                            .collect();
-                        format!("({})", values.join("|"))
-                    });
-                    if let Some(o) = list.as_object_mut() {
-                        o.remove("enum");
-                        o.insert("type".into(), json!("string"));
-                        if let Some(one) = &one {
-                            o.insert("pattern".into(), json!(format!("^{one}(,{one})*$")));
-                        }
+            "path" => {
+                // OpenAPI's path styles a step writes (§4.8.12.4): `simple` (`a,b`; an object
+                // `k,v`), and `label` (`.a,b`) and `matrix` (`;id=a,b`) unexploded.
+                // Exploding changes nothing for a scalar, nor for a `simple` array.
+                let scalar = scalar_input(&schema).is_some();
+                let explode = p["explode"].as_bool().unwrap_or(false) && !scalar;
+                let object = types(&schema) == ["object"];
+                let prefix = match p["style"].as_str().unwrap_or("simple") {
+                    "simple" if !(explode && object) => Some(String::new()),
+                    "label" if !explode => Some(".".to_owned()),
+                    "matrix" if !explode => Some(format!(";{original}=")),
+                    _ => None,
+                };
+                match prefix {
+                    Some(prefix) => {
+                        let n = inputs.any(doc, original, "path", &schema, true, &description);
+                        template_path = template_path
+                            .replace(&format!("{{{original}}}"), &format!("{prefix}{{{{input.{n}}}}}"));
                     }
-                    let text = format!(
-                        "{} Several values are separated by commas.",
-                        describe(&description, &items, original).trim_end()
-                    );
-                    if let Some(n) = inputs.scalar(original, "query", &list, required, &text) {
-                        let exploded = p["explode"].as_bool().unwrap_or(true);
-                        let value = if exploded {
-                            json!({"jq": format!(".input.{n} | split(\",\")")})
-                        } else {
-                            hole(&n)
-                        };
-                        query.insert(original.to_owned(), value);
-                    }
-                } else if let Some(n) = inputs.scalar(original, "query", &schema, required, &description) {
-                    query.insert(original.to_owned(), hole(&n));
+                    None => notes.push(format!(
+                        "{where_}: path parameter `{original}` is written in a style a step cannot write ({} exploded); the tool cannot call this operation until an overlay sets it",
+                        p["style"].as_str().unwrap_or("simple")
+                    )),
                 }
             }
+            "query" => {
+                // An array or object goes as the parameter's `style` and `explode` say
+                // (`?status=a&status=b`, `a,b`, `a|b`, `f[k]=v`), its schema whole (#38.4).
+                let n = inputs.any(doc, original, "query", &schema, required, &description);
+                let (style, explode) = (p["style"].as_str(), p["explode"].as_bool());
+                let plain_form = style.is_none_or(|s| s == "form") && explode.is_none_or(|e| e);
+                let structured = matches!(types(&schema).as_slice(), ["array"] | ["object"]);
+                let value = if structured && !(plain_form && types(&schema) == ["array"]) {
+                    let mut styled = json!({"value": hole(&n)});
+                    if let Some(style) = style {
+                        styled["style"] = json!(style);
+                    }
+                    styled["explode"] =
+                        json!(explode.unwrap_or(style.is_none_or(|s| s == "form" || s == "deepObject")));
+                    styled
+                } else {
+                    hole(&n)
+                };
+                query.insert(original.to_owned(), value);
+            }
             "header" => {
-                if let Some(n) = inputs.scalar(original, "headers", &schema, required, &description) {
-                    headers.insert(original.to_owned(), hole(&n));
-                }
+                // An array or object is sent in the `simple` style, the only one headers have.
+                let n = inputs.any(doc, original, "headers", &schema, required, &description);
+                headers.insert(original.to_owned(), hole(&n));
+            }
+            "cookie" => {
+                let n = inputs.any(doc, original, "cookies", &schema, required, &description);
+                cookies.insert(original.to_owned(), hole(&n));
             }
             _ => {}
         }
@@ -317,6 +372,7 @@ pub(crate) fn draft(
                     ("form", &mut form)
                 };
                 let schema = resolve(doc, &media["schema"], 0).unwrap_or(Value::Null);
+                let schema = only_object(doc, schema);
                 let required = required_of(&schema);
                 for (prop, written) in schema["properties"].as_object().into_iter().flatten() {
                     let prop_schema = resolve_noted(doc, written, &format!("{where_}: body property `{prop}`"), notes);
@@ -330,12 +386,14 @@ pub(crate) fn draft(
                         target.insert(prop.clone(), hole(&n));
                         continue;
                     }
-                    // A required object or array: the API needs it, so the tool takes it.
-                    if !needed || place != "body" {
+                    // An object or array: a form cannot carry one (it stays left out, said).
+                    if place != "body" {
                         continue;
                     }
                     inputs.structured.pop();
-                    if let Some(fields) = flat_object(&prop_schema) {
+                    // A required object of scalars is one input per field, so N-ACT keeps the
+                    // tool; anything else is taken whole, its schema as the API writes it.
+                    if let Some(fields) = flat_object(&prop_schema).filter(|_| needed) {
                         let inner = required_of(&prop_schema);
                         let mut object = Map::new();
                         for (field, field_schema) in fields {
@@ -357,25 +415,15 @@ pub(crate) fn draft(
                         }
                         target.insert(prop.clone(), Value::Object(object));
                     } else {
-                        let n = inputs.json(doc, prop, &prop_schema, true, &description);
+                        let n = inputs.json(doc, prop, &prop_schema, needed, &description);
                         target.insert(prop.clone(), hole(&n));
                     }
                 }
                 if schema["properties"].as_object().is_none_or(Map::is_empty) && json_media.is_some() {
                     // A body that is not an object of properties (an array, a free-form object).
                     let description = schema["description"].as_str().unwrap_or("The request body.");
-                    if body_required {
-                        let n = inputs.json(doc, "body", &schema, true, description);
-                        whole_body = Some(hole(&n));
-                    } else {
-                        inputs.structured.push(Structured {
-                            name: "body".to_owned(),
-                            place: "whole_body",
-                            schema: schema.clone(),
-                            required: false,
-                            description: description.to_owned(),
-                        });
-                    }
+                    let n = inputs.json(doc, "body", &schema, body_required, description);
+                    whole_body = Some(hole(&n));
                 }
             }
             (None, None) => {
@@ -391,23 +439,10 @@ pub(crate) fn draft(
             }
         }
     }
-    // A tool already off N-ACT (it takes JSON the API requires) loses nothing more by taking
-    // its optional objects and lists as JSON too.
-    if !inputs.json.is_empty() {
-        let optional: Vec<Structured> = std::mem::take(&mut inputs.structured);
-        for field in optional {
-            if field.place == "body" && !field.name.contains(['{', '}']) {
-                let n = inputs.json(doc, &field.name, &field.schema, false, &field.description);
-                body.insert(field.name.clone(), hole(&n));
-            } else {
-                inputs.structured.push(field);
-            }
-        }
-    }
     notes.extend(inputs.notes.iter().map(|n| format!("{where_}: {n}")));
     if !inputs.json.is_empty() {
         notes.push(format!(
-            "{where_}: {} {} JSON (objects or lists, at least one of which the API requires): served over MCP, OTC and WoA, not N-ACT, whose inputs are scalars (§6.1)",
+            "{where_}: {} {} JSON the API requires (an object or a list): served over MCP, OTC and WoA, not N-ACT, whose inputs are scalars (§6.1)",
             inputs.json.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
             if inputs.json.len() == 1 { "takes" } else { "take" },
         ));
@@ -424,6 +459,9 @@ pub(crate) fn draft(
     }
     if !headers.is_empty() {
         step["headers"] = Value::Object(headers);
+    }
+    if !cookies.is_empty() {
+        step["cookies"] = Value::Object(cookies);
     }
     if let Some(whole) = whole_body {
         step["body"] = whole;
@@ -451,6 +489,24 @@ pub(crate) fn draft(
         annotations: matches!(method, "get" | "head" | "options")
             .then(|| json!({"read_only": true, "idempotent": true})),
     })
+}
+
+/// A body that is a `oneOf`/`anyOf` of one object (GitHub's `issues/add-labels`): that object,
+/// whose properties are the tool's inputs; any other body as it is.
+fn only_object(doc: &Value, schema: Value) -> Value {
+    if schema.get("properties").is_some() {
+        return schema;
+    }
+    let members = ["oneOf", "anyOf"]
+        .iter()
+        .find_map(|k| schema.get(*k).and_then(Value::as_array));
+    match members.map(Vec::as_slice) {
+        Some([one]) => match resolve(doc, one, 1) {
+            Some(object) if object["properties"].is_object() => object,
+            _ => schema,
+        },
+        _ => schema,
+    }
 }
 
 /// The names a schema's `required` lists.

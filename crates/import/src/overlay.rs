@@ -46,6 +46,10 @@ pub struct Overlay {
     /// The toolkit's outbound `auth` (a catalog's `auth` block), replacing the imported one.
     #[serde(default)]
     pub auth: Option<Value>,
+    /// Where the API is, replacing the description's `servers` (as `--base-url` does, which
+    /// wins): a URL, or `{{secret.NAME}}` to read it from a server secret when serving.
+    #[serde(default)]
+    pub base_url: Option<String>,
     /// Headers every tool of the toolkit sends, added to (or replacing) the imported ones.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
@@ -188,6 +192,9 @@ impl Overlay {
         let mut fixed = BTreeSet::new();
         if self.auth.is_some() {
             fixed.insert("auth".to_owned());
+        }
+        if self.base_url.is_some() {
+            fixed.insert("base_url".to_owned());
         }
         fixed.extend(self.headers.keys().map(|h| format!("headers.{h}")));
         for (name, shape) in &self.tools {
@@ -526,8 +533,28 @@ fn place(draft: &mut Draft, index: usize, field: &Structured, value: Value) {
     step[field.place][&field.name] = value;
 }
 
-/// Takes a non-scalar field as a string input holding its JSON, decoded by jq when sent.
+/// Takes a non-scalar field as a string input holding its JSON, decoded by jq when sent: one
+/// left out, or one the import took whole as a `json` input (which N-ACT cannot express, while
+/// a string it can).
 fn take_as_json(draft: &mut Draft, name: &str) -> Result<(), String> {
+    let whole = draft
+        .inputs
+        .iter()
+        .position(|i| i["name"] == json!(snake(name)) && i["type"] == "json");
+    if let Some(position) = whole {
+        let input = draft.inputs.remove(position);
+        let input_name = input["name"].as_str().unwrap_or_default().to_owned();
+        let text = input["description"].as_str().unwrap_or_default();
+        let required = input["required"] != json!(false);
+        draft
+            .inputs
+            .push(json_text(&input_name, text, &input["schema"], required));
+        let decoded = json!({"jq": format!(".input.{input_name} | fromjson")});
+        for step in &mut draft.steps {
+            substitute(step, &hole(&input_name), Some(&decoded));
+        }
+        return Ok(());
+    }
     let Some(position) = draft.structured.iter().position(|f| f.name == name) else {
         return Err(format!(
             "`json` names `{name}`, which is not a field left out ({})",
@@ -539,22 +566,29 @@ fn take_as_json(draft: &mut Draft, name: &str) -> Result<(), String> {
     if draft.inputs.iter().any(|i| i["name"] == json!(input)) {
         return Err(format!("an input `{input}` exists already; rename it first"));
     }
-    let shape = toolhost_client::describe_schema(&field.schema);
-    let mut description = field.description.trim().trim_end_matches('.').to_owned();
+    draft
+        .inputs
+        .push(json_text(&input, &field.description, &field.schema, field.required));
+    place(draft, 0, &field, json!({"jq": format!(".input.{input} | fromjson")}));
+    Ok(())
+}
+
+/// A string input `name` holding a value of `schema` as JSON text, described as such.
+fn json_text(name: &str, description: &str, schema: &Value, required: bool) -> Value {
+    let shape = toolhost_client::describe_schema(schema);
+    let mut description = description.trim().trim_end_matches('.').to_owned();
     if description.is_empty() {
-        description = format!("The {}", field.name);
+        description = format!("The {name}");
     }
     let mut spec = json!({
-        "name": input,
+        "name": name,
         "type": "string",
         "description": format!("{description}, as JSON text: {shape}."),
     });
-    if !field.required {
+    if !required {
         spec["required"] = json!(false);
     }
-    draft.inputs.push(spec);
-    place(draft, 0, &field, json!({"jq": format!(".input.{input} | fromjson")}));
-    Ok(())
+    spec
 }
 
 /// Writes the overlay's `errors:` wording on the tool's request step, beside (and over) any

@@ -476,7 +476,56 @@ pub(crate) fn json_schema(doc: &Value, schema: &Value, depth: usize) -> Value {
             out.insert(key.into(), Value::Array(members));
         }
     }
+    annotate(&schema, &mut out);
     Value::Object(out)
+}
+
+/// What a model reads to fill a value, copied as the API writes it (#38.4): the description,
+/// `default`, examples (3.0's `example` as 2020-12's `examples`) and counts and bounds. Anything
+/// that looks like a template (`{{secret.X}}`) is left out (issue #30.3).
+fn annotate(schema: &Value, out: &mut Map<String, Value>) {
+    let plain = |v: &Value| {
+        let text = v.to_string();
+        !text.contains("{{") && !text.contains("}}")
+    };
+    if let Some(text) = schema["description"].as_str().map(str::trim).filter(|t| !t.is_empty()) {
+        let text = json!(cut(text, 600));
+        if plain(&text) {
+            out.insert("description".into(), text);
+        }
+    }
+    if let Some(default) = schema.get("default").filter(|d| !d.is_null() && plain(d)) {
+        out.insert("default".into(), default.clone());
+    }
+    let examples = match (schema.get("examples"), schema.get("example")) {
+        (Some(Value::Array(list)), _) => Some(Value::Array(list.clone())),
+        (_, Some(one)) if !one.is_null() => Some(json!([one])),
+        _ => None,
+    };
+    if let Some(examples) = examples.filter(|e| plain(e) && e.to_string().len() <= 2000) {
+        out.insert("examples".into(), examples);
+    }
+    // Counts and inclusive bounds mean the same in 3.0 and 2020-12 (exclusive ones do not).
+    for key in ["minimum", "maximum"] {
+        if let Some(n) = schema.get(key).filter(|n| n.is_number()) {
+            out.insert(key.into(), n.clone());
+        }
+    }
+    for key in [
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "minProperties",
+        "maxProperties",
+    ] {
+        if let Some(n) = schema.get(key).filter(|n| n.is_u64()) {
+            out.insert(key.into(), n.clone());
+        }
+    }
+    if schema["uniqueItems"] == json!(true) {
+        out.insert("uniqueItems".into(), json!(true));
+    }
 }
 
 /// Whether a schema (resolved) is an object whose properties are all scalars: one a model can

@@ -91,17 +91,20 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
                 }
                 _ => None,
             };
-            let mut entry = typed_enum
-                .or_else(|| super::scalar_input(&p.schema))
-                .unwrap_or_else(|| {
-                    structured.push(p.name.as_str());
-                    let mut schema = inline_refs(&p.schema, &tool.input_schema, 0);
-                    if let Some(fields) = schema.as_object_mut() {
-                        fields.remove("title");
-                        fields.remove("description");
-                    }
-                    json!({"type": "json", "schema": schema})
-                });
+            // A scalar keeps the upstream's `default` and examples as it wrote them (#38.4).
+            let scalar = super::scalar_input(&p.schema).map(|mut input| {
+                super::annotate(&mut input, &p.schema);
+                input
+            });
+            let mut entry = typed_enum.or(scalar).unwrap_or_else(|| {
+                structured.push(p.name.as_str());
+                let mut schema = inline_refs(&p.schema, &tool.input_schema, 0);
+                if let Some(fields) = schema.as_object_mut() {
+                    fields.remove("title");
+                    fields.remove("description");
+                }
+                json!({"type": "json", "schema": schema})
+            });
             entry["name"] = json!(p.name);
             let listed = if entry["type"] == "enum" {
                 &Value::Null

@@ -66,6 +66,9 @@ pub(crate) struct StepDef {
     pub query: BTreeMap<String, Value>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Cookies (name → template), sent in one `Cookie` header; an array value as `a,b`.
+    #[serde(default)]
+    pub cookies: BTreeMap<String, String>,
     /// A JSON body; strings in it are templates.
     #[serde(default)]
     pub body: Option<Value>,

@@ -22,6 +22,7 @@ mod reference;
 mod run;
 pub mod secrets;
 mod send;
+mod style;
 mod template;
 
 use std::collections::HashMap;

@@ -87,14 +87,17 @@ impl Template {
     /// The text for one call, with each hole's text passed through `encode`. `None` when a
     /// hole has no value.
     pub fn text(&self, scope: &Scope<'_>, encode: impl Fn(&str, &mut String)) -> Option<String> {
+        self.text_of(scope, |value, out| encode(&as_text(value), out))
+    }
+
+    /// The text for one call, with each hole's value written by `write`. `None` when a hole has
+    /// no value.
+    pub fn text_of(&self, scope: &Scope<'_>, write: impl Fn(&Value, &mut String)) -> Option<String> {
         let mut out = String::new();
         for part in &self.parts {
             match part {
                 Part::Text(t) => out.push_str(t),
-                Part::Hole(r, _) => {
-                    let value = r.lookup(scope)?;
-                    encode(&as_text(&value), &mut out);
-                }
+                Part::Hole(r, _) => write(&*r.lookup(scope)?, &mut out),
             }
         }
         Some(out)

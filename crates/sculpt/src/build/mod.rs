@@ -17,6 +17,7 @@ use crate::config::{AuthDef, BackendDef};
 use crate::failure::{Phrase, Phrases};
 use crate::jq;
 use crate::reference::{self, Names, Reference, StepField};
+use crate::style::Style;
 use crate::template::{Template, ValueTemplate};
 
 mod outputs;
@@ -54,8 +55,13 @@ pub(crate) struct Step {
     pub path: Template,
     /// `base` and `path` parsed once, when the path has no holes: the same URL on every call.
     pub url: Option<Url>,
-    pub query: Vec<(String, ValueTemplate)>,
+    /// Each query parameter, and its OpenAPI style when one is written (else arrays are sent
+    /// as repeated parameters and other values as text).
+    pub query: Vec<(String, ValueTemplate, Option<Style>)>,
+    /// Headers; an array or object value is written in OpenAPI's `simple` style (`a,b`).
     pub headers: Vec<(HeaderName, Template)>,
+    /// Cookies, sent together in one `Cookie` header, each left out when its hole has no value.
+    pub cookies: Vec<(String, Template)>,
     pub body: Option<BodyTemplate>,
     pub when: Option<jq::Program>,
     /// The `{jq: ...}` values of the request, run before it is built (see `ValueTemplate::Jq`).

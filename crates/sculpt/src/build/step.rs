@@ -16,6 +16,7 @@ use crate::config::{AuthDef, PaginateDef, StepDef};
 use crate::failure::{Key, Phrases};
 use crate::jq;
 use crate::reference::{self, Names, Reference};
+use crate::style::Style;
 use crate::template::{Template, ValueTemplate};
 
 impl Builder<'_> {
@@ -113,8 +114,18 @@ impl Builder<'_> {
 
         let mut programs = Vec::new();
         let mut query = Vec::new();
-        for (key, value) in &def.query {
+        for (key, written) in &def.query {
             let place = at(&format!("query.{key}"));
+            // `{value: "{{input.tags}}", style: pipeDelimited, explode: false}`: OpenAPI's
+            // serialization of an array or object (issue #38.3).
+            let (value, style) = match query_style(written) {
+                Ok(Some((value, style))) => (value, Some(style)),
+                Ok(None) => (written, None),
+                Err(e) => {
+                    self.problem(&place, e);
+                    continue;
+                }
+            };
             let template = match ValueTemplate::parse(value, &names, &mut programs) {
                 Ok(t) if self.token_allowed(&place, t.references()) => t,
                 Ok(_) => continue,
@@ -133,11 +144,11 @@ impl Builder<'_> {
             if key.is_empty() || !shaped {
                 self.problem(
                     &place,
-                    "a query value is text, a number, a boolean, or a list of those".to_owned(),
+                    "a query value is text, a number, a boolean, or a list of those, or `{value, style, explode}` for an input's array or object".to_owned(),
                 );
                 continue;
             }
-            query.push((key.clone(), template));
+            query.push((key.clone(), template, style));
         }
 
         let mut headers: Vec<(HeaderName, Template)> = Vec::new();
@@ -160,6 +171,28 @@ impl Builder<'_> {
                 continue;
             }
             headers.push((name, template));
+        }
+        let mut cookies: Vec<(String, Template)> = Vec::new();
+        for (key, value) in &def.cookies {
+            let place = at(&format!("cookies.{key}"));
+            let token = !key.is_empty()
+                && key
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+            if !token {
+                self.problem(&place, format!("`{key}` is not a valid cookie name (RFC 6265 §4.1.1)"));
+                continue;
+            }
+            if let Some(template) = self.template(&place, value, &names) {
+                cookies.push((key.clone(), template));
+            }
+        }
+        if def.tool.is_some() && !cookies.is_empty() {
+            self.problem(
+                &at("cookies"),
+                "a `tool` step calls another tool of the catalog with `input`; it sends no request of its own"
+                    .to_owned(),
+            );
         }
 
         let body = match (&def.body, &def.form) {
@@ -297,8 +330,14 @@ impl Builder<'_> {
         }
         let (method, base, path) = (method?, base?, path?);
         let mut references: Vec<&Reference> = path.references().collect();
-        references.extend(query.iter().flat_map(|(_, t)| t.references()));
-        references.extend(headers.iter().flat_map(|(_, t)| t.references()));
+        references.extend(query.iter().flat_map(|(_, t, _)| t.references()));
+        references.extend(
+            headers
+                .iter()
+                .map(|(_, t)| t)
+                .chain(cookies.iter().map(|(_, t)| t))
+                .flat_map(Template::references),
+        );
         match &body {
             Some(BodyTemplate::Json(t)) => references.extend(t.references()),
             Some(BodyTemplate::Form(fields)) => references.extend(fields.iter().flat_map(|(_, t)| t.references())),
@@ -377,6 +416,7 @@ impl Builder<'_> {
             url,
             query,
             headers,
+            cookies,
             body,
             when,
             programs,
@@ -472,4 +512,37 @@ impl Builder<'_> {
         }
         Some(template)
     }
+}
+
+/// A query value written as `{value: ..., style: ..., explode: ...}`: the value and its style;
+/// `None` for any other value.
+fn query_style(written: &Value) -> Result<Option<(&Value, Style)>, String> {
+    let Value::Object(members) = written else {
+        return Ok(None);
+    };
+    if !["value", "style", "explode"].iter().any(|k| members.contains_key(*k)) {
+        return Ok(None);
+    }
+    if let Some(other) = members
+        .keys()
+        .find(|k| !["value", "style", "explode"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "`{other}` is not a key of a styled query value; write `{{value: \"{{{{input.NAME}}}}\", style: form, explode: false}}`"
+        ));
+    }
+    let value = members
+        .get("value")
+        .ok_or("a styled query value needs `value`, e.g. `value: \"{{input.tags}}\"`")?;
+    let style = match members.get("style") {
+        None => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => return Err("`style` is a word: form, spaceDelimited, pipeDelimited or deepObject".to_owned()),
+    };
+    let explode = match members.get("explode") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err("`explode` is true or false".to_owned()),
+    };
+    Ok(Some((value, Style::parse(style, explode)?)))
 }

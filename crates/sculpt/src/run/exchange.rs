@@ -15,6 +15,7 @@ use crate::build::{BodyTemplate, Step};
 use crate::failure::{self, Key, Scrubber};
 use crate::reference::{Scope, StepResult};
 use crate::send::{self, Body, Failure, Policy, Request};
+use crate::style;
 use crate::template::as_text;
 
 /// What a path segment keeps unencoded: RFC 3986's unreserved characters. Everything else,
@@ -209,7 +210,16 @@ impl Sculpted {
     ) -> Result<Url, ToolFailure> {
         let path = step
             .path
-            .text(scope, |value, out| out.extend(utf8_percent_encode(value, SEGMENT)))
+            .text_of(scope, |value, out| {
+                // An array or object in OpenAPI's `simple` style (`a,b`), each part encoded.
+                let parts = style::parts(value);
+                for (i, part) in parts.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.extend(utf8_percent_encode(part, SEGMENT));
+                }
+            })
             .ok_or_else(|| {
                 step.errors
                     .apply(&Key::Missing, unexpected("path", step.path.missing(scope)), scope)
@@ -246,15 +256,19 @@ impl Sculpted {
         };
         if !step.query.is_empty() {
             let mut pairs = url.query_pairs_mut();
-            for (key, template) in &step.query {
-                match template.render(scope) {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Array(items)) => {
+            for (key, template, style) in &step.query {
+                match (template.render(scope), style) {
+                    (None, _) => {}
+                    (Some(value), Some(style)) => {
+                        pairs.extend_pairs(style.pairs(key, &value));
+                    }
+                    (Some(Value::Null), None) => {}
+                    (Some(Value::Array(items)), None) => {
                         for item in items.iter().filter(|i| !i.is_null()) {
                             pairs.append_pair(key, &as_text(item));
                         }
                     }
-                    Some(value) => {
+                    (Some(value), None) => {
                         pairs.append_pair(key, &as_text(&value));
                     }
                 }
@@ -268,7 +282,8 @@ impl Sculpted {
             headers.insert("traceparent", value);
         }
         for (name, template) in &step.headers {
-            let Some(text) = template.text(scope, |s, out| out.push_str(s)) else {
+            // An array or object is written as OpenAPI's `simple` style says (`a,b`).
+            let Some(text) = template.value(scope).map(|v| style::simple(&v)) else {
                 continue;
             };
             let mut value = HeaderValue::from_bytes(text.as_bytes()).map_err(|_| {
@@ -280,9 +295,22 @@ impl Sculpted {
             value.set_sensitive(template.has_secret());
             headers.insert(name.clone(), value);
         }
+        let cookies: Vec<String> = step
+            .cookies
+            .iter()
+            .filter_map(|(name, template)| Some(format!("{name}={}", style::cookie(&*template.value(scope)?))))
+            .collect();
+        if !cookies.is_empty() {
+            let mut value = HeaderValue::from_str(&cookies.join("; ")).map_err(|_| {
+                ToolFailure::permanent("a value cannot be sent in an upstream cookie").with_code(failure::INVALID_INPUT)
+            })?;
+            value.set_sensitive(step.cookies.iter().any(|(_, t)| t.has_secret()));
+            headers.insert(reqwest::header::COOKIE, value);
+        }
         let body = match &step.body {
             None => None,
-            Some(BodyTemplate::Json(template)) => Some(Body::Json(template.render(scope).unwrap_or(Value::Null))),
+            // A body that is one optional input left out is no body at all.
+            Some(BodyTemplate::Json(template)) => template.render(scope).map(Body::Json),
             Some(BodyTemplate::Form(fields)) => Some(Body::Form(
                 fields
                     .iter()

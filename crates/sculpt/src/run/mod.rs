@@ -411,10 +411,15 @@ fn sent_secrets(recipe: &Recipe) -> Vec<toolhost_core::Secret> {
     let mut references: Vec<&Reference> = Vec::new();
     for step in &recipe.steps {
         references.extend(step.path.references());
-        for (_, value) in &step.query {
+        for (_, value, _) in &step.query {
             references.extend(value.references());
         }
-        for (_, header) in &step.headers {
+        for header in step
+            .headers
+            .iter()
+            .map(|(_, t)| t)
+            .chain(step.cookies.iter().map(|(_, t)| t))
+        {
             references.extend(header.references());
         }
         match &step.body {

@@ -358,3 +358,42 @@ outputs: { temp: me.body.temp }
     );
     assert_eq!(problems.len(), 1, "{problems:?}");
 }
+
+/// Issue #38.3: a styled query value and a cookie are checked at load, each named.
+#[test]
+fn styled_query_values_and_cookies_are_checked() {
+    let styled = r#"
+kind: http
+base_url: http://127.0.0.1:9
+steps:
+  - name: geocode
+    path: /search
+    query:
+      name: { value: "{{input.city}}", style: pipeDelimited, explode: false }
+      near: { value: "{{input.city}}", style: matrix }
+      far: { value: "{{input.city}}", stile: form }
+    cookies: { "bad name": "{{input.city}}", session: "{{input.cty}}" }
+outputs: { temp: geocode.body.temp }
+"#;
+    let problems = errors(styled);
+    one(
+        &problems,
+        &["step `geocode`, `query.near`", "`style: matrix` is not a query style"],
+    );
+    one(
+        &problems,
+        &[
+            "step `geocode`, `query.far`",
+            "`stile` is not a key of a styled query value",
+        ],
+    );
+    one(
+        &problems,
+        &["step `geocode`, `cookies.bad name`", "not a valid cookie name"],
+    );
+    one(
+        &problems,
+        &["step `geocode`, `cookies.session`", "refers to input `cty`"],
+    );
+    assert!(!problems.iter().any(|p| p.contains("query.name")), "{problems:?}");
+}

@@ -134,9 +134,15 @@ async fn an_imported_openapi_document_is_a_working_catalog() {
         stderr.contains("wrote 3 tools") && stderr.contains("PET_SHOP_API_KEY"),
         "{stderr}"
     );
+    // Nothing left out (#38.4): the optional object and the cookie are taken whole.
     assert!(
-        stderr.contains("`owner` is not a scalar") && stderr.contains("cookie parameter `session`"),
-        "nothing left out silently: {stderr}"
+        !stderr.contains("left out") && !stderr.contains("skipped"),
+        "nothing left out: {stderr}"
+    );
+    let yaml = std::fs::read_to_string(out.join("pet_shop.yaml")).unwrap();
+    assert!(
+        yaml.contains(r#""cookies":{"session":"{{input.session}}"}"#) && yaml.contains(r#""owner":"{{input.owner}}""#),
+        "{yaml}"
     );
     let yaml = std::fs::read_to_string(out.join("pet_shop.yaml")).unwrap();
     assert!(
@@ -319,7 +325,7 @@ async fn an_overlay_sculpts_the_imported_tools_and_combines_operations() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success());
     assert!(
-        stderr.contains("tool `add_pet`: `keep` names nme") && stderr.contains("it has: name, status"),
+        stderr.contains("tool `add_pet`: `keep` names nme") && stderr.contains("it has: name, owner, status"),
         "{stderr}"
     );
     let bad = dir.write("bad2.yaml", "tools:\n  add_pet:\n    kep: [name]\n");

@@ -242,9 +242,11 @@ server = MCPServer("city-peer")
 
 
 @server.tool()
-def weather(city: Literal["New York", "são paulo", "paris-15"]) -> str:
+def weather(
+    city: Literal["New York", "são paulo", "paris-15"], days: int = 3, tags: list[str] | None = None
+) -> str:
     """The weather of a city."""
-    return f"sunny in {city}"
+    return f"sunny in {city} for {days} days{' ' + ','.join(tags) if tags else ''}"
 
 
 if __name__ == "__main__":
@@ -277,11 +279,27 @@ async fn a_federated_enumeration_is_an_enum_whose_names_reach_the_upstream_as_it
         schema["properties"]["city"]["enum"],
         json!(["New York", "são paulo", "paris-15"])
     );
+    // The upstream's default as it wrote it, and its optional list as a list (#38.4).
+    assert_eq!(schema["properties"]["days"]["default"], json!(3), "{schema}");
+    assert_eq!(
+        schema["properties"]["tags"]["anyOf"][0],
+        json!({"type": "array", "items": {"type": "string"}}),
+        "{schema}"
+    );
+    let answer = mcp_call(&server.base, "weather", json!({"city": "paris-15", "tags": ["a", "b"]})).await;
+    assert!(
+        answer.to_string().contains("sunny in paris-15 for 3 days a,b"),
+        "{answer}"
+    );
     let (code, answer) = invoke(&server.base, "weather", json!([{"name": "city", "value": "NEW_YORK"}])).await;
     assert_eq!(code, 200, "{answer}");
-    assert_eq!(outputs_of(&answer)["result"], json!("sunny in New York"), "{answer}");
+    assert_eq!(
+        outputs_of(&answer)["result"],
+        json!("sunny in New York for 3 days"),
+        "{answer}"
+    );
     let answer = mcp_call(&server.base, "weather", json!({"city": "paris-15"})).await;
-    assert!(answer.to_string().contains("sunny in paris-15"), "{answer}");
+    assert!(answer.to_string().contains("sunny in paris-15 for 3 days"), "{answer}");
     assert!(server.terminate());
 }
 

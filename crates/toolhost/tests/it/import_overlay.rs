@@ -112,8 +112,8 @@ async fn a_re_import_with_an_overlay_keeps_what_the_file_says_by_hand() {
     let edited = yaml
         .replace("{{secret.PET_SHOP_API_KEY}}", "{{secret.HAND_KEY}}")
         .replace(
-            r#"backend: {"kind":"http","outputs":{"id":"call.body.id","name":"call.body.name","status":"call.body.status","tags":"call.body.tags"},"steps":[{"headers""#,
-            r#"backend: {"kind":"http","retries":0,"outputs":{"id":"call.body.id","name":"call.body.name","status":"call.body.status","tags":"call.body.tags"},"steps":[{"headers""#,
+            r#"backend: {"kind":"http","outputs":{"id":"call.body.id","name":"call.body.name","status":"call.body.status","tags":"call.body.tags"},"steps":[{"cookies""#,
+            r#"backend: {"kind":"http","retries":0,"outputs":{"id":"call.body.id","name":"call.body.name","status":"call.body.status","tags":"call.body.tags"},"steps":[{"cookies""#,
         );
     assert_ne!(edited, yaml);
     std::fs::write(&file, &edited).unwrap();

@@ -22,6 +22,7 @@ mod import;
 mod import_fidelity;
 mod import_overlay;
 mod import_peers;
+mod import_structured;
 #[path = "../../../../tests/spec-servers/launch.rs"]
 mod launch;
 mod ops;
