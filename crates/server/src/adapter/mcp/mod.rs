@@ -14,11 +14,14 @@
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
+mod completion;
 mod convert;
 mod error;
 mod fast;
 mod front;
 mod handler;
+mod prompts;
+mod resources;
 mod sessions;
 
 use std::sync::Arc;
