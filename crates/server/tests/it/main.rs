@@ -11,6 +11,7 @@ mod auth;
 mod limits;
 mod mcp_fast_path;
 mod mcp_malformed;
+mod mcp_resources;
 mod mcp_sessions;
 mod nact_bad_input;
 mod nact_bad_request;
