@@ -10,7 +10,8 @@
 //!   Invalid arguments and tool failures are results with `isError: true` whose text says which
 //!   parameter is wrong and what is allowed; an unknown tool is a JSON-RPC error.
 //!   `_meta: {"toolhost/version": "x.y.z"}` pins a version.
-//! - Only tools are declared; prompts, resources and completion answer method-not-found.
+//! - Prompts (agents), resources (declared documents, tools, agents) and completion:
+//!   `prompts.rs`, `resources.rs`, `completion.rs`.
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
