@@ -13,6 +13,7 @@ mod mcp_fast_path;
 mod mcp_malformed;
 mod mcp_resources;
 mod mcp_sessions;
+mod mcp_subscriptions;
 mod nact_bad_input;
 mod nact_bad_request;
 mod nact_failures;

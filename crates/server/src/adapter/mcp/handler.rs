@@ -7,13 +7,13 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, Tool as McpTool,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
 
-use super::{VERSION_META, completion, convert, error, prompts, resources};
+use super::{VERSION_META, completion, convert, error, prompts, resources, subscriptions};
 use crate::State;
 use crate::auth::Caller;
 
@@ -23,17 +23,40 @@ pub struct Handler {
     state: Arc<State>,
     /// Over stdio the client is the local process that started us: no HTTP auth applies.
     local: bool,
+    /// This session's resource subscriptions (a fresh set per session: [`Handler::for_session`]).
+    subscriptions: Arc<subscriptions::Subscriptions>,
 }
 
 impl Handler {
     /// A handler for MCP over HTTP, where the auth layer has identified the caller.
     pub fn new(state: Arc<State>) -> Self {
-        Self { state, local: false }
+        Self {
+            state,
+            local: false,
+            subscriptions: Arc::default(),
+        }
+    }
+
+    /// This handler for a new session (or, stateless, a new request): its own subscriptions.
+    pub fn for_session(&self) -> Self {
+        Self {
+            subscriptions: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether updates can reach the client: over stdio, or with sessions.
+    fn can_notify(&self) -> bool {
+        self.local || self.state.config.mcp.sessions
     }
 
     /// A handler for MCP over stdio.
     pub fn local(state: Arc<State>) -> Self {
-        Self { state, local: true }
+        Self {
+            state,
+            local: true,
+            subscriptions: Arc::default(),
+        }
     }
 
     /// Who is calling, as every adapter says it; over stdio nobody, and everything is seen.
@@ -64,6 +87,16 @@ impl Handler {
             None => catalog.agents().to_vec(),
         }
     }
+}
+
+/// Why a stateless server keeps no subscriptions (the capability is not declared there).
+fn no_subscriptions() -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        "resources/subscribe: this server is stateless and has no stream to send updates on; \
+         re-read resources when their ttlMs runs out, or use a server started with --mcp-sessions",
+        None,
+    )
 }
 
 /// What a call over MCP's HTTP transport runs with: the caller the auth layer recorded (none:
@@ -117,12 +150,17 @@ impl ServerHandler for Handler {
         let info = Implementation::new(self.state.config.server_name.clone(), env!("CARGO_PKG_VERSION"));
         // An agent's endpoint (issue #33): its procedure is the server's instructions, and the
         // one prompt, so that clients show it to the model as the designer wrote it.
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_prompts()
             .enable_resources()
             .enable_completions()
             .build();
+        if self.can_notify()
+            && let Some(resources) = capabilities.resources.as_mut()
+        {
+            resources.subscribe = Some(true);
+        }
         if let Some(serving) = &self.state.agent {
             return ServerConfig::new(capabilities)
                 .with_server_info(info)
@@ -247,6 +285,31 @@ impl ServerHandler for Handler {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let catalog = self.state.engine.catalog();
         resources::read(&catalog, &self.call_context(&context), &request.uri).map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.can_notify() {
+            return Err(no_subscriptions());
+        }
+        let caller = self.call_context(&context);
+        self.subscriptions
+            .subscribe(&self.state.engine, caller, context.peer.clone(), &request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.can_notify() {
+            return Err(no_subscriptions());
+        }
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
     }
 
     async fn complete(

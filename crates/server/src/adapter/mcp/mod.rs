@@ -11,7 +11,8 @@
 //!   parameter is wrong and what is allowed; an unknown tool is a JSON-RPC error.
 //!   `_meta: {"toolhost/version": "x.y.z"}` pins a version.
 //! - Prompts (agents), resources (declared documents, tools, agents) and completion:
-//!   `prompts.rs`, `resources.rs`, `completion.rs`.
+//!   `prompts.rs`, `resources.rs`, `completion.rs`; subscriptions with sessions or stdio
+//!   (`subscriptions.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
@@ -24,6 +25,7 @@ mod handler;
 mod prompts;
 mod resources;
 mod sessions;
+mod subscriptions;
 
 use std::sync::Arc;
 
@@ -64,7 +66,7 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
         http = http.with_allowed_origins(config.allowed_origins.iter().cloned());
     }
     let handler = Handler::new(Arc::clone(state));
-    let factory = move || Ok(handler.clone());
+    let factory = move || Ok(handler.for_session());
     let front = Arc::new(front::Front {
         fast: (!config.sessions).then(|| Arc::clone(state)),
         limit: state.config.body_limit,
