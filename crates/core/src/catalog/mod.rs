@@ -585,7 +585,10 @@ impl Catalog {
             .filter(|(name, _)| tools.iter().any(|t| &t.toolkit == *name))
             .map(|(name, description)| (name.clone(), description.clone()))
             .collect();
-        Self::from_tools(tools, toolkits, Vec::new())
+        let mut own = Self::from_tools(tools, toolkits, Vec::new());
+        // The declared documents are not tools: an agent's prompt may attach any of them.
+        own.resources = Arc::clone(&self.resources);
+        own
     }
 }
 

@@ -56,9 +56,14 @@ async fn rpc(server: &Server, method: &str, params: Value) -> Result<Value, Valu
 
 /// [`rpc`] with the API key `key`.
 async fn rpc_as(server: &Server, key: &str, method: &str, params: Value) -> Result<Value, Value> {
+    rpc_at(server, "/mcp", key, method, params).await
+}
+
+/// [`rpc_as`] at the MCP endpoint `path`.
+async fn rpc_at(server: &Server, path: &str, key: &str, method: &str, params: Value) -> Result<Value, Value> {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let reply = reqwest::Client::new()
-        .post(format!("{}/mcp", server.base))
+        .post(format!("{}{path}", server.base))
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
         .header("mcp-protocol-version", "2025-06-18")
@@ -211,6 +216,18 @@ async fn agents_are_prompts_with_arguments_and_attachments() {
         messages[2]["content"]["text"],
         "Plan a trip to Paris. Go by train. Use divide_numbers() to split costs.\n"
     );
+
+    // At the agent's own endpoint, the same prompt with the same attachments.
+    let own = rpc_at(
+        &server,
+        "/agents/plan/mcp",
+        "plain-key",
+        "prompts/get",
+        json!({"name": "plan", "arguments": {"city": "Paris", "note": " Go by train."}}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(own["messages"], got["messages"]);
 
     let missing = rpc(&server, "prompts/get", json!({"name": "plan"})).await.unwrap_err();
     assert_eq!(missing["code"], -32602);
