@@ -10,6 +10,7 @@ mod agents;
 mod auth;
 mod limits;
 mod mcp_fast_path;
+mod mcp_logging;
 mod mcp_malformed;
 mod mcp_resources;
 mod mcp_sessions;

@@ -22,7 +22,7 @@ fn docs(text: &str) -> Source {
 }
 
 /// `initialize`; the session id (with sessions on) and the answer.
-async fn initialize(server: &Server) -> (Option<String>, String) {
+pub(crate) async fn initialize(server: &Server) -> (Option<String>, String) {
     let init = post(
         server,
         None,
@@ -32,6 +32,28 @@ async fn initialize(server: &Server) -> (Option<String>, String) {
     .await;
     let session = init.headers().get(SESSION).map(|v| v.to_str().unwrap().to_owned());
     (session, init.text().await.unwrap())
+}
+
+/// A session, initialized: its id, the `initialize` answer and its standalone GET stream.
+pub(crate) async fn open_session(server: &Server) -> (String, String, reqwest::Response) {
+    let (session, answer) = initialize(server).await;
+    let session = session.expect("a session id");
+    let _ = post(
+        server,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let stream = client()
+        .get(format!("{}/mcp", server.base))
+        .header("accept", "text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header(SESSION, &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    (session, answer, stream)
 }
 
 /// Serves a new catalog: the bundled one and `docs.yaml` with `text`.
@@ -65,24 +87,8 @@ async fn a_session_hears_of_a_changed_resource_after_a_reload_until_it_unsubscri
         .with_config(|c| c.mcp.sessions = true)
         .start()
         .await;
-    let (session, answer) = initialize(&server).await;
-    let session = session.expect("a session id");
+    let (session, answer, mut stream) = open_session(&server).await;
     assert!(answer.contains(r#""subscribe":true"#), "{answer}");
-    let _ = post(
-        &server,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
-    let mut stream = client()
-        .get(format!("{}/mcp", server.base))
-        .header("accept", "text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .header(SESSION, &session)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(stream.status().as_u16(), 200);
     for (id, uri) in [(2, "docs://style"), (3, "toolhost://tools/add_numbers")] {
         let reply = post(
             &server,
@@ -136,12 +142,24 @@ async fn a_stateless_server_keeps_no_subscriptions_and_says_why() {
         .with_sources(vec![docs("Write plainly.")])
         .start()
         .await;
-    let (_, init) = initialize(&server).await;
-    assert!(!init.contains(r#""subscribe":true"#), "{init}");
-    let reply: Value = post(
+    refuses_statelessly(
         &server,
+        r#""subscribe":true"#,
+        "resources/subscribe",
+        json!({"uri": "docs://style"}),
+    )
+    .await;
+}
+
+/// Asserts a stateless `server` does not declare `capability` (as it appears in `initialize`)
+/// and answers `method` method-not-found, pointing at `--mcp-sessions`.
+pub(crate) async fn refuses_statelessly(server: &Server, capability: &str, method: &str, params: Value) {
+    let (_, init) = initialize(server).await;
+    assert!(!init.contains(capability), "{init}");
+    let reply: Value = post(
+        server,
         None,
-        json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": "docs://style"}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params}),
     )
     .await
     .json()

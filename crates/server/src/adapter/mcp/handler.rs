@@ -13,7 +13,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
 
-use super::{VERSION_META, completion, convert, error, prompts, resources, subscriptions};
+use super::{VERSION_META, completion, convert, error, logging, prompts, resources, subscriptions};
 use crate::State;
 use crate::auth::Caller;
 
@@ -25,6 +25,8 @@ pub struct Handler {
     local: bool,
     /// This session's resource subscriptions (a fresh set per session: [`Handler::for_session`]).
     subscriptions: Arc<subscriptions::Subscriptions>,
+    /// This session's log level (`logging/setLevel`).
+    log_level: Arc<logging::Level>,
 }
 
 impl Handler {
@@ -34,6 +36,7 @@ impl Handler {
             state,
             local: false,
             subscriptions: Arc::default(),
+            log_level: Arc::default(),
         }
     }
 
@@ -41,6 +44,7 @@ impl Handler {
     pub fn for_session(&self) -> Self {
         Self {
             subscriptions: Arc::default(),
+            log_level: Arc::default(),
             ..self.clone()
         }
     }
@@ -56,6 +60,7 @@ impl Handler {
             state,
             local: true,
             subscriptions: Arc::default(),
+            log_level: Arc::default(),
         }
     }
 
@@ -156,10 +161,11 @@ impl ServerHandler for Handler {
             .enable_resources()
             .enable_completions()
             .build();
-        if self.can_notify()
-            && let Some(resources) = capabilities.resources.as_mut()
-        {
-            resources.subscribe = Some(true);
+        if self.can_notify() {
+            if let Some(resources) = capabilities.resources.as_mut() {
+                resources.subscribe = Some(true);
+            }
+            capabilities.logging = Some(rmcp::model::JsonObject::default());
         }
         if let Some(serving) = &self.state.agent {
             return ServerConfig::new(capabilities)
@@ -220,15 +226,34 @@ impl ServerHandler for Handler {
             .and_then(|m| m.0.get(VERSION_META))
             .or_else(|| context.meta.0.get(VERSION_META));
         let name = request.name.into_owned();
-        call(
+        let started = std::time::Instant::now();
+        let result = call(
             &self.state,
             self.call_context(&context),
-            name,
+            name.clone(),
             request.arguments,
             pinned,
         )
-        .await
-        .map(Into::into)
+        .await?;
+        if self.can_notify() {
+            self.log_level
+                .call_outcome(&context.peer, &name, started.elapsed(), &result)
+                .await;
+        }
+        Ok(result.into())
+    }
+
+    #[allow(deprecated)] // MCP logging (SEP-2577)
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.can_notify() {
+            return Err(logging::stateless());
+        }
+        self.log_level.set(request.level);
+        Ok(())
     }
 
     // Prompts: the agents the caller may use (at an agent's endpoint, that agent alone);

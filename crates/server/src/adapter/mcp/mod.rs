@@ -12,7 +12,7 @@
 //!   `_meta: {"toolhost/version": "x.y.z"}` pins a version.
 //! - Prompts (agents), resources (declared documents, tools, agents) and completion:
 //!   `prompts.rs`, `resources.rs`, `completion.rs`; subscriptions with sessions or stdio
-//!   (`subscriptions.rs`).
+//!   (`subscriptions.rs`); `logging/setLevel` and each call's outcome there too (`logging.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
@@ -22,6 +22,7 @@ mod error;
 mod fast;
 mod front;
 mod handler;
+mod logging;
 mod prompts;
 mod resources;
 mod sessions;
