@@ -39,6 +39,16 @@ async def exercise(label, target):
             check(f"{label}: an unknown tool is a JSON-RPC error", False, "no error raised")
         except Exception as error:  # the SDK raises for JSON-RPC errors
             check(f"{label}: an unknown tool is a JSON-RPC error", "no_such_tool" in str(error), error)
+        # Resources (issue #39.5): each tool's definition, read back as JSON.
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        check(f"{label}: resources/list has each tool's definition", "toolhost://tools/add_numbers" in listed, listed)
+        read = await client.read_resource("toolhost://tools/add_numbers")
+        definition = json.loads(read.contents[0].text)
+        check(f"{label}: a tool's resource is its MCP definition", definition["name"] == "add_numbers" and "inputSchema" in definition, definition)
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        check(f"{label}: the server's templates are listed", "toolhost://tools/{name}" in templates, templates)
+        done = await client.complete({"type": "ref/resource", "uri": "toolhost://tools/{name}"}, {"name": "name", "value": "add_"})
+        check(f"{label}: completion offers tool names", done.completion.values == ["add_numbers"], done.completion)
 
 
 async def main():

@@ -52,6 +52,18 @@ async function exercise(label, transport) {
     rejected = String(error).includes("no_such_tool");
   }
   check(`${label}: an unknown tool is a JSON-RPC error`, rejected, "no error");
+  // Resources (issue #39.5): each tool's definition; a missing one is -32602 with data.uri.
+  const { resources } = await client.listResources();
+  check(`${label}: resources/list has each tool's definition`, resources.some((r) => r.uri === "toolhost://tools/add_numbers"), resources.map((r) => r.uri));
+  const read = await client.readResource({ uri: "toolhost://tools/add_numbers" });
+  check(`${label}: a tool's resource is its MCP definition`, JSON.parse(read.contents[0].text).name === "add_numbers", read);
+  let missing;
+  try {
+    await client.readResource({ uri: "toolhost://tools/no_such_tool" });
+  } catch (error) {
+    missing = error;
+  }
+  check(`${label}: a missing resource is -32602 with its uri`, missing?.code === -32602 && missing?.data?.uri === "toolhost://tools/no_such_tool", missing);
   await client.close();
 }
 

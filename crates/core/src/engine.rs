@@ -16,6 +16,8 @@ use crate::validate::{self, ParameterError};
 pub struct Engine {
     catalog: ArcSwap<Catalog>,
     generation: std::sync::atomic::AtomicU64,
+    /// The generation, for those who wait for the next catalog ([`Engine::reloads`]).
+    reloads: tokio::sync::watch::Sender<u64>,
     /// For an agent's engine, the whole catalog's: the tools a backend calls in turn (a
     /// sculpted `tool` step) are found there, not among the agent's tools.
     outer: Option<Arc<Engine>>,
@@ -148,6 +150,7 @@ impl Engine {
         Self {
             catalog: ArcSwap::from_pointee(catalog),
             generation: std::sync::atomic::AtomicU64::new(1),
+            reloads: tokio::sync::watch::Sender::new(1),
             outer: None,
         }
     }
@@ -158,6 +161,7 @@ impl Engine {
         Self {
             catalog: ArcSwap::new(catalog),
             generation: std::sync::atomic::AtomicU64::new(1),
+            reloads: tokio::sync::watch::Sender::new(1),
             outer: Some(outer),
         }
     }
@@ -170,7 +174,14 @@ impl Engine {
     /// Atomically serves a new catalog from now on.
     pub fn replace(&self, catalog: Catalog) {
         self.catalog.store(Arc::new(catalog));
-        self.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let generation = self.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        self.reloads.send_replace(generation);
+    }
+
+    /// Sees each [`Engine::replace`] from now on: `changed()` returns once a new catalog is
+    /// served (MCP resource subscriptions wait on it).
+    pub fn reloads(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.reloads.subscribe()
     }
 
     /// How many catalogs this engine has served: 1 at start, one more per [`Engine::replace`].

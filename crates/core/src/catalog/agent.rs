@@ -38,6 +38,10 @@ pub struct Agent {
     pub handoffs: Vec<String>,
     /// The operating procedure: the Markdown after the front matter.
     pub procedure: String,
+    /// The arguments the agent takes as a prompt (`arguments:`), `{{name}}` in the procedure.
+    pub arguments: Vec<super::prompt::PromptArgument>,
+    /// The resources the prompt attaches (`attach:`): URIs, `{{argument}}` filled in.
+    pub attach: Vec<String>,
     /// The file the agent was read from.
     pub source: String,
     /// The check's warnings about this agent.
@@ -130,6 +134,10 @@ struct FrontMatter {
     scopes: Option<Vec<String>>,
     #[serde(default)]
     handoffs: Vec<String>,
+    #[serde(default)]
+    arguments: Vec<super::prompt::ArgumentDef>,
+    #[serde(default)]
+    attach: Vec<String>,
 }
 
 /// Why `name` is not an agent name, for a person to fix; `None` when it is one.
@@ -356,6 +364,7 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
     {
         report(Severity::Error, "scopes", "a scope is empty".to_owned());
     }
+    let arguments = super::prompt::check(front.arguments, &front.attach, procedure, catalog, &report);
     // Resolve every selected tool.
     let mentions = mentions(procedure);
     let mut tools: Vec<AgentTool> = Vec::new();
@@ -478,6 +487,8 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
         tools,
         scopes,
         handoffs,
+        arguments,
+        attach: front.attach,
         procedure: procedure.trim_start_matches(['\r', '\n']).to_owned(),
         source: source.name.clone(),
         findings: findings.into_inner(),

@@ -8,11 +8,15 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-/// A catalog file: one or more toolkits.
+/// A catalog file: toolkits, and documents it serves as resources (MCP).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileDef {
+    #[serde(default)]
     pub toolkits: Vec<ToolkitDef>,
+    /// Documents served as resources (see `resource`).
+    #[serde(default)]
+    pub resources: Vec<super::resource::ResourceDef>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,6 +11,8 @@ mod load;
 pub mod lock;
 mod parameter;
 mod problem;
+pub mod prompt;
+pub mod resource;
 mod schema;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -62,6 +64,8 @@ pub struct Catalog {
     watched: Vec<usize>,
     /// The agents designed over this catalog, by name (`agents/*.md`).
     agents: Vec<Arc<Agent>>,
+    /// The documents the catalog files declare (`resources:`), in file order.
+    resources: Arc<Vec<resource::Resource>>,
 }
 
 impl fmt::Debug for Catalog {
@@ -528,12 +532,32 @@ impl Catalog {
             toolkits,
             warnings,
             agents: Vec::new(),
+            resources: Arc::default(),
         }
     }
 
     /// The agents designed over this catalog, sorted by name.
     pub fn agents(&self) -> &[Arc<Agent>] {
         &self.agents
+    }
+
+    /// The resources the catalog files declare, in file order.
+    pub fn resources(&self) -> &Arc<Vec<resource::Resource>> {
+        &self.resources
+    }
+
+    /// The declared resource served at `uri` (a fixed URI first, then the first template that
+    /// matches), with its content there.
+    pub fn read_resource(&self, uri: &str) -> Option<(&resource::Resource, resource::Content)> {
+        let fixed = self
+            .resources
+            .iter()
+            .filter(|r| matches!(r.address, resource::Address::Uri(_)));
+        let templates = self
+            .resources
+            .iter()
+            .filter(|r| matches!(r.address, resource::Address::Template(_)));
+        fixed.chain(templates).find_map(|r| r.read(uri).map(|c| (r, c)))
     }
 
     /// The agent with this name.
@@ -561,7 +585,10 @@ impl Catalog {
             .filter(|(name, _)| tools.iter().any(|t| &t.toolkit == *name))
             .map(|(name, description)| (name.clone(), description.clone()))
             .collect();
-        Self::from_tools(tools, toolkits, Vec::new())
+        let mut own = Self::from_tools(tools, toolkits, Vec::new());
+        // The declared documents are not tools: an agent's prompt may attach any of them.
+        own.resources = Arc::clone(&self.resources);
+        own
     }
 }
 

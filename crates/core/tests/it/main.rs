@@ -15,6 +15,7 @@ mod json_schema;
 mod params;
 mod props;
 mod requirements;
+mod resources;
 mod shipped;
 mod version_lock;
 

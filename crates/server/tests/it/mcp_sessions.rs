@@ -12,7 +12,7 @@ use crate::support::{Server, Spawn};
 
 const SESSION: &str = "mcp-session-id";
 
-fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))
@@ -20,7 +20,8 @@ fn client() -> reqwest::Client {
         .unwrap()
 }
 
-async fn post(server: &Server, session: Option<&str>, body: Value) -> reqwest::Response {
+/// One JSON-RPC message over streamable HTTP, in `session` when given.
+pub(crate) async fn post(server: &Server, session: Option<&str>, body: Value) -> reqwest::Response {
     let mut request = client()
         .post(format!("{}/mcp", server.base))
         .header("accept", "application/json, text/event-stream")

@@ -89,6 +89,8 @@ impl Loader {
         };
         let mut tools = Vec::new();
         let mut toolkits: BTreeMap<String, Option<String>> = BTreeMap::new();
+        let mut resources = Vec::new();
+        let mut resource_uris = std::collections::BTreeSet::new();
         // Agent files (`agents/*.md`) are read after the tools, against them.
         let (agents, sources): (Vec<&Source>, Vec<&Source>) = sources.iter().partition(|s| s.is_agent());
         for (source, (file, problems)) in sources.iter().zip(parse_all(&sources)) {
@@ -96,6 +98,13 @@ impl Loader {
             let Some(file) = file else {
                 continue;
             };
+            super::resource::load(
+                &source.name,
+                file.resources,
+                &mut resource_uris,
+                &mut resources,
+                &mut ctx.problems,
+            );
             for toolkit in file.toolkits {
                 let place = Place {
                     file: source.name.clone(),
@@ -135,6 +144,7 @@ impl Loader {
             return Err(ctx.problems);
         }
         let mut catalog = Catalog::from_tools(tools, toolkits, Vec::new());
+        catalog.resources = Arc::new(resources);
         catalog.agents = super::agent::load(&agents, &catalog, &mut ctx.problems);
         if ctx.problems.iter().any(|p| p.severity == Severity::Error) {
             ctx.problems.sort_by_key(|p| std::cmp::Reverse(p.severity));

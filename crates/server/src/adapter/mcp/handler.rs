@@ -4,17 +4,16 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod, CompleteRequestParams,
-    CompleteResult, GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult,
-    ListResourcesRequestMethod, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage,
-    Role, ServerCapabilities, ServerConfig, Tool as McpTool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
 
-use super::{VERSION_META, convert, error};
+use super::{VERSION_META, completion, convert, error, logging, prompts, resources, subscriptions};
 use crate::State;
 use crate::auth::Caller;
 
@@ -24,17 +23,45 @@ pub struct Handler {
     state: Arc<State>,
     /// Over stdio the client is the local process that started us: no HTTP auth applies.
     local: bool,
+    /// This session's resource subscriptions (a fresh set per session: [`Handler::for_session`]).
+    subscriptions: Arc<subscriptions::Subscriptions>,
+    /// This session's log level (`logging/setLevel`).
+    log_level: Arc<logging::Level>,
 }
 
 impl Handler {
     /// A handler for MCP over HTTP, where the auth layer has identified the caller.
     pub fn new(state: Arc<State>) -> Self {
-        Self { state, local: false }
+        Self {
+            state,
+            local: false,
+            subscriptions: Arc::default(),
+            log_level: Arc::default(),
+        }
+    }
+
+    /// This handler for a new session (or, stateless, a new request): its own subscriptions.
+    pub fn for_session(&self) -> Self {
+        Self {
+            subscriptions: Arc::default(),
+            log_level: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether updates can reach the client: over stdio, or with sessions.
+    fn can_notify(&self) -> bool {
+        self.local || self.state.config.mcp.sessions
     }
 
     /// A handler for MCP over stdio.
     pub fn local(state: Arc<State>) -> Self {
-        Self { state, local: true }
+        Self {
+            state,
+            local: true,
+            subscriptions: Arc::default(),
+            log_level: Arc::default(),
+        }
     }
 
     /// Who is calling, as every adapter says it; over stdio nobody, and everything is seen.
@@ -55,6 +82,26 @@ impl Handler {
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Caller>())
     }
+}
+
+impl Handler {
+    /// The agents served as prompts here: at an agent's endpoint that agent, else the catalog's.
+    fn agents(&self, catalog: &Arc<toolhost_core::Catalog>) -> Vec<Arc<toolhost_core::catalog::Agent>> {
+        match &self.state.agent {
+            Some(serving) => vec![Arc::clone(&serving.agent)],
+            None => catalog.agents().to_vec(),
+        }
+    }
+}
+
+/// Why a stateless server keeps no subscriptions (the capability is not declared there).
+fn no_subscriptions() -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        "resources/subscribe: this server is stateless and has no stream to send updates on; \
+         re-read resources when their ttlMs runs out, or use a server started with --mcp-sessions",
+        None,
+    )
 }
 
 /// What a call over MCP's HTTP transport runs with: the caller the auth layer recorded (none:
@@ -108,12 +155,24 @@ impl ServerHandler for Handler {
         let info = Implementation::new(self.state.config.server_name.clone(), env!("CARGO_PKG_VERSION"));
         // An agent's endpoint (issue #33): its procedure is the server's instructions, and the
         // one prompt, so that clients show it to the model as the designer wrote it.
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_completions()
+            .build();
+        if self.can_notify() {
+            if let Some(resources) = capabilities.resources.as_mut() {
+                resources.subscribe = Some(true);
+            }
+            capabilities.logging = Some(rmcp::model::JsonObject::default());
+        }
         if let Some(serving) = &self.state.agent {
-            return ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().build())
+            return ServerConfig::new(capabilities)
                 .with_server_info(info)
                 .with_instructions(serving.agent.procedure.clone());
         }
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(capabilities)
             .with_server_info(info)
             .with_instructions("Tools from a toolhost catalog. Arguments are checked against each tool's inputSchema; an error result says which argument to fix.")
     }
@@ -136,7 +195,10 @@ impl ServerHandler for Handler {
                 .filter_map(|t| built.view.get(&t.name).cloned())
                 .collect()
         };
-        Ok(ListToolsResult::with_all_items(tools))
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.ttl_ms = Some(resources::TTL_MS);
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
     }
 
     /// The tool rmcp checks `Mcp-Param-*` headers against. A tool the caller may not see is
@@ -164,63 +226,72 @@ impl ServerHandler for Handler {
             .and_then(|m| m.0.get(VERSION_META))
             .or_else(|| context.meta.0.get(VERSION_META));
         let name = request.name.into_owned();
-        call(
+        let started = std::time::Instant::now();
+        let result = call(
             &self.state,
             self.call_context(&context),
-            name,
+            name.clone(),
             request.arguments,
             pinned,
         )
-        .await
-        .map(Into::into)
+        .await?;
+        if self.can_notify() {
+            self.log_level
+                .call_outcome(&context.peer, &name, started.elapsed(), &result)
+                .await;
+        }
+        Ok(result.into())
     }
 
-    // Only tools are declared (and an agent's one prompt), so nothing else answers as if it
-    // existed (DEPENDENCIES.md §3 gotcha 3: rmcp's defaults return empty lists for undeclared
-    // capabilities).
+    #[allow(deprecated)] // MCP logging (SEP-2577)
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.can_notify() {
+            return Err(logging::stateless());
+        }
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
+    // Prompts: the agents the caller may use (at an agent's endpoint, that agent alone);
+    // resources: the catalog's documents, tools and agents; completion for both.
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let Some(serving) = &self.state.agent else {
-            return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
-        };
-        let agent = &serving.agent;
-        let prompt = Prompt::new(&agent.name, Some(&agent.description), None);
-        Ok(ListPromptsResult::with_all_items(vec![prompt]))
+        let catalog = self.state.engine.catalog();
+        Ok(prompts::list(
+            self.agents(&catalog).iter(),
+            &self.call_context(&context),
+        ))
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let Some(serving) = &self.state.agent else {
-            return Err(ErrorData::method_not_found::<GetPromptRequestMethod>());
-        };
-        let agent = &serving.agent;
-        if request.name != agent.name {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "no prompt named `{}`; this agent's one prompt is `{}`",
-                    request.name, agent.name
-                ),
-                None,
-            ));
-        }
-        let message = PromptMessage::new_text(Role::User, agent.procedure.clone());
-        Ok(GetPromptResult::new(vec![message])
-            .with_description(&agent.description)
-            .into())
+        let catalog = self.state.engine.catalog();
+        let caller = self.call_context(&context);
+        let agents = self.agents(&catalog);
+        let agent = agents
+            .iter()
+            .find(|a| a.name == request.name && a.allows(&caller.access))
+            .ok_or_else(|| prompts::unknown(&request.name))?;
+        prompts::get(agent, &catalog, &caller, request.arguments).map(Into::into)
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Err(ErrorData::method_not_found::<ListResourcesRequestMethod>())
+        let catalog = self.state.engine.catalog();
+        Ok(resources::list(&catalog, &self.call_context(&context)))
     }
 
     async fn list_resource_templates(
@@ -228,14 +299,51 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Err(ErrorData::method_not_found::<ListResourceTemplatesRequestMethod>())
+        let catalog = self.state.engine.catalog();
+        Ok(resources::templates(&catalog))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let catalog = self.state.engine.catalog();
+        resources::read(&catalog, &self.call_context(&context), &request.uri).map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.can_notify() {
+            return Err(no_subscriptions());
+        }
+        let caller = self.call_context(&context);
+        self.subscriptions
+            .subscribe(&self.state.engine, caller, context.peer.clone(), &request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.can_notify() {
+            return Err(no_subscriptions());
+        }
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
     }
 
     async fn complete(
         &self,
-        _request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        Err(ErrorData::method_not_found::<CompleteRequestMethod>())
+        let catalog = self.state.engine.catalog();
+        let agents = self.agents(&catalog);
+        completion::complete(&catalog, agents.iter(), &self.call_context(&context), &request)
     }
 }

@@ -10,16 +10,23 @@
 //!   Invalid arguments and tool failures are results with `isError: true` whose text says which
 //!   parameter is wrong and what is allowed; an unknown tool is a JSON-RPC error.
 //!   `_meta: {"toolhost/version": "x.y.z"}` pins a version.
-//! - Only tools are declared; prompts, resources and completion answer method-not-found.
+//! - Prompts (agents), resources (declared documents, tools, agents) and completion:
+//!   `prompts.rs`, `resources.rs`, `completion.rs`; subscriptions with sessions or stdio
+//!   (`subscriptions.rs`); `logging/setLevel` and each call's outcome there too (`logging.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
+mod completion;
 mod convert;
 mod error;
 mod fast;
 mod front;
 mod handler;
+mod logging;
+mod prompts;
+mod resources;
 mod sessions;
+mod subscriptions;
 
 use std::sync::Arc;
 
@@ -60,7 +67,7 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
         http = http.with_allowed_origins(config.allowed_origins.iter().cloned());
     }
     let handler = Handler::new(Arc::clone(state));
-    let factory = move || Ok(handler.clone());
+    let factory = move || Ok(handler.for_session());
     let front = Arc::new(front::Front {
         fast: (!config.sessions).then(|| Arc::clone(state)),
         limit: state.config.body_limit,

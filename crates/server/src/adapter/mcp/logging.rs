@@ -1,0 +1,86 @@
+//! `logging/setLevel` and the log messages a session receives (docs/protocols.md §6): after a
+//! `logging/setLevel`, each `tools/call` of the session is followed by one
+//! `notifications/message` from logger `toolhost` (rmcp sends it on the session's standalone
+//! GET stream; over stdio, in line) with the call's outcome: `info` for a result
+//! (`{"tool", "outcome": "ok", "ms"}`), `warning` for a failure, with the text the result carries
+//! (what any caller sees: secrets are already scrubbed from it). Nothing before a level is set.
+//!
+//! Only where a message can reach the client: a session (`--mcp-sessions`) or stdio; a
+//! stateless server declares no `logging` and answers `logging/setLevel` method-not-found.
+//! (MCP's logging is deprecated by SEP-2577, hence the `allow(deprecated)`s.)
+#![allow(deprecated)]
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rmcp::model::{CallToolResult, LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::Peer;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::json;
+
+/// A session's log level: none until the client sets one.
+#[derive(Debug, Default)]
+pub struct Level(Mutex<Option<LoggingLevel>>);
+
+/// Severity order of MCP's levels (RFC 5424's, most verbose first).
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+impl Level {
+    /// `logging/setLevel`.
+    pub fn set(&self, level: LoggingLevel) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);
+    }
+
+    /// Whether a message at `level` goes to the client.
+    fn passes(&self, level: LoggingLevel) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|set| rank(level) >= rank(set))
+    }
+
+    /// Tells `peer` how the call of `tool` went, when the session's level lets it through.
+    pub async fn call_outcome(&self, peer: &Peer<RoleServer>, tool: &str, took: Duration, result: &CallToolResult) {
+        let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+        let (level, data) = if result.is_error == Some(true) {
+            let text: Vec<&str> = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                .collect();
+            (
+                LoggingLevel::Warning,
+                json!({"tool": tool, "outcome": "failed", "ms": ms, "message": text.join("\n")}),
+            )
+        } else {
+            (LoggingLevel::Info, json!({"tool": tool, "outcome": "ok", "ms": ms}))
+        };
+        if self.passes(level) {
+            // A client that went away is not an error of the call.
+            let _ = peer
+                .notify_logging_message(LoggingMessageNotificationParam::new(level, data).with_logger("toolhost"))
+                .await;
+        }
+    }
+}
+
+/// Why a stateless server takes no log level (the capability is not declared there).
+pub fn stateless() -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        "logging/setLevel: this server is stateless and has no stream to send log messages on; \
+         use a server started with --mcp-sessions, or stdio",
+        None,
+    )
+}
