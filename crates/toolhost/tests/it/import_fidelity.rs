@@ -108,13 +108,7 @@ async fn upstream(seen: Arc<Mutex<Vec<String>>>) -> String {
 
 /// One MCP `tools/call`; its structured content.
 async fn mcp_call(base: &str, tool: &str, arguments: Value) -> Value {
-    let reply = crate::support::mcp_post(
-        &format!("{base}/mcp"),
-        &[],
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
-    )
-    .await;
-    reply["result"]["structuredContent"].clone()
+    crate::support::mcp_call(base, tool, arguments).await["structuredContent"].clone()
 }
 
 /// The MCP listing's input schema of `tool`.

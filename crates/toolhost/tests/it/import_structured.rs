@@ -69,13 +69,7 @@ async fn mcp_tools(base: &str) -> Vec<Value> {
 
 /// One MCP `tools/call`: its result.
 async fn mcp_call(base: &str, tool: &str, arguments: Value) -> Value {
-    let reply = crate::support::mcp_post(
-        &format!("{base}/mcp"),
-        &[],
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
-    )
-    .await;
-    reply["result"].clone()
+    crate::support::mcp_call(base, tool, arguments).await
 }
 
 fn schema_of<'t>(tools: &'t [Value], tool: &str) -> &'t Value {

@@ -219,6 +219,18 @@ pub async fn json_of(request: reqwest::RequestBuilder) -> serde_json::Value {
     request.send().await.unwrap().json().await.unwrap()
 }
 
+/// One stateless MCP `tools/call` of `tool` with `arguments` at the server whose root is `base`:
+/// the JSON-RPC `result`.
+pub async fn mcp_call(base: &str, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+    let reply = mcp_post(
+        &format!("{base}/mcp"),
+        &[],
+        &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
+    )
+    .await;
+    reply["result"].clone()
+}
+
 /// One stateless MCP JSON-RPC `request` to the MCP endpoint `url` with `headers` (credentials);
 /// the JSON-RPC answer, from JSON or from SSE.
 pub async fn mcp_post(url: &str, headers: &[(&str, &str)], request: &serde_json::Value) -> serde_json::Value {
