@@ -196,7 +196,9 @@ impl ServerHandler for Handler {
                 .collect()
         };
         let mut result = ListToolsResult::with_all_items(tools);
-        result.ttl_ms = Some(resources::TTL_MS);
+        // No `ttlMs` on tools: clients that honour it (rmcp's) would keep calling, pinning and
+        // verifying against a listing a reload replaced, and a stateless server sends no
+        // `list_changed`. What the tools are is read fresh each time.
         result.cache_scope = Some(CacheScope::Private);
         Ok(result)
     }
