@@ -119,6 +119,30 @@ pub struct CallContext {
     /// a caller's call. The engine refuses to go deeper than [`MAX_NESTING`], so tools that call
     /// each other in a loop fail instead of running forever.
     pub nesting: u8,
+    /// Where the backend reports how the call is going while it runs (a sculpted tool's steps),
+    /// when the caller's protocol can carry it (MCP's progress and log messages); none by
+    /// default. A call a tool makes inside its own has none: only the caller's call reports.
+    pub progress: Option<Arc<dyn Progress>>,
+}
+
+/// How a call reports its course while it runs, protocol-free: the MCP adapter turns each
+/// report into `notifications/progress` (when the client sent a `progressToken`) and
+/// `notifications/message` (at the level the client set). Reports are cheap and never block.
+pub trait Progress: Send + Sync + fmt::Debug {
+    /// Step `done` of `total` (counted from 1) has finished: `name`, with how it went.
+    fn step(&self, done: usize, total: usize, name: &str, outcome: &StepOutcome);
+}
+
+/// How one step of a call went, as reported to the caller: only what the caller may see (a
+/// failure's message is the scrubbed one the caller's error carries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepOutcome {
+    /// The step ran and answered.
+    Done,
+    /// The step's `when` said no.
+    Skipped,
+    /// The step failed with this message.
+    Failed(String),
 }
 
 impl CallContext {

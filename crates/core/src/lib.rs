@@ -12,7 +12,8 @@ pub mod testing;
 pub mod validate;
 
 pub use backend::{
-    Backend, BackendCall, BackendFactory, BoxFuture, CallContext, Secret, SharedValues, Signature, ToolFailure,
+    Backend, BackendCall, BackendFactory, BoxFuture, CallContext, Progress, Secret, SharedValues, Signature,
+    StepOutcome, ToolFailure,
 };
 pub use catalog::{
     Access, Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, Output, OutputType,

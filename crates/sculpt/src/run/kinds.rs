@@ -92,6 +92,8 @@ impl Sculpted {
         let mut context = call.context.clone();
         context.access = toolhost_core::Access::All;
         context.nesting = context.nesting.saturating_add(1);
+        // The inner tool's steps are not this call's steps: only this call reports progress.
+        context.progress = None;
         let invocation = toolhost_core::Invocation {
             tool: tool.to_owned(),
             version: version.clone(),

@@ -8,7 +8,7 @@ use std::time::Instant;
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
 use serde_json::{Map, Value};
-use toolhost_core::{Backend, BackendCall, BoxFuture, ToolFailure};
+use toolhost_core::{Backend, BackendCall, BoxFuture, StepOutcome, ToolFailure};
 
 use crate::Shared;
 use crate::build::{BodyTemplate, OutputSource, Outputs, Recipe, Step};
@@ -117,8 +117,22 @@ impl Sculpted {
         // which the failure cancels) leaves the tool partly done: retrying it would repeat that
         // step, so the failure is an unknown outcome (issue #12).
         let acted = |i: usize, results: &Results| !steps[i].idempotent && results[i].is_some();
+        // Each finished step is reported to the caller, in the order steps finish.
+        let report = |i: usize, done: usize, result: &Result<Option<Arc<StepResult>>, ToolFailure>| {
+            if let Some(progress) = &call.context.progress {
+                let outcome = match result {
+                    Ok(Some(_)) => StepOutcome::Done,
+                    Ok(None) => StepOutcome::Skipped,
+                    // What the caller's error says, scrubbed again like every upstream text.
+                    Err(failure) => StepOutcome::Failed(self.scrubber(&call).scrub(&failure.message)),
+                };
+                progress.step(done, steps.len(), &steps[i].name, &outcome);
+            }
+        };
         if let [only] = steps.as_slice() {
-            results[0] = self.step(only, &call, &results, deadline).await?;
+            let result = self.step(only, &call, &results, deadline).await;
+            report(0, 1, &result);
+            results[0] = result?;
         } else {
             let mut finished = vec![false; steps.len()];
             let mut started = vec![false; steps.len()];
@@ -132,7 +146,11 @@ impl Sculpted {
                         running.push(async move { (i, self.step(step, call, &snapshot, deadline).await) });
                     }
                 }
-                match running.next().await {
+                let next = running.next().await;
+                if let Some((i, result)) = &next {
+                    report(*i, finished.iter().filter(|&&f| f).count() + 1, result);
+                }
+                match next {
                     None => break,
                     Some((i, Ok(result))) => {
                         results[i] = result;

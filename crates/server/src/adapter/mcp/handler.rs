@@ -13,7 +13,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
 
-use super::{VERSION_META, completion, convert, error, logging, prompts, resources, subscriptions};
+use super::{VERSION_META, completion, convert, error, logging, progress, prompts, resources, subscriptions};
 use crate::State;
 use crate::auth::Caller;
 
@@ -229,14 +229,18 @@ impl ServerHandler for Handler {
             .or_else(|| context.meta.0.get(VERSION_META));
         let name = request.name.into_owned();
         let started = std::time::Instant::now();
-        let result = call(
-            &self.state,
-            self.call_context(&context),
-            name.clone(),
-            request.arguments,
-            pinned,
-        )
-        .await?;
+        let relay = progress::Relay {
+            peer: &context.peer,
+            token: context.meta.get_progress_token(),
+            level: self.can_notify().then_some(&*self.log_level),
+            tool: &name,
+        };
+        let mut call_context = self.call_context(&context);
+        let result = relay
+            .run(&mut call_context, |call_context| {
+                call(&self.state, call_context, name.clone(), request.arguments, pinned)
+            })
+            .await?;
         if self.can_notify() {
             self.log_level
                 .call_outcome(&context.peer, &name, started.elapsed(), &result)

@@ -43,7 +43,7 @@ impl Level {
     }
 
     /// Whether a message at `level` goes to the client.
-    fn passes(&self, level: LoggingLevel) -> bool {
+    pub(super) fn passes(&self, level: LoggingLevel) -> bool {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

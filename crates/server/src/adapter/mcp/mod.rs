@@ -13,6 +13,8 @@
 //! - Prompts (agents), resources (declared documents, tools, agents) and completion:
 //!   `prompts.rs`, `resources.rs`, `completion.rs`; subscriptions with sessions or stdio
 //!   (`subscriptions.rs`); `logging/setLevel` and each call's outcome there too (`logging.rs`).
+//! - A multi-step tool's steps as `notifications/progress` (with a `progressToken`) and as log
+//!   messages at the session's level (`progress.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
@@ -23,6 +25,7 @@ mod fast;
 mod front;
 mod handler;
 mod logging;
+mod progress;
 mod prompts;
 mod resources;
 mod sessions;
