@@ -25,6 +25,7 @@ mod import_peers;
 mod import_structured;
 #[path = "../../../../tests/spec-servers/launch.rs"]
 mod launch;
+mod media;
 mod ops;
 #[cfg(feature = "otel")]
 mod otel;
