@@ -1,6 +1,6 @@
 //! Rich content (issue #39.1) over real HTTP: a catalog's `image`, `audio` and `resource`
 //! outputs are MCP content blocks (mixed with the other outputs as JSON text), and the same value,
-//! `{"data": base64, "mimeType": …}`, in a `json` output on OTC and N-ACT; an answer that is not
+//! `{"data": base64, "mimeType": …}`, in a `json` output on OTC, N-ACT and WoA; an answer that is not
 //! of the declared media kind is refused, not passed on.
 
 use serde_json::{Value, json};
@@ -107,7 +107,7 @@ async fn a_media_output_is_described_in_the_output_schema() {
 }
 
 #[tokio::test]
-async fn otc_and_nact_carry_a_media_output_as_base64_with_its_media_type() {
+async fn otc_nact_and_woa_carry_a_media_output_as_base64_with_its_media_type() {
     let server = server().await;
     let call = json!({"request": {"call_id": "c1", "tool_id": "Media.logo@1.0.0", "input": {}}});
     let result = server.post_json(CALL, &call).await.expect_ok();
@@ -123,6 +123,12 @@ async fn otc_and_nact_carry_a_media_output_as_base64_with_its_media_type() {
         .expect_ok();
     let signature = &listed["output_parameters"][0];
     assert_eq!(signature["type"], "json", "N-ACT has no image type: {listed}");
+    let woa = server
+        .post_json("/woa/agents/logo/invoke", &json!({"input": {}}))
+        .await
+        .expect_ok();
+    assert_eq!(woa, json!({"picture": {"data": PNG, "mimeType": "image/png"}}));
+
     let result = server.invoke("/nact/tools/logo", &[]).await.expect_ok();
     assert_eq!(
         outputs(&result),
