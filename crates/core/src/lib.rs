@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod catalog;
 pub mod engine;
+pub mod fixed;
 pub mod native;
 pub mod testing;
 pub mod validate;
@@ -16,8 +17,8 @@ pub use backend::{
     StepOutcome, ToolFailure,
 };
 pub use catalog::{
-    Access, Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, Output, OutputType,
-    Page, Parameter, Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,
+    Access, Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, MediaKind, Output,
+    OutputType, Page, Parameter, Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,
 };
 pub use engine::{Engine, Error, Invocation, Outcome, Requirement, resolve};
 pub use validate::ParameterError;

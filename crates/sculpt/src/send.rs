@@ -270,8 +270,10 @@ pub(crate) fn headers_value(headers: &HeaderMap) -> Value {
     Value::Object(out)
 }
 
-/// The body as JSON when it is JSON (by content type, or by parsing when none is given),
-/// otherwise as text.
+/// The body as JSON when it is JSON (by content type, or by parsing when none is given); binary
+/// content (an `image/*`, `audio/*` or `video/*` type, `application/octet-stream` or
+/// `application/pdf`, or any answer that is not UTF-8) as `{"data": base64, "mimeType": …}`,
+/// the value of an `image`, `audio` or `resource` output; otherwise as text.
 pub(crate) fn body_value(headers: &HeaderMap, body: &[u8]) -> Value {
     let content_type = headers
         .get(reqwest::header::CONTENT_TYPE)
@@ -286,7 +288,21 @@ pub(crate) fn body_value(headers: &HeaderMap, body: &[u8]) -> Value {
     if json_type && let Ok(value) = serde_json::from_slice::<Value>(body) {
         return value;
     }
-    Value::String(String::from_utf8_lossy(body).into_owned())
+    let binary_type = content_type.as_deref().is_some_and(|t| {
+        ["image/", "audio/", "video/"].iter().any(|p| t.starts_with(p))
+            || matches!(t, "application/octet-stream" | "application/pdf")
+    });
+    match std::str::from_utf8(body) {
+        Ok(text) if !binary_type => Value::String(text.to_owned()),
+        _ => {
+            use base64::Engine as _;
+            let mime = content_type.unwrap_or_else(|| "application/octet-stream".to_owned());
+            serde_json::json!({
+                "data": base64::engine::general_purpose::STANDARD.encode(body),
+                "mimeType": mime,
+            })
+        }
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use crate::validate::Validators;
 
 pub use agent::{Agent, AgentTool, Finding, Named};
 pub use load::{Loader, Source};
-pub use parameter::{EnumValue, InputType, Output, OutputType, Parameter, has_wire_values, is_enum_name};
+pub use parameter::{EnumValue, InputType, MediaKind, Output, OutputType, Parameter, has_wire_values, is_enum_name};
 
 /// Every way `new` breaks callers written against `old` under the catalog's rules (N-ACT §5.4);
 /// empty when `new` may follow `old` as the next version of the same tool.

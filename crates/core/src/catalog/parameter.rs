@@ -134,6 +134,60 @@ pub enum OutputType {
     Enum { values: Vec<EnumValue> },
     /// A JSON value matching `schema` (any JSON value without one), for structured results.
     Json { schema: Option<Value> },
+    /// Binary content with its media type, `{"data": base64, "mimeType": …}` (a resource also
+    /// has a `uri`, and may carry `text` instead of `data`): MCP renders it as a content block.
+    Media { kind: MediaKind },
+}
+
+/// What a media output holds, as MCP's content blocks name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaKind {
+    /// An `image/*` picture.
+    Image,
+    /// An `audio/*` recording.
+    Audio,
+    /// Any document, with a URI (MCP's embedded resource).
+    Resource,
+}
+
+impl MediaKind {
+    /// The type's name as catalogs and MCP write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Image => "image",
+            Self::Audio => "audio",
+            Self::Resource => "resource",
+        }
+    }
+
+    /// The JSON Schema of a value of this kind.
+    pub fn schema(self) -> Value {
+        let data =
+            serde_json::json!({"type": "string", "contentEncoding": "base64", "description": "The bytes, base64."});
+        match self {
+            Self::Image | Self::Audio => serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "data": data,
+                    "mimeType": {"type": "string", "pattern": format!("^{}/", self.name())},
+                },
+                "required": ["data", "mimeType"],
+                "additionalProperties": false,
+            }),
+            Self::Resource => serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "uri": {"type": "string", "minLength": 1},
+                    "mimeType": {"type": "string", "pattern": "^[^/]+/[^/]+$"},
+                    "data": data,
+                    "text": {"type": "string"},
+                },
+                "required": ["uri", "mimeType"],
+                "oneOf": [{"required": ["data"]}, {"required": ["text"]}],
+                "additionalProperties": false,
+            }),
+        }
+    }
 }
 
 impl OutputType {
@@ -146,6 +200,7 @@ impl OutputType {
             Self::Boolean => "boolean",
             Self::Enum { .. } => "enum",
             Self::Json { .. } => "json",
+            Self::Media { kind } => kind.name(),
         }
     }
 }

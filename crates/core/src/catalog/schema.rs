@@ -116,6 +116,7 @@ pub(super) fn output_property(o: &Output, spelling: Spelling) -> Value {
         OutputType::Boolean => json!({"type": "boolean"}),
         OutputType::Enum { values } => Value::Object(enumeration(values, spelling)),
         OutputType::Json { schema } => schema.clone().unwrap_or_else(|| json!({})),
+        OutputType::Media { kind } => kind.schema(),
     };
     if let Value::Object(map) = &mut s {
         map.insert("description".into(), o.description.clone().into());

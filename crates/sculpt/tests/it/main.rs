@@ -10,6 +10,7 @@ mod failures;
 mod fanout;
 mod flow;
 mod load;
+mod media;
 mod peer;
 mod placement;
 mod refusal;

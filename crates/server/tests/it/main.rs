@@ -9,6 +9,7 @@
 mod agents;
 mod auth;
 mod limits;
+mod mcp_content;
 mod mcp_fast_path;
 mod mcp_logging;
 mod mcp_malformed;

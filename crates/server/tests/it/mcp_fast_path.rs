@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use crate::support::Spawn;
 
-async fn post(base: &str, body: &Value) -> (u16, String, String) {
+/// One JSON-RPC request over stateless streamable HTTP: status, content type and body.
+pub(crate) async fn post(base: &str, body: &Value) -> (u16, String, String) {
     let reply = reqwest::Client::new()
         .post(format!("{base}/mcp"))
         .header("accept", "application/json, text/event-stream")

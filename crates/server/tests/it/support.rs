@@ -72,7 +72,9 @@ impl Spawn {
 
     /// Loads the catalog, binds 127.0.0.1 on a free port and serves until the [`Server`] drops.
     pub async fn start(self) -> Server {
-        let loader = Loader::empty().with_backend("native", Arc::new(self.functions));
+        let loader = Loader::empty()
+            .with_backend("native", Arc::new(self.functions))
+            .with_backend("static", Arc::new(toolhost_core::fixed::Fixed));
         let catalog = match loader.load(&self.sources) {
             Ok(catalog) => catalog,
             Err(problems) => panic!("the test catalog does not load: {problems:#?}"),

@@ -26,6 +26,7 @@ mod import_structured;
 #[path = "../../../../tests/spec-servers/launch.rs"]
 mod launch;
 mod mcp_progress;
+mod media;
 mod ops;
 #[cfg(feature = "otel")]
 mod otel;

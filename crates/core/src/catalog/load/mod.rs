@@ -45,9 +45,11 @@ impl std::fmt::Debug for Loader {
 }
 
 impl Default for Loader {
-    /// A loader that knows the built-in `native` backend.
+    /// A loader that knows the built-in `native` and `static` backends.
     fn default() -> Self {
-        Self::empty().with_backend("native", Arc::new(crate::native::Functions::builtin()))
+        Self::empty()
+            .with_backend("native", Arc::new(crate::native::Functions::builtin()))
+            .with_backend("static", Arc::new(crate::fixed::Fixed))
     }
 }
 

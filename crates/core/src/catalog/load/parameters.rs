@@ -8,7 +8,7 @@ use super::checks::{Context, at, check_description, check_name};
 use crate::catalog::file::{EnumValueDef, InputDef, OutputDef};
 use crate::catalog::problem::Place;
 use crate::catalog::schema::{self, Spelling};
-use crate::catalog::{DEFAULT_INT_MAX, EnumValue, InputType, Output, OutputType, Parameter};
+use crate::catalog::{DEFAULT_INT_MAX, EnumValue, InputType, MediaKind, Output, OutputType, Parameter};
 use crate::validate;
 
 /// Keywords `input_rules` may not set: the input object's own shape comes from `inputs`, and a
@@ -292,10 +292,15 @@ pub(super) fn output(def: OutputDef, place: &Place, ctx: &mut Context) -> Option
         "enum" => OutputType::Enum {
             values: enum_values(def.values, &place, ctx),
         },
+        "image" => OutputType::Media { kind: MediaKind::Image },
+        "audio" => OutputType::Media { kind: MediaKind::Audio },
+        "resource" => OutputType::Media {
+            kind: MediaKind::Resource,
+        },
         other => {
             ctx.error(
                 &place,
-                format!("unknown output type `{other}`; use string, int, number, boolean, enum or json"),
+                format!("unknown output type `{other}`; use string, int, number, boolean, enum, json, image, audio or resource"),
             );
             return None;
         }

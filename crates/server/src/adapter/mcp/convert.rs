@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool as McpTool, ToolAnnotations};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use toolhost_core::{Catalog, Tool, Version};
 
 use super::{TOOLKIT_META, VERSION_META};
@@ -98,14 +98,6 @@ fn output_schema(tool: &Tool, listed: &Version) -> Arc<JsonObject> {
         Value::Object(schema) => Arc::new(schema),
         _ => Arc::default(),
     }
-}
-
-/// A successful call: the output object as structured content and as JSON text.
-pub(crate) fn success(output: Map<String, Value>) -> CallToolResult {
-    let value = Value::Object(output);
-    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
-    result.structured_content = Some(value);
-    result
 }
 
 /// A failed call: one text block the model reads.

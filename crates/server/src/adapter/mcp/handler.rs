@@ -13,7 +13,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
 
-use super::{VERSION_META, completion, convert, error, logging, progress, prompts, resources, subscriptions};
+use super::{VERSION_META, completion, content, convert, error, logging, progress, prompts, resources, subscriptions};
 use crate::State;
 use crate::auth::Caller;
 
@@ -145,7 +145,10 @@ pub(super) async fn call(
         context,
     };
     match crate::calls::invoke(state, crate::calls::Protocol::Mcp, invocation).await {
-        Ok(outcome) => Ok(convert::success(outcome.output)),
+        Ok(mut outcome) => {
+            let output = std::mem::take(&mut outcome.output);
+            Ok(content::success(outcome.version(), output))
+        }
         Err(e) => error::answer(e),
     }
 }

@@ -19,6 +19,7 @@
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
 mod completion;
+mod content;
 mod convert;
 mod error;
 mod fast;

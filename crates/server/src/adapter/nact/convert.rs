@@ -59,10 +59,11 @@ fn input_type(kind: &InputType) -> &'static str {
 }
 
 /// N-ACT's type of an output (§6.1: `string`, `int`, `enum`, `json`): a number or a boolean is
-/// `json`, whose value is that JSON number or boolean.
+/// `json`, whose value is that JSON number or boolean; an image, audio or resource output is
+/// `json`, whose value is `{"data": base64, "mimeType": …}` (a resource's also has its `uri`).
 fn output_type(kind: &OutputType) -> &'static str {
     match kind {
-        OutputType::Number | OutputType::Boolean => "json",
+        OutputType::Number | OutputType::Boolean | OutputType::Media { .. } => "json",
         other => other.name(),
     }
 }
