@@ -210,7 +210,7 @@ async fn invoke(
     let mut input = convert::input_object(body.input_parameters).map_err(error::invalid_input)?;
     convert::decimals(served, &mut input);
     // Checked as N-ACT shows the version, then spelled as the engine takes it (issue #38.2).
-    shown.check(&tool.name, &input).map_err(error::invalid_input)?;
+    let mut input = shown.check(&tool.name, input).map_err(error::invalid_input)?;
     super::projection::to_wire(served, &mut input);
     let invocation = Invocation {
         tool: tool.name.clone(),

@@ -98,19 +98,22 @@ fn name_of(values: &[EnumValue], wire: &Value) -> Value {
 }
 
 impl Shown {
-    /// Checks a call's input against what N-ACT shows, with one message per parameter.
-    pub fn check(&self, tool: &str, input: &Map<String, Value>) -> Result<(), Vec<ParameterError>> {
+    /// Checks a call's input against what N-ACT shows, with one message per parameter, and
+    /// gives it back (moved, not copied: this runs on every N-ACT call).
+    pub fn check(&self, tool: &str, input: Map<String, Value>) -> Result<Map<String, Value>, Vec<ParameterError>> {
         let validator = self
             .validator
             .get_or_init(|| validate::compile(&input_schema(&self.inputs, &Map::new(), Spelling::Names)).map(Arc::new));
+        let input = Value::Object(input);
         match validator {
-            Ok(validator) => validate::check(validator, tool, &self.inputs, true, &Value::Object(input.clone())),
+            Ok(validator) => validate::check(validator, tool, &self.inputs, true, &input)?,
             // Every part of it compiled at load, so this is a bug; the engine still validates.
-            Err(e) => {
-                tracing::error!(tool, error = %e, "the N-ACT projection's schema did not compile");
-                Ok(())
-            }
+            Err(e) => tracing::error!(tool, error = %e, "the N-ACT projection's schema did not compile"),
         }
+        let Value::Object(input) = input else {
+            unreachable!("made an object above")
+        };
+        Ok(input)
     }
 }
 
