@@ -113,20 +113,10 @@ def body_schemas(doc):
 def required_body_fields(doc):
     """(method, path) → the required properties of its JSON request body."""
     out = {}
-    for path, item in (doc.get("paths") or {}).items():
-        for method in METHODS:
-            op = (item or {}).get(method)
-            if not isinstance(op, dict):
-                continue
-            body = resolve(doc, op.get("requestBody", {}))
-            content = body.get("content", {})
-            media = next((m for k, m in content.items() if k == "application/json" or k.endswith("+json")), None)
-            if media is None:
-                continue
-            schema = resolve(doc, media.get("schema", {}))
-            fields = [f for f in schema.get("required", []) if f in schema.get("properties", {})]
-            if fields:
-                out[(method, path)] = fields
+    for (method, path), schema in body_schemas(doc):
+        fields = [f for f in schema.get("required", []) if f in schema.get("properties", {})]
+        if fields:
+            out[(method, path)] = fields
     return out
 
 
