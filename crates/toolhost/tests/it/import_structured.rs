@@ -87,7 +87,8 @@ fn has_enum(schema: &Value) -> bool {
             .any(|k| schema[*k].as_array().is_some_and(|m| m.iter().any(has_enum)))
 }
 
-/// Imports `spec` with `overlay` into `out`, checks it, and says whether both went well.
+/// Imports `spec` with `overlay` into a `catalog` folder of `dir`, asserts that the import and
+/// `check` of it succeed, and gives the folder.
 fn import_checked(dir: &Scratch, spec: &std::path::Path, overlay: &str) -> std::path::PathBuf {
     let out = dir.0.join("catalog");
     let overlay = dir.write("overlay.yaml", overlay);

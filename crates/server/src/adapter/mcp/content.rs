@@ -10,26 +10,50 @@ use toolhost_core::{MediaKind, OutputType, Version};
 
 /// A successful call of `version`: structured content, media blocks, and the rest as text.
 pub(crate) fn success(version: &Version, output: Map<String, Value>) -> CallToolResult {
-    let mut blocks = Vec::new();
-    let mut rest = output.clone();
-    for o in &version.outputs {
-        if let (OutputType::Media { kind }, Some(value)) = (&o.kind, output.get(&o.name))
-            && let Some(block) = block(*kind, value)
-        {
-            blocks.push(block);
-            rest.remove(&o.name);
-        }
-    }
-    let has_text = version
+    let media: Vec<(&str, MediaKind)> = version
         .outputs
         .iter()
-        .any(|o| !matches!(o.kind, OutputType::Media { .. }));
-    if has_text || blocks.is_empty() {
+        .filter_map(|o| match o.kind {
+            OutputType::Media { kind } => Some((o.name.as_str(), kind)),
+            _ => None,
+        })
+        .collect();
+    let output = Value::Object(output);
+    // Most tools return no media: their text is the whole output, written without a copy.
+    if media.is_empty() {
+        let mut result = CallToolResult::success(vec![ContentBlock::text(output.to_string())]);
+        result.structured_content = Some(output);
+        return result;
+    }
+    let mut blocks: Vec<ContentBlock> = media
+        .iter()
+        .filter_map(|(name, kind)| block(*kind, output.get(*name)?))
+        .collect();
+    if media.len() < version.outputs.len() || blocks.is_empty() {
+        let rest: Map<String, Value> = output
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| !media.iter().any(|(m, _)| m == name))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
         blocks.insert(0, ContentBlock::text(Value::Object(rest).to_string()));
     }
     let mut result = CallToolResult::success(blocks);
-    result.structured_content = Some(Value::Object(output));
+    result.structured_content = Some(output);
     result
+}
+
+/// The content block of bytes of a media type: an image or audio block for those types, else
+/// none (the caller embeds them as a resource). One rule for tool outputs and prompt messages.
+pub(crate) fn media_block(data: &str, mime: &str) -> Option<ContentBlock> {
+    if mime.starts_with("image/") {
+        Some(ContentBlock::image(data, mime))
+    } else if mime.starts_with("audio/") {
+        Some(ContentBlock::audio(data, mime))
+    } else {
+        None
+    }
 }
 
 /// One media value as its content block; `None` for a value not of that shape (the engine has

@@ -235,7 +235,8 @@ impl ServerHandler for Handler {
         let relay = progress::Relay {
             peer: &context.peer,
             token: context.meta.get_progress_token(),
-            level: self.can_notify().then_some(&*self.log_level),
+            // Nothing to relay, and no reporter to build, until the client sets a level.
+            level: (self.can_notify() && self.log_level.is_set()).then_some(&*self.log_level),
             tool: &name,
         };
         let mut call_context = self.call_context(&context);

@@ -42,6 +42,14 @@ impl Level {
         *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);
     }
 
+    /// Whether the client has set a level (before it does, nothing is sent).
+    pub(super) fn is_set(&self) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some()
+    }
+
     /// Whether a message at `level` goes to the client.
     pub(super) fn passes(&self, level: LoggingLevel) -> bool {
         self.0
@@ -52,26 +60,29 @@ impl Level {
 
     /// Tells `peer` how the call of `tool` went, when the session's level lets it through.
     pub async fn call_outcome(&self, peer: &Peer<RoleServer>, tool: &str, took: Duration, result: &CallToolResult) {
+        let level = if result.is_error == Some(true) {
+            LoggingLevel::Warning
+        } else {
+            LoggingLevel::Info
+        };
+        if !self.passes(level) {
+            return;
+        }
         let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
-        let (level, data) = if result.is_error == Some(true) {
+        let data = if level == LoggingLevel::Warning {
             let text: Vec<&str> = result
                 .content
                 .iter()
                 .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
                 .collect();
-            (
-                LoggingLevel::Warning,
-                json!({"tool": tool, "outcome": "failed", "ms": ms, "message": text.join("\n")}),
-            )
+            json!({"tool": tool, "outcome": "failed", "ms": ms, "message": text.join("\n")})
         } else {
-            (LoggingLevel::Info, json!({"tool": tool, "outcome": "ok", "ms": ms}))
+            json!({"tool": tool, "outcome": "ok", "ms": ms})
         };
-        if self.passes(level) {
-            // A client that went away is not an error of the call.
-            let _ = peer
-                .notify_logging_message(LoggingMessageNotificationParam::new(level, data).with_logger("toolhost"))
-                .await;
-        }
+        // A client that went away is not an error of the call.
+        let _ = peer
+            .notify_logging_message(LoggingMessageNotificationParam::new(level, data).with_logger("toolhost"))
+            .await;
     }
 }
 

@@ -98,13 +98,9 @@ fn block(contents: ResourceContents) -> ContentBlock {
         blob,
         ..
     } = &contents
+        && let Some(block) = super::content::media_block(blob, mime)
     {
-        if mime.starts_with("image/") {
-            return ContentBlock::image(blob.clone(), mime.clone());
-        }
-        if mime.starts_with("audio/") {
-            return ContentBlock::audio(blob.clone(), mime.clone());
-        }
+        return block;
     }
     ContentBlock::resource(contents)
 }
