@@ -20,7 +20,7 @@
 //! `id:`, say) would have pinned clients call another tool under the same version numbers, and
 //! is refused like an in-place edit (issue #37.13). The lock records both (format 2).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -174,11 +174,6 @@ fn problem(tool: &str, version: &str, field: &str, message: String) -> Problem {
 
 const ADVICE: &str = "a served version never changes (N-ACT §6.1): restore it, and publish the change as a new version";
 
-/// OTC's name of a tool (docs/protocols.md §1).
-fn otc_name(tool: &Tool) -> String {
-    format!("{}_{}", tool.toolkit, tool.name)
-}
-
 /// The identities a client pins that `tool` carries and that were served as another tool, by
 /// `was(kind, key)`: the name of the tool served under that `toolId` or OTC name, if any.
 fn reassigned<'a>(tool: &Tool, was: impl Fn(Identity, &str) -> Option<&'a str>, served_in: &str) -> Vec<Problem> {
@@ -194,7 +189,7 @@ fn reassigned<'a>(tool: &Tool, was: impl Fn(Identity, &str) -> Option<&'a str>, 
             ),
         ));
     }
-    let otc = otc_name(tool);
+    let otc = tool.otc_name();
     if let Some(other) = was(Identity::OtcName, &otc).filter(|other| *other != tool.name) {
         problems.push(problem(
             &tool.name,
@@ -225,20 +220,26 @@ enum Identity {
 /// another tool.
 pub fn changed(old: &Catalog, new: &Catalog) -> Vec<Problem> {
     let mut problems = Vec::new();
+    // Each identity of the old catalog once, not once per new tool: this runs on every reload.
+    let by_id: HashMap<String, &str> = old
+        .tools()
+        .iter()
+        .map(|t| (t.id.to_string(), t.name.as_str()))
+        .collect();
+    let by_otc: HashMap<String, &str> = old.tools().iter().map(|t| (t.otc_name(), t.name.as_str())).collect();
+    let was = |identity, key: &str| {
+        match identity {
+            Identity::ToolId => &by_id,
+            Identity::OtcName => &by_otc,
+        }
+        .get(key)
+        .copied()
+    };
     for tool in new.tools() {
-        let was = |identity, key: &str| {
-            old.tools()
-                .iter()
-                .find(|t| match identity {
-                    Identity::ToolId => t.id.to_string() == key,
-                    Identity::OtcName => otc_name(t) == key,
-                })
-                .map(|t| t.name.as_str())
-        };
         problems.extend(reassigned(tool, was, "by the catalog served now"));
     }
     for before in old.tools() {
-        let Some(after) = new.tools().iter().find(|t| t.name == before.name) else {
+        let Some(after) = new.find(&before.name) else {
             continue; // A tool may be withdrawn whole; its versions are then not served at all.
         };
         for version in &before.versions {
@@ -352,7 +353,7 @@ impl VersionLock {
                 .entry(tool.id.to_string())
                 .or_insert_with(|| tool.name.clone());
             lock.otc_names
-                .entry(otc_name(tool))
+                .entry(tool.otc_name())
                 .or_insert_with(|| tool.name.clone());
             let entry = lock.tools.entry(tool.name.clone()).or_default();
             for version in &tool.versions {

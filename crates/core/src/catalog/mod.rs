@@ -113,6 +113,12 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// The tool's OTC name, `{toolkit}_{name}` (docs/protocols.md §1): what OTC clients call
+    /// and pin it by.
+    pub fn otc_name(&self) -> String {
+        format!("{}_{}", self.toolkit, self.name)
+    }
+
     /// The handle the engine records this tool's backend durations with.
     pub(crate) fn backend_duration(&self) -> &metrics::Histogram {
         self.backend_duration

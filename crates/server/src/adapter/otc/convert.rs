@@ -51,7 +51,7 @@ pub(super) fn definition(tool: &Tool, version: &Version) -> ToolDefinition {
     });
     ToolDefinition {
         id: format!("{}.{}@{}", tool.toolkit, tool.name, version.semver),
-        name: format!("{}_{}", tool.toolkit, tool.name),
+        name: tool.otc_name(),
         description: version.description.clone(),
         version: version.semver.to_string(),
         input_schema: InputSchema {
