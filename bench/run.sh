@@ -98,8 +98,10 @@ micro() { # NAME CARGO-BENCH-ARGS...: runs one criterion bench target in quick m
   else
     tail -20 "$work/micro-$name.log" >&2
     skip "micro/$name" "cargo bench failed"
+    micro_failed="$micro_failed $name"
   fi
 }
+micro_failed=""
 if [ "${BENCH_SKIP_MICRO:-0}" != 1 ]; then
   micro core -p toolhost-core --bench engine
   micro server -p toolhost-server --bench listing
@@ -338,3 +340,8 @@ BENCH_LOAD_BEFORE="$load_before" BENCH_RUSTC="$(rustc --version)" BENCH_COMMIT="
   "$work/skipped.tsv" >bench/results/latest.md
 cat bench/results/latest.md
 say "done in $(($(date +%s) - started)) s; written to bench/results/latest.md"
+# A broken micro-benchmark is a failed run, not a missing row (scripts/test also runs each once).
+if [ -n "$micro_failed" ]; then
+  say "FAILED micro-benchmarks:$micro_failed (their logs are above)"
+  exit 1
+fi
