@@ -69,15 +69,26 @@ pub fn placeholders(text: &str) -> Vec<&str> {
     out
 }
 
-/// `text` with each `{{name}}` of `values` replaced by its value; an argument not given (an
-/// optional one) becomes empty.
+/// `text` with each `{{name}}` placeholder of a declared argument (spaces inside the braces
+/// allowed, as [`placeholders`] reads them) replaced by its value; an argument not given (an
+/// optional one) becomes empty. One pass over `text`: a value is never read for placeholders
+/// itself, and `{{…}}` that names no declared argument stays as written.
 pub fn fill(text: &str, arguments: &[PromptArgument], values: &BTreeMap<String, String>) -> String {
-    let mut out = text.to_owned();
-    for argument in arguments {
-        let value = values.get(&argument.name).map_or("", String::as_str);
-        out = out.replace(&format!("{{{{{}}}}}", argument.name), value);
-        out = out.replace(&format!("{{{{ {} }}}}", argument.name), value);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        let after = &rest[open + 2..];
+        let Some(close) = after.find("}}") else { break };
+        let name = after[..close].trim();
+        out.push_str(&rest[..open]);
+        if arguments.iter().any(|a| a.name == name) {
+            out.push_str(values.get(name).map_or("", String::as_str));
+        } else {
+            out.push_str(&rest[open..open + 2 + close + 2]);
+        }
+        rest = &after[close + 2..];
     }
+    out.push_str(rest);
     out
 }
 
@@ -169,4 +180,35 @@ pub(super) fn check(
         }
     }
     arguments
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argument(name: &str) -> PromptArgument {
+        PromptArgument {
+            name: name.to_owned(),
+            description: "d".to_owned(),
+            required: false,
+            values: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn fill_reads_each_placeholder_once_as_placeholders_reads_it() {
+        let arguments = [argument("city"), argument("note")];
+        let values = BTreeMap::from([
+            ("city".to_owned(), "Paris {{note}}".to_owned()),
+            ("note".to_owned(), "rain".to_owned()),
+        ]);
+        // Spaces inside the braces as `placeholders` allows; a value is not filled again; an
+        // undeclared name stays as written; a missing optional value is empty.
+        assert_eq!(
+            fill("{{city }} / {{  note}} / {{other}} / {{city}}{{", &arguments, &values),
+            "Paris {{note}} / rain / {{other}} / Paris {{note}}{{"
+        );
+        assert_eq!(fill("a {{note}} b", &arguments, &BTreeMap::new()), "a  b");
+        assert_eq!(placeholders("{{city }} {{  note}}"), ["city", "note"]);
+    }
 }
