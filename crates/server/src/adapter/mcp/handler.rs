@@ -5,15 +5,18 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool as McpTool, UnsubscribeRequestParams,
+    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
 
-use super::{VERSION_META, completion, content, convert, error, logging, progress, prompts, resources, subscriptions};
+use super::{
+    VERSION_META, completion, content, convert, error, logging, progress, prompts, resources, skills, subscriptions,
+};
 use crate::State;
 use crate::auth::Caller;
 
@@ -163,6 +166,7 @@ impl ServerHandler for Handler {
             .enable_prompts()
             .enable_resources()
             .enable_completions()
+            .enable_skills()
             .build();
         if self.can_notify() {
             if let Some(resources) = capabilities.resources.as_mut() {
@@ -301,7 +305,12 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let catalog = self.state.engine.catalog();
-        Ok(resources::list(&catalog, &self.call_context(&context)))
+        let caller = self.call_context(&context);
+        let mut result = resources::list(&catalog, &caller);
+        result
+            .resources
+            .extend(skills::resources(&self.agents(&catalog), &caller));
+        Ok(result)
     }
 
     async fn list_resource_templates(
@@ -319,7 +328,32 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let catalog = self.state.engine.catalog();
-        resources::read(&catalog, &self.call_context(&context), &request.uri).map(Into::into)
+        let caller = self.call_context(&context);
+        if request.uri.starts_with(skills::SCHEME) {
+            let skill = skills::find(&self.agents(&catalog), &caller, &request.uri)
+                .ok_or_else(|| resources::not_found(&request.uri))?;
+            return Ok(resources::answer(skill.contents(), CacheScope::Private).into());
+        }
+        resources::read(&catalog, &caller, &request.uri).map(Into::into)
+    }
+
+    // Skills: the agents the caller may use, each a SKILL.md (SEP-2640).
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let catalog = self.state.engine.catalog();
+        Ok(skills::list(&self.agents(&catalog), &self.call_context(&context)))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let catalog = self.state.engine.catalog();
+        skills::get(&self.agents(&catalog), &self.call_context(&context), &request.uri)
     }
 
     async fn subscribe(
