@@ -37,6 +37,11 @@ fn rank(level: LoggingLevel) -> u8 {
 }
 
 impl Level {
+    /// A level set from the start: the one a 2026-07-28 request carries in `_meta`.
+    pub fn at(level: LoggingLevel) -> Self {
+        Self(Mutex::new(Some(level)))
+    }
+
     /// `logging/setLevel`.
     pub fn set(&self, level: LoggingLevel) {
         *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);

@@ -10,8 +10,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use rmcp::model::{ResourceContents, ResourceUpdatedNotificationParam};
-use rmcp::service::Peer;
+use rmcp::model::{
+    ResourceContents, ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification,
+};
+use rmcp::service::{Peer, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer};
 use toolhost_core::{CallContext, Engine};
 
@@ -79,6 +81,41 @@ impl Subscriptions {
             }
         }
         changed
+    }
+}
+
+/// A `subscriptions/listen` stream (2026-07-28, stateless or not): after each reload, a
+/// `notifications/resources/updated` for each accepted URI whose contents changed (or came or
+/// went for `caller`); ends when the client cancels or closes the stream.
+pub async fn listen(engine: &Arc<Engine>, caller: CallContext, context: SubscriptionContext) {
+    let subscriptions = Subscriptions::default();
+    {
+        let catalog = engine.catalog();
+        let mut uris = subscriptions
+            .uris
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            let now = resources::contents(&catalog, &caller, uri).map(|(c, _)| c);
+            uris.insert(uri.clone(), now);
+        }
+    }
+    let mut reloads = engine.reloads();
+    loop {
+        tokio::select! {
+            () = context.cancelled() => return,
+            changed = reloads.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                for uri in subscriptions.changed(engine, &caller) {
+                    let update = ResourceUpdatedNotification::new(ResourceUpdatedNotificationParam::new(uri));
+                    if context.sink().send(ServerNotification::ResourceUpdatedNotification(update)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
     }
 }
 
