@@ -103,7 +103,8 @@ fn no_subscriptions() -> ErrorData {
     ErrorData::new(
         rmcp::model::ErrorCode::METHOD_NOT_FOUND,
         "resources/subscribe: this server is stateless and has no stream to send updates on; \
-         re-read resources when their ttlMs runs out, or use a server started with --mcp-sessions",
+         re-read resources when their ttlMs runs out, use a server started with --mcp-sessions, \
+         or protocol 2026-07-28's subscriptions/listen",
         None,
     )
 }

@@ -2,10 +2,12 @@
 //! subscribed URIs, and after each catalog reload a `notifications/resources/updated` for each
 //! whose contents changed (or that went away).
 //!
-//! Only where a notification can reach the client: a session (`--mcp-sessions`) or stdio. A
-//! stateless server does not declare `subscribe` and answers method-not-found, since it has no
-//! stream to send an update on. One watcher task per subscribing session waits on the engine's
-//! reloads and ends when the session is gone (its handler dropped) or a send fails.
+//! `resources/subscribe` only where a notification can reach the client between requests: a
+//! session (`--mcp-sessions`) or stdio; a stateless server tells an older client of no
+//! `subscribe` and answers it method-not-found. One watcher task per subscribing session waits
+//! on the engine's reloads and ends when the session is gone (its handler dropped) or a send
+//! fails. A 2026-07-28 client's `subscriptions/listen` stream ([`listen`]) is the request
+//! itself, so it needs no session.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
