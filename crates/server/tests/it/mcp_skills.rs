@@ -26,7 +26,7 @@ fn agents() -> Vec<Source> {
     vec![
         source(
             "agents/trip_plan.md",
-            "---\nname: trip_plan\ndescription: Plans a trip.\ntools: [divide_numbers, Units.convert_length@1]\n---\nUse divide_numbers() to split costs and convert_length() for distances.\n",
+            "---\nname: trip_plan\ndescription: Plans a trip.\ntools: [divide_numbers, Units.convert_length@1]\nhandoffs: [secret]\n---\nUse divide_numbers() to split costs and convert_length() for distances.\n",
         ),
         source(
             "agents/secret.md",
@@ -172,6 +172,24 @@ async fn a_skill_the_caller_may_not_use_is_unknown_and_an_agents_endpoint_serves
         assert_eq!(error["code"], -32602, "{method}: {error}");
         assert_eq!(error["data"]["uri"], secret, "{method}: {error}");
     }
+    let read = |key: &'static str| {
+        let server = &server;
+        async move {
+            let uri = json!({"uri": "skill://trip-plan/SKILL.md"});
+            let read = rpc(server, "/mcp", key, "resources/read", uri).await.unwrap();
+            read["contents"][0]["text"].as_str().unwrap().to_owned()
+        }
+    };
+    assert!(
+        !read("plain-key").await.contains(secret),
+        "a hand-over to a hidden skill is not named"
+    );
+    assert!(
+        read("admin-key")
+            .await
+            .contains("## Hand-over\n\n- `secret`: skill `skill://secret/SKILL.md`."),
+        "the agents it hands over to, as skills"
+    );
     let admin = rpc(&server, "/mcp", "admin-key", "skills/list", json!({}))
         .await
         .unwrap();

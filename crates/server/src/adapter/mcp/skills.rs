@@ -8,8 +8,8 @@
 //! - One file, `skill://{name}/SKILL.md`: YAML front matter (`name`, `description`, and
 //!   `metadata` with the agent's own name and its tool selection), then the procedure as
 //!   written, then a `## Tools` section naming each selected tool the caller may see, its
-//!   description, the version a pin fixes, and where its definition and the agent's own MCP
-//!   endpoint are.
+//!   description, the version a pin fixes, and where its definition is; then the skills of the
+//!   agents it hands over to (`handoffs:`) that the caller may use, and the agent's own endpoint.
 //! - `skills/list` and `skills/get` give each skill's front matter and its one file with its
 //!   SHA-256 digest and size; `resources/list` lists each `SKILL.md` (`text/markdown`, named
 //!   and described as its front matter says) and `resources/read` serves its bytes.
@@ -77,8 +77,9 @@ fn served<'a>(agents: &'a [Arc<Agent>], caller: &CallContext) -> Vec<(String, &'
         .collect()
 }
 
-/// `agent`'s skill called `name`, as `caller` reads it.
-fn document(name: &str, agent: &Agent, caller: &CallContext) -> Document {
+/// `agent`'s skill called `name`, as `caller` reads it; `served` are the skills it may hand
+/// over to.
+fn document(name: &str, agent: &Agent, caller: &CallContext, served: &[(String, &Agent)]) -> Document {
     // The agent's own catalog holds each tool at the version the agent uses (a pinned one at
     // its pin), which is what the skill describes.
     let tools: Vec<_> = agent
@@ -121,6 +122,16 @@ fn document(name: &str, agent: &Agent, caller: &CallContext) -> Document {
             tool.name
         ));
     }
+    let handoffs: Vec<&(String, &Agent)> = served
+        .iter()
+        .filter(|(_, other)| agent.handoffs.contains(&other.name))
+        .collect();
+    if !handoffs.is_empty() {
+        text.push_str("\n## Hand-over\n\n");
+    }
+    for (other, _) in handoffs {
+        text.push_str(&format!("- `{other}`: skill `{SCHEME}{other}/{SKILL_MD}`.\n"));
+    }
     text.push_str(&format!(
         "\nThe server also serves this agent alone, its tools at these versions, at `{}/mcp`.\n",
         crate::agents::base(&agent.name)
@@ -134,19 +145,21 @@ fn document(name: &str, agent: &Agent, caller: &CallContext) -> Document {
 
 /// Every skill `caller` may use among `agents`.
 fn documents(agents: &[Arc<Agent>], caller: &CallContext) -> Vec<Document> {
-    served(agents, caller)
-        .into_iter()
-        .map(|(name, agent)| document(&name, agent, caller))
+    let served = served(agents, caller);
+    served
+        .iter()
+        .map(|(name, agent)| document(name, agent, caller, &served))
         .collect()
 }
 
 /// The skill whose `SKILL.md` is at `uri`, when `caller` may use it.
 pub fn find(agents: &[Arc<Agent>], caller: &CallContext, uri: &str) -> Option<Document> {
     let name = uri.strip_prefix(SCHEME)?.strip_suffix(SKILL_MD)?.strip_suffix('/')?;
-    served(agents, caller)
-        .into_iter()
+    let served = served(agents, caller);
+    served
+        .iter()
         .find(|(n, _)| n == name)
-        .map(|(name, agent)| document(&name, agent, caller))
+        .map(|(name, agent)| document(name, agent, caller, &served))
 }
 
 impl Document {
