@@ -15,6 +15,7 @@ mod mcp_logging;
 mod mcp_malformed;
 mod mcp_resources;
 mod mcp_sessions;
+mod mcp_skills;
 mod mcp_subscriptions;
 mod nact_bad_input;
 mod nact_bad_request;

@@ -12,7 +12,7 @@ use crate::support::{Server, Spawn};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
-fn source(name: &str, text: &str) -> Source {
+pub(crate) fn source(name: &str, text: &str) -> Source {
     Source {
         name: name.into(),
         text: text.into(),
@@ -41,7 +41,7 @@ async fn server() -> Server {
 }
 
 /// Two API keys: `admin-key` holds the `admin` scope, `plain-key` none.
-fn keys(config: &mut toolhost_server::Config) {
+pub(crate) fn keys(config: &mut toolhost_server::Config) {
     let keys = vec![
         ApiKey::new("ops", &hash_key("admin-key"), vec!["admin".into()]).unwrap(),
         ApiKey::new("ci", &hash_key("plain-key"), vec![]).unwrap(),

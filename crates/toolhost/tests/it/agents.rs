@@ -306,6 +306,24 @@ async fn mcp_clients_get_the_procedure_as_instructions_and_as_a_prompt() {
     assert!(server.terminate());
 }
 
+/// Issue #39.6: a host that loads skills (the Python SDK, 2026-07-28) finds each agent as a
+/// skill and verifies its SKILL.md's size, digest and front matter before it would load it.
+#[tokio::test]
+async fn a_python_sdk_host_lists_gets_and_verifies_each_agent_as_a_skill() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let server = example_server();
+    let peer = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peer");
+    let mut command = std::process::Command::new(python);
+    command
+        .current_dir(&peer)
+        .arg(peer.join("mcp_skills_client.py"))
+        .args([&format!("{}/mcp", server.base), "measure,travel"]);
+    crate::federation_peers::run_client(command);
+    assert!(server.terminate());
+}
+
 const NEXT_VERSION: &str = r#"
           - version: 1.1.0
             inputs:

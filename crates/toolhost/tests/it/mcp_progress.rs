@@ -177,3 +177,84 @@ async fn a_multi_step_tool_reports_each_step_as_progress_and_as_log_messages() {
     );
     client.cancel().await.unwrap();
 }
+
+/// A `tools/call` as a 2026-07-28 client sends it to a stateless server (SEP-2575), with
+/// `logLevel` in its `_meta` when given; the frames of the answer, in order.
+async fn stateless_call(server: &Server, tool: &str, level: Option<&str>) -> Vec<Value> {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    if let Some(level) = level {
+        meta["io.modelcontextprotocol/logLevel"] = json!(level);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": {}, "_meta": meta}});
+    let reply = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap()
+        .post(format!("{}/mcp", server.base))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let text = reply.text().await.unwrap();
+    match serde_json::from_str::<Value>(&text) {
+        Ok(one) => vec![one],
+        Err(_) => text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect(),
+    }
+}
+
+#[tokio::test]
+async fn a_2026_request_hears_its_steps_at_the_level_it_carries_even_statelessly() {
+    let dir = catalog();
+    let server = Server::start(&["--catalog", dir.0.to_str().unwrap()], &[], None);
+    let logged = |frames: &[Value]| -> Vec<(String, Value)> {
+        frames
+            .iter()
+            .filter(|f| f["method"] == "notifications/message")
+            .map(|f| {
+                (
+                    f["params"]["level"].as_str().unwrap().to_owned(),
+                    f["params"]["data"].clone(),
+                )
+            })
+            .collect()
+    };
+
+    let quiet = stateless_call(&server, "test_logging_tool", None).await;
+    assert_eq!(logged(&quiet), [], "no logLevel, no log message: {quiet:?}");
+    assert!(
+        quiet.last().unwrap()["result"]["structuredContent"]["text"].is_string(),
+        "{quiet:?}"
+    );
+
+    let frames = stateless_call(&server, "test_logging_tool", Some("info")).await;
+    let logs = logged(&frames);
+    let step = |done: u64, name: &str| {
+        (
+            "info".to_owned(),
+            json!({"tool": "test_logging_tool", "step": name, "done": done, "of": 2, "outcome": "ok"}),
+        )
+    };
+    assert_eq!(logs[..2], [step(1, "fetch"), step(2, "check")], "{frames:?}");
+    assert_eq!(logs[2].1["outcome"], "ok", "then the call's outcome: {frames:?}");
+    assert!(
+        frames.last().unwrap()["result"].is_object(),
+        "the result comes last: {frames:?}"
+    );
+
+    let failing = stateless_call(&server, "fetch_then_fail", Some("error")).await;
+    assert_eq!(logged(&failing), [], "a warning is below `error`: {failing:?}");
+    assert!(server.terminate());
+}

@@ -5,15 +5,19 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool as McpTool, UnsubscribeRequestParams,
+    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool as McpTool,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
 
-use super::{VERSION_META, completion, content, convert, error, logging, progress, prompts, resources, subscriptions};
+use super::{
+    VERSION_META, completion, content, convert, error, logging, progress, prompts, resources, skills, subscriptions,
+};
 use crate::State;
 use crate::auth::Caller;
 
@@ -99,7 +103,8 @@ fn no_subscriptions() -> ErrorData {
     ErrorData::new(
         rmcp::model::ErrorCode::METHOD_NOT_FOUND,
         "resources/subscribe: this server is stateless and has no stream to send updates on; \
-         re-read resources when their ttlMs runs out, or use a server started with --mcp-sessions",
+         re-read resources when their ttlMs runs out, use a server started with --mcp-sessions, \
+         or protocol 2026-07-28's subscriptions/listen",
         None,
     )
 }
@@ -163,13 +168,15 @@ impl ServerHandler for Handler {
             .enable_prompts()
             .enable_resources()
             .enable_completions()
+            .enable_skills()
             .build();
-        if self.can_notify() {
-            if let Some(resources) = capabilities.resources.as_mut() {
-                resources.subscribe = Some(true);
-            }
-            capabilities.logging = Some(rmcp::model::JsonObject::default());
+        // Subscriptions and log messages reach a 2026-07-28 client on its own streams
+        // (`subscriptions/listen`, each request's response), stateless or not; an older client
+        // is told of them only where it has a session ([`Handler::initialize`]).
+        if let Some(resources) = capabilities.resources.as_mut() {
+            resources.subscribe = Some(true);
         }
+        capabilities.logging = Some(rmcp::model::JsonObject::default());
         if let Some(serving) = &self.state.agent {
             return ServerConfig::new(capabilities)
                 .with_server_info(info)
@@ -178,6 +185,42 @@ impl ServerHandler for Handler {
         ServerConfig::new(capabilities)
             .with_server_info(info)
             .with_instructions("Tools from a toolhost catalog. Arguments are checked against each tool's inputSchema; an error result says which argument to fix.")
+    }
+
+    /// The `initialize` of a client before 2026-07-28: without a session (stateless, over
+    /// HTTP) there is no stream to send log messages or updates on between requests, so
+    /// neither `logging` nor `subscribe` is declared to it.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if !self.can_notify() {
+            result.capabilities.logging = None;
+            if let Some(resources) = result.capabilities.resources.as_mut() {
+                resources.subscribe = None;
+            }
+        }
+        Ok(result)
+    }
+
+    /// `subscriptions/listen` (2026-07-28) accepts updates of resources; lists are read
+    /// fresh (their `ttlMs`), so no `list_changed` is offered.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::default();
+        accepted.resource_subscriptions = requested
+            .resource_subscriptions
+            .as_ref()
+            .map(|uris| uris.iter().take(subscriptions::MAX_SUBSCRIPTIONS).cloned().collect());
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let caller = self.call_context(context.request_context());
+        subscriptions::listen(&self.state.engine, caller, context).await;
+        Ok(())
     }
 
     async fn list_tools(
@@ -232,11 +275,18 @@ impl ServerHandler for Handler {
             .or_else(|| context.meta.0.get(VERSION_META));
         let name = request.name.into_owned();
         let started = std::time::Instant::now();
+        // The level this request carries (2026-07-28, SEP-2575: messages go on the request's
+        // own stream, so a stateless server sends them too), else the session's.
+        let requested = context.meta.log_level().map(logging::Level::at);
+        let level = match &requested {
+            Some(level) => Some(level),
+            // Nothing to relay, and no reporter to build, until the client sets a level.
+            None => (self.can_notify() && self.log_level.is_set()).then_some(&*self.log_level),
+        };
         let relay = progress::Relay {
             peer: &context.peer,
             token: context.meta.get_progress_token(),
-            // Nothing to relay, and no reporter to build, until the client sets a level.
-            level: (self.can_notify() && self.log_level.is_set()).then_some(&*self.log_level),
+            level,
             tool: &name,
         };
         let mut call_context = self.call_context(&context);
@@ -245,8 +295,8 @@ impl ServerHandler for Handler {
                 call(&self.state, call_context, name.clone(), request.arguments, pinned)
             })
             .await?;
-        if self.can_notify() {
-            self.log_level
+        if let Some(level) = level {
+            level
                 .call_outcome(&context.peer, &name, started.elapsed(), &result)
                 .await;
         }
@@ -301,7 +351,12 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let catalog = self.state.engine.catalog();
-        Ok(resources::list(&catalog, &self.call_context(&context)))
+        let caller = self.call_context(&context);
+        let mut result = resources::list(&catalog, &caller);
+        result
+            .resources
+            .extend(skills::resources(&self.agents(&catalog), &caller));
+        Ok(result)
     }
 
     async fn list_resource_templates(
@@ -319,7 +374,32 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let catalog = self.state.engine.catalog();
-        resources::read(&catalog, &self.call_context(&context), &request.uri).map(Into::into)
+        let caller = self.call_context(&context);
+        if request.uri.starts_with(skills::SCHEME) {
+            let skill = skills::find(&self.agents(&catalog), &caller, &request.uri)
+                .ok_or_else(|| resources::not_found(&request.uri))?;
+            return Ok(resources::answer(skill.contents(), CacheScope::Private).into());
+        }
+        resources::read(&catalog, &caller, &request.uri).map(Into::into)
+    }
+
+    // Skills: the agents the caller may use, each a SKILL.md (SEP-2640).
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let catalog = self.state.engine.catalog();
+        Ok(skills::list(&self.agents(&catalog), &self.call_context(&context)))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let catalog = self.state.engine.catalog();
+        skills::get(&self.agents(&catalog), &self.call_context(&context), &request.uri)
     }
 
     async fn subscribe(

@@ -5,8 +5,10 @@
 //! (`{"tool", "outcome": "ok", "ms"}`), `warning` for a failure, with the text the result carries
 //! (what any caller sees: secrets are already scrubbed from it). Nothing before a level is set.
 //!
-//! Only where a message can reach the client: a session (`--mcp-sessions`) or stdio; a
-//! stateless server declares no `logging` and answers `logging/setLevel` method-not-found.
+//! `logging/setLevel` only where a message can reach the client between requests: a session
+//! (`--mcp-sessions`) or stdio; a stateless server tells an older client of no `logging` and
+//! answers it method-not-found. A 2026-07-28 request carries its own level in `_meta`
+//! (SEP-2575, [`Level::at`]) and hears its messages on its own response stream, stateless too.
 //! (MCP's logging is deprecated by SEP-2577, hence the `allow(deprecated)`s.)
 #![allow(deprecated)]
 
@@ -37,6 +39,11 @@ fn rank(level: LoggingLevel) -> u8 {
 }
 
 impl Level {
+    /// A level set from the start: the one a 2026-07-28 request carries in `_meta`.
+    pub fn at(level: LoggingLevel) -> Self {
+        Self(Mutex::new(Some(level)))
+    }
+
     /// `logging/setLevel`.
     pub fn set(&self, level: LoggingLevel) {
         *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);
@@ -91,7 +98,8 @@ pub fn stateless() -> ErrorData {
     ErrorData::new(
         rmcp::model::ErrorCode::METHOD_NOT_FOUND,
         "logging/setLevel: this server is stateless and has no stream to send log messages on; \
-         use a server started with --mcp-sessions, or stdio",
+         use a server started with --mcp-sessions, stdio, or protocol 2026-07-28 (a level in \
+         each request's _meta)",
         None,
     )
 }

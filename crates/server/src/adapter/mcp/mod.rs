@@ -10,9 +10,10 @@
 //!   Invalid arguments and tool failures are results with `isError: true` whose text says which
 //!   parameter is wrong and what is allowed; an unknown tool is a JSON-RPC error.
 //!   `_meta: {"toolhost/version": "x.y.z"}` pins a version.
-//! - Prompts (agents), resources (declared documents, tools, agents) and completion:
-//!   `prompts.rs`, `resources.rs`, `completion.rs`; subscriptions with sessions or stdio
-//!   (`subscriptions.rs`); `logging/setLevel` and each call's outcome there too (`logging.rs`).
+//! - Prompts (agents), resources (declared documents, tools, agents), skills (agents, SEP-2640)
+//!   and completion: `prompts.rs`, `resources.rs`, `skills.rs`, `completion.rs`; subscriptions
+//!   (`subscriptions.rs`: with sessions or stdio, and 2026-07-28 `subscriptions/listen` streams);
+//!   log levels per session or per 2026-07-28 request, and each call's outcome (`logging.rs`).
 //! - A multi-step tool's steps as `notifications/progress` (with a `progressToken`) and as log
 //!   messages at the session's level (`progress.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
@@ -30,6 +31,7 @@ mod progress;
 mod prompts;
 mod resources;
 mod sessions;
+mod skills;
 mod subscriptions;
 
 use std::sync::Arc;

@@ -133,8 +133,13 @@ pub fn not_found(uri: &str) -> ErrorData {
 /// `resources/read`.
 pub fn read(catalog: &Catalog, caller: &CallContext, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     let (contents, scope) = contents(catalog, caller, uri).ok_or_else(|| not_found(uri))?;
+    Ok(answer(contents, scope))
+}
+
+/// A `resources/read` answer of `contents`, kept for [`TTL_MS`] where `scope` says.
+pub fn answer(contents: ResourceContents, scope: CacheScope) -> ReadResourceResult {
     let mut result = ReadResourceResult::new(vec![contents]);
     result.ttl_ms = Some(TTL_MS);
     result.cache_scope = Some(scope);
-    Ok(result)
+    result
 }

@@ -2,16 +2,20 @@
 //! subscribed URIs, and after each catalog reload a `notifications/resources/updated` for each
 //! whose contents changed (or that went away).
 //!
-//! Only where a notification can reach the client: a session (`--mcp-sessions`) or stdio. A
-//! stateless server does not declare `subscribe` and answers method-not-found, since it has no
-//! stream to send an update on. One watcher task per subscribing session waits on the engine's
-//! reloads and ends when the session is gone (its handler dropped) or a send fails.
+//! `resources/subscribe` only where a notification can reach the client between requests: a
+//! session (`--mcp-sessions`) or stdio; a stateless server tells an older client of no
+//! `subscribe` and answers it method-not-found. One watcher task per subscribing session waits
+//! on the engine's reloads and ends when the session is gone (its handler dropped) or a send
+//! fails. A 2026-07-28 client's `subscriptions/listen` stream ([`listen`]) is the request
+//! itself, so it needs no session.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use rmcp::model::{ResourceContents, ResourceUpdatedNotificationParam};
-use rmcp::service::Peer;
+use rmcp::model::{
+    ResourceContents, ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification,
+};
+use rmcp::service::{Peer, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer};
 use toolhost_core::{CallContext, Engine};
 
@@ -79,6 +83,41 @@ impl Subscriptions {
             }
         }
         changed
+    }
+}
+
+/// A `subscriptions/listen` stream (2026-07-28, stateless or not): after each reload, a
+/// `notifications/resources/updated` for each accepted URI whose contents changed (or came or
+/// went for `caller`); ends when the client cancels or closes the stream.
+pub async fn listen(engine: &Arc<Engine>, caller: CallContext, context: SubscriptionContext) {
+    let subscriptions = Subscriptions::default();
+    {
+        let catalog = engine.catalog();
+        let mut uris = subscriptions
+            .uris
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            let now = resources::contents(&catalog, &caller, uri).map(|(c, _)| c);
+            uris.insert(uri.clone(), now);
+        }
+    }
+    let mut reloads = engine.reloads();
+    loop {
+        tokio::select! {
+            () = context.cancelled() => return,
+            changed = reloads.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                for uri in subscriptions.changed(engine, &caller) {
+                    let update = ResourceUpdatedNotification::new(ResourceUpdatedNotificationParam::new(uri));
+                    if context.sink().send(ServerNotification::ResourceUpdatedNotification(update)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
     }
 }
 
