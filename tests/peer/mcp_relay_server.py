@@ -6,7 +6,7 @@ its own callers when it federates it (issue #39.1, .2):
 - `steps(n)`: sends `n` progress notifications and an info log message per step while it runs
   (the log messages carry the `RELAY_KEY` it was given, which toolhost must scrub), then a
   warning, and answers "done";
-- `plain`: answers with one text.
+- `plain`: answers with one text; `pair`: with two text blocks.
 
 Usage: mcp_relay_server.py   (stdio)
 """
@@ -55,6 +55,12 @@ async def steps(ctx: Context, n: int = 3) -> str:
         await ctx.info(f"part {i} done with key {key}")
     await ctx.warning({"note": "all parts done", "key": key})
     return "done"
+
+
+@server.tool()
+def pair():
+    """Say two things."""
+    return ["first", "second"]
 
 
 @server.tool()

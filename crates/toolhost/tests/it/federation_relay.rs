@@ -146,6 +146,13 @@ async fn a_federated_tools_content_blocks_reach_callers_as_blocks() {
     assert_eq!(got[1]["resource"]["text"], "# Clip\nA short sound.");
     assert_eq!(got[2]["uri"], "notes://more");
 
+    // Text blocks stay blocks (not joined into one text).
+    let pair = client.call_tool(CallToolRequestParams::new("pair")).await.unwrap();
+    assert_eq!(
+        blocks(&pair),
+        [json!({"type": "text", "text": "first"}), json!({"type": "text", "text": "second"})]
+    );
+
     // N-ACT: the blocks in the `json`-typed output.
     let (status, answer) = invoke(&server.base, "snapshot", json!([])).await;
     assert_eq!(status, 200, "{answer}");
