@@ -150,7 +150,10 @@ async fn a_federated_tools_content_blocks_reach_callers_as_blocks() {
     let pair = client.call_tool(CallToolRequestParams::new("pair")).await.unwrap();
     assert_eq!(
         blocks(&pair),
-        [json!({"type": "text", "text": "first"}), json!({"type": "text", "text": "second"})]
+        [
+            json!({"type": "text", "text": "first"}),
+            json!({"type": "text", "text": "second"})
+        ]
     );
 
     // N-ACT: the blocks in the `json`-typed output.
@@ -247,4 +250,28 @@ async fn a_federated_tools_progress_and_log_messages_reach_the_caller_scrubbed()
     );
     client.cancel().await.unwrap();
     assert!(server.terminate());
+}
+
+/// A catalog imported before `content` outputs declared `json` for the same answer: importing
+/// the unchanged upstream again keeps it (no `_v2`, no new version).
+#[tokio::test]
+async fn a_reimport_keeps_an_earlier_imports_json_result() {
+    let Some(source) = python_server("mcp_relay_server.py") else {
+        return;
+    };
+    let dir = Scratch::new();
+    let out = dir.0.join("catalog");
+    import(&source, &out, &["--toolkit", "Relay"], &[]);
+    let file = out.join("relay.yaml");
+    let earlier = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"type\":\"content\"", "\"type\":\"json\"");
+    std::fs::write(&file, &earlier).unwrap();
+    let said = import(&source, &out, &["--toolkit", "Relay"], &[]);
+    let now = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !now.contains("snapshot_v2") && !now.contains("\"type\":\"content\""),
+        "{said}\n{now}"
+    );
+    assert!(!now.contains("1.1.0"), "{said}\n{now}");
 }
