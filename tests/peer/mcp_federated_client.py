@@ -39,8 +39,8 @@ async def main(url, path):
         echo = await client.call_tool("echo", {"message": "federated"})
         check("everything: echo", not echo.is_error and "Echo: federated" in str(echo.structured_content), echo)
         image = await client.call_tool("get_tiny_image", {})
-        content = (image.structured_content or {}).get("result") or []
-        check("everything: an image result is carried, not dropped", any(c.get("type") == "image" and c.get("data") for c in content), str(image)[:300])
+        blocks = [c for c in image.content if c.type == "image" and c.data and c.mime_type == "image/png"]
+        check("everything: an image result is carried, not dropped, as an image block", bool(blocks), str(image)[:300])
     finish()
 
 

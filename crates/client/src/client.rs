@@ -35,6 +35,12 @@ pub struct CallContext {
     /// Whose `bearer` it is (a server's caller), so that one owner's tokens cannot take more
     /// than [`MAX_SESSIONS_PER_OWNER`] of the MCP sessions kept per token.
     pub owner: Option<String>,
+    /// Over MCP, where what the server says of the call while it runs (progress, log messages)
+    /// goes (a server relaying them to its own caller); nowhere when `None`.
+    pub notes: Option<std::sync::Arc<dyn toolhost_core::Progress>>,
+    /// Over MCP, answer with the result's content blocks as they are (a JSON array), rather than
+    /// its structured content or text: a caller that passes images and resources on.
+    pub blocks: bool,
 }
 
 impl CallContext {
@@ -369,7 +375,7 @@ impl Client {
                     .await?;
                 let mut as_mcp = tool.clone();
                 as_mcp.name.clone_from(agent);
-                let answer = lease.session.call(&as_mcp, None, &input, timeout).await;
+                let answer = lease.session.call(&as_mcp, None, &input, timeout, context).await;
                 lease.done().await;
                 answer
             }
@@ -392,7 +398,7 @@ impl Client {
             }
             Address::Mcp { pin } => {
                 let lease = self.session(&tool.endpoint, bearer, context.owner.as_deref()).await?;
-                let answer = lease.session.call(tool, pin.as_ref(), &input, timeout).await;
+                let answer = lease.session.call(tool, pin.as_ref(), &input, timeout, context).await;
                 lease.done().await;
                 answer
             }
@@ -558,6 +564,7 @@ impl Client {
         }
         let listener = Listener {
             changes: Arc::clone(&self.changes),
+            calls: Arc::default(),
         };
         let opened = Session::open(
             &self.http,

@@ -27,6 +27,7 @@ pub mod nact;
 mod otc;
 mod problem;
 mod raw;
+mod relay;
 mod retry;
 mod schema;
 pub mod text;

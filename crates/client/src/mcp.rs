@@ -5,13 +5,14 @@
 //! HTTP sessions use the client's guarded reqwest client, so the SSRF guard, redirect checks and
 //! no-proxy rule hold for MCP too. MCP lists only current tools and has no retry signal, so
 //! calls are not retried; toolhost's `_meta` `toolhost/version` pins the listed version.
+#![allow(deprecated)] // MCP logging (SEP-2577)
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::ClientConfig;
 use rmcp::model::{CallToolRequestParams, JsonObject, MetaObject, PaginatedRequestParams, RequestMetaObject};
+use rmcp::model::{ClientConfig, LoggingMessageNotificationParam, ProgressNotificationParam};
 use rmcp::service::NotificationContext;
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -20,10 +21,12 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt as _;
 
+use crate::client::CallContext;
 use crate::discover::{Found, Limits};
 use crate::error::{Error, ToolFailure};
 use crate::http::{Http, chain};
 use crate::model::{Address, Protocol, Source, Tool};
+use crate::relay::Calls;
 use crate::{schema, text};
 
 /// toolhost's `_meta` key for a tool's semantic version (docs/protocols.md §6).
@@ -89,11 +92,13 @@ impl ChildEnv {
 }
 
 /// The client side of a session: it hears `notifications/tools/list_changed` (counted in
-/// `changes`, which the server's federation reads the listing again on) and otherwise does what
-/// `()` does: no sampling, roots or elicitation for the server.
+/// `changes`, which the server's federation reads the listing again on), passes a call's
+/// progress and log messages to that call ([`crate::relay`]), and otherwise does what `()`
+/// does: no sampling, roots or elicitation for the server.
 #[derive(Debug, Clone)]
 pub(crate) struct Listener {
     pub changes: Arc<tokio::sync::watch::Sender<u64>>,
+    pub calls: Arc<Calls>,
 }
 
 impl ClientHandler for Listener {
@@ -104,6 +109,18 @@ impl ClientHandler for Listener {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.calls.progress(params);
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.calls.log(params);
+    }
 }
 
 /// An open MCP session.
@@ -112,6 +129,8 @@ pub(crate) struct Session {
     peer: Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Listener>>>,
     stderr: Option<Arc<Mutex<String>>>,
+    /// The calls running on the session, for what the server says of them.
+    calls: Arc<Calls>,
 }
 
 impl std::fmt::Debug for Session {
@@ -133,6 +152,7 @@ impl Session {
         listener: Listener,
     ) -> Result<Self, Error> {
         let label = source.to_string();
+        let calls = Arc::clone(&listener.calls);
         // Nothing of a call is sent before the session is open.
         let failed = |message: String| Error::Mcp {
             server: label.clone(),
@@ -187,6 +207,7 @@ impl Session {
             peer: service.peer().clone(),
             service: tokio::sync::Mutex::new(Some(service)),
             stderr,
+            calls,
         })
     }
 
@@ -223,33 +244,39 @@ impl Session {
         Err(self.error(format!("the listing did not end within {} pages", limits.max_pages)))
     }
 
-    /// One `tools/call`: `structuredContent` when the tool gives it, else its text.
+    /// One `tools/call`: `structuredContent` when the tool gives it, else its text; its content
+    /// blocks as they are when `context.blocks`. What the server says of the call while it runs
+    /// goes to `context.notes`.
     pub async fn call(
         &self,
         tool: &Tool,
         pin: Option<&Value>,
         input: &Map<String, Value>,
         timeout: Duration,
+        context: &CallContext,
     ) -> Result<Value, Error> {
         let mut params = CallToolRequestParams::new(tool.name.clone()).with_arguments(input.clone());
         if let Some(Value::Object(meta)) = pin {
             params.meta = Some(RequestMetaObject(MetaObject(meta.clone())));
         }
-        let result = tokio::time::timeout(timeout, self.peer.call_tool(params))
-            .await
-            .map_err(|_| Error::Timeout {
-                tool: tool.name.clone(),
-                timeout,
-            })?
-            .map_err(|e| match e {
-                // The server answered, with a JSON-RPC error: not a lost connection.
-                rmcp::ServiceError::McpError(data) => Error::McpError {
-                    server: self.label.clone(),
-                    code: data.code.0,
-                    message: text::clean(&data.message, 2000),
-                },
-                other => self.error(text::plain_error(&chain(&other))),
-            })?;
+        let result = tokio::time::timeout(
+            timeout,
+            crate::relay::call_tool(&self.peer, &self.calls, params, context),
+        )
+        .await
+        .map_err(|_| Error::Timeout {
+            tool: tool.name.clone(),
+            timeout,
+        })?
+        .map_err(|e| match e {
+            // The server answered, with a JSON-RPC error: not a lost connection.
+            rmcp::ServiceError::McpError(data) => Error::McpError {
+                server: self.label.clone(),
+                code: data.code.0,
+                message: text::clean(&data.message, 2000),
+            },
+            other => self.error(text::plain_error(&chain(&other))),
+        })?;
         let texts: Vec<String> = result
             .content
             .iter()
@@ -269,6 +296,9 @@ impl Session {
                 retryable: false,
                 retry_after: None,
             })));
+        }
+        if context.blocks {
+            return serde_json::to_value(&result.content).map_err(|e| self.error(e.to_string()));
         }
         if let Some(structured) = result.structured_content {
             return Ok(structured);

@@ -131,6 +131,44 @@ pub struct CallContext {
 pub trait Progress: Send + Sync + fmt::Debug {
     /// Step `done` of `total` (counted from 1) has finished: `name`, with how it went.
     fn step(&self, done: usize, total: usize, name: &str, outcome: &StepOutcome);
+
+    /// What the service behind the tool said of the call while it ran (a federated upstream's
+    /// progress or log message), already scrubbed of secrets, to pass on to the caller. Nothing
+    /// by default.
+    fn relay(&self, note: Note) {
+        let _ = note;
+    }
+}
+
+/// What a tool's upstream says of a call while it runs, protocol-free (MCP's
+/// `notifications/progress` and `notifications/message` of a federated server).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// How far the call is: `progress` of `total` (when known), with a message.
+    Progress {
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// A log message at `level`, from `logger` (when named), with any JSON `data`.
+    Log {
+        level: LogLevel,
+        logger: Option<String>,
+        data: Value,
+    },
+}
+
+/// How severe a log message is: RFC 5424's levels, least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
 }
 
 /// How one step of a call went, as reported to the caller: only what the caller may see (a

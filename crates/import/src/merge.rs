@@ -53,7 +53,12 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
         ));
     }
     let old = load(file, existing).map_err(|e| format!("{file} does not load, so it cannot be merged into: {e}"))?;
-    let new = load("the new import", &render(imported, &fresh(imported)))?;
+    let drafts = kept_json_results(toolkit, &imported.tools);
+    let firsts: Vec<(Option<String>, Value)> = drafts
+        .iter()
+        .map(|d| (Some(d.source.clone()), d.to_tool(&d.first_version())))
+        .collect();
+    let new = load("the new import", &render(imported, &firsts))?;
     let mut tools: Vec<(Option<String>, Value)> = toolkit["tools"]
         .as_array()
         .into_iter()
@@ -79,7 +84,7 @@ pub fn merge(existing: &str, file: &str, imported: &Imported) -> Result<Merged, 
         ));
         },
     );
-    for draft in &imported.tools {
+    for draft in &drafts {
         let (Some(new_tool), current) = (new.find(&draft.name), successor(&draft.name, &taken)) else {
             continue;
         };
@@ -245,6 +250,42 @@ fn next_name(name: &str, taken: &BTreeSet<String>) -> String {
         .map(|n| format!("{name}_v{n}"))
         .find(|c| !taken.contains(c))
         .unwrap_or_else(|| name.to_owned())
+}
+
+/// The drafts, each MCP tool's `content` output `result` written as the `json` output the file
+/// already has for it: an import before `content` outputs (issue #39.1) declared `json`, which
+/// carries the same blocks, and the upstream did not change, so a re-import changes nothing.
+fn kept_json_results(toolkit: &Value, drafts: &[super::Draft]) -> Vec<super::Draft> {
+    let had_json = |name: &str| {
+        toolkit["tools"].as_array().into_iter().flatten().any(|tool| {
+            tool["name"] == json!(name)
+                && tool["versions"]
+                    .as_array()
+                    .and_then(|v| v.last())
+                    .and_then(|v| v["outputs"].as_array())
+                    .is_some_and(|outputs| {
+                        outputs
+                            .iter()
+                            .any(|o| o["name"] == "result" && o["type"] == "json" && o.get("schema").is_none())
+                    })
+        })
+    };
+    drafts
+        .iter()
+        .cloned()
+        .map(|mut draft| {
+            if had_json(&draft.name) {
+                for output in draft
+                    .outputs
+                    .iter_mut()
+                    .filter(|o| o["name"] == "result" && o["type"] == "content")
+                {
+                    output["type"] = json!("json");
+                }
+            }
+            draft
+        })
+        .collect()
 }
 
 /// Whether two versions show callers the same signature (their numbers aside).

@@ -147,10 +147,11 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
                     };
                     outputs.push(json!({"name": "result", "type": kind, "required": false, "description": describe(schema["description"].as_str().unwrap_or_default(), "result")}));
                 }
-                // An MCP tool without an output schema answers in text, or with structured
-                // content it did not describe: one `json` output holds either.
+                // An MCP tool without an output schema answers with content blocks (text,
+                // images, audio, resources): one `content` output carries them as they are, so
+                // the listing says the answer may carry media (issue #39.1).
                 _ if tool.protocol == toolhost_client::Protocol::Mcp => {
-                    outputs.push(json!({"name": "result", "type": "json", "required": false, "description": "The tool's answer: its text, or its structured content."}));
+                    outputs.push(json!({"name": "result", "type": "content", "required": false, "description": "The tool's answer as MCP content blocks: text, images, audio, resources."}));
                 }
                 // Anything else without outputs returns nothing.
                 _ => {}

@@ -32,6 +32,8 @@ pub(crate) struct Upstreamed {
     pub idempotent: bool,
     /// The one output's name when the version has exactly one (a text result fills it).
     pub single_output: Option<String>,
+    /// Whether that one output is of type `content`: an MCP answer's blocks fill it as they are.
+    pub content: bool,
     /// The largest answer passed on, in bytes of JSON.
     pub max_response_bytes: u64,
 }
@@ -118,9 +120,17 @@ impl Upstreamed {
         if let Some(bearer) = &bearer {
             scrubber.add(bearer.expose());
         }
+        let notes = call.context.progress.as_ref().map(|inner| {
+            Arc::new(crate::relay::Scrubbed {
+                inner: Arc::clone(inner),
+                scrubber: scrubber.clone(),
+            }) as Arc<dyn toolhost_core::Progress>
+        });
         let context = toolhost_client::CallContext {
             bearer: bearer.clone(),
             owner: call.context.caller_subject.clone(),
+            notes,
+            blocks: self.content,
             ..Default::default()
         };
         let answer = upstream
@@ -170,10 +180,11 @@ impl Upstreamed {
         Ok(())
     }
 
-    /// The result as the version's outputs: an object as it is; text (or any other value)
-    /// into the one output.
+    /// The result as the version's outputs: a `content` output's blocks; an object as it is;
+    /// text (or any other value) into the one output.
     fn outputs(&self, tool: &Tool, value: Value) -> Map<String, Value> {
         match (value, &self.single_output) {
+            (value, Some(name)) if self.content => Map::from_iter([(name.clone(), crate::relay::content(value))]),
             (Value::Object(map), _) if !tool.outputs.is_empty() || self.single_output.is_none() => map,
             (value, Some(name)) => Map::from_iter([(name.clone(), value)]),
             (value, None) => Map::from_iter([("result".to_owned(), value)]),
@@ -329,7 +340,7 @@ fn unreachable(detail: &str) -> ToolFailure {
 }
 
 /// The length of `value` serialized as JSON, counted without writing it out.
-fn json_size(value: &Value) -> u64 {
+pub(crate) fn json_size(value: &Value) -> u64 {
     struct Count(u64);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

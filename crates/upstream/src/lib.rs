@@ -32,6 +32,7 @@
 
 mod call;
 mod def;
+mod relay;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -265,6 +266,7 @@ impl BackendFactory for Factory {
                 [only] => Some(only.name.clone()),
                 _ => None,
             },
+            content: matches!(signature.outputs, [only] if only.kind == toolhost_core::OutputType::Media { kind: toolhost_core::MediaKind::Content }),
             max_response_bytes,
         }))
     }

@@ -148,6 +148,9 @@ pub enum MediaKind {
     Audio,
     /// Any document, with a URI (MCP's embedded resource).
     Resource,
+    /// A list of content blocks as MCP writes them (`text`, `image`, `audio`, `resource`,
+    /// `resource_link`): what a federated MCP tool answers, which may carry media.
+    Content,
 }
 
 impl MediaKind {
@@ -157,6 +160,7 @@ impl MediaKind {
             Self::Image => "image",
             Self::Audio => "audio",
             Self::Resource => "resource",
+            Self::Content => "content",
         }
     }
 
@@ -186,8 +190,44 @@ impl MediaKind {
                 "oneOf": [{"required": ["data"]}, {"required": ["text"]}],
                 "additionalProperties": false,
             }),
+            Self::Content => content_schema(),
         }
     }
+}
+
+/// The schema of a `content` value: MCP's content blocks (2025-06-18 `ContentBlock`), each with
+/// what its `type` requires; other members (`annotations`, `_meta`) are let through.
+fn content_schema() -> Value {
+    let block = |kind: &str, required: &[&str]| {
+        let mut required = required.to_vec();
+        required.insert(0, "type");
+        serde_json::json!({
+            "properties": {"type": {"const": kind}},
+            "required": required,
+        })
+    };
+    serde_json::json!({
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "type": {"enum": ["text", "image", "audio", "resource", "resource_link"]},
+                "text": {"type": "string"},
+                "data": {"type": "string", "contentEncoding": "base64"},
+                "mimeType": {"type": "string"},
+                "resource": {"type": "object", "required": ["uri"]},
+                "uri": {"type": "string"},
+                "name": {"type": "string"},
+            },
+            "oneOf": [
+                block("text", &["text"]),
+                block("image", &["data", "mimeType"]),
+                block("audio", &["data", "mimeType"]),
+                block("resource", &["resource"]),
+                block("resource_link", &["uri", "name"]),
+            ],
+        },
+    })
 }
 
 impl OutputType {

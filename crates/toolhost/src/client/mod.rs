@@ -437,8 +437,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     .iter()
                     .map(|s| context_value("--authorization", s))
                     .collect::<anyhow::Result<_>>()?,
-                bearer: None,
-                owner: None,
+                ..Default::default()
             };
             with_client(&net, vec![source.clone()], false, |client| async move {
                 let server = discover(&client, &source, net.protocol).await?;

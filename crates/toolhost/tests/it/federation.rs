@@ -17,7 +17,7 @@ fn repo() -> PathBuf {
 }
 
 /// `stdio:PYTHON tests/peer/SCRIPT`, when the peers' Python is installed.
-fn python_server(script: &str) -> Option<String> {
+pub(crate) fn python_server(script: &str) -> Option<String> {
     let python = installed("venv/bin/python")?;
     Some(format!(
         "stdio:{} {}",

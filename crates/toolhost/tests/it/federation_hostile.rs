@@ -38,7 +38,7 @@ fn hostile_catalog(dir: &Scratch, python: &Path, edit: impl Fn(String) -> String
 }
 
 /// `yaml` with `extra` (JSON members) added to the toolkit's backend, after its `source`.
-fn with_toolkit_keys(yaml: &str, extra: &str) -> String {
+pub(crate) fn with_toolkit_keys(yaml: &str, extra: &str) -> String {
     let (head, tail) = yaml.split_once("\"source\":\"").unwrap();
     let (source, rest) = tail.split_once('"').unwrap();
     format!("{head}\"source\":\"{source}\",{extra}{rest}")
@@ -432,7 +432,7 @@ async fn a_stdio_upstream_that_cannot_start_shows_callers_no_command_line_or_std
     assert!(server.terminate());
 }
 
-/// Issue #30.13, #30.14, #30.15: an image answer is carried in a `json` output and refused by a
+/// Issue #30.13, #30.14, #30.15: an image answer is carried in a `content` output and refused by a
 /// text one (never dropped), an answer over the tool's `max_response_bytes` is refused, and an
 /// upstream that rewrites a tool and says so (`notifications/tools/list_changed`) has it
 /// withdrawn at once, not a minute later.
@@ -447,13 +447,13 @@ async fn images_oversized_answers_and_announced_rug_pulls_are_refused() {
         // `image` once more, declaring a text output.
         let (_, from) = yaml.split_once("      - name: image\n").unwrap();
         let copy = from
-            .replace("\"type\":\"json\"", "\"type\":\"string\"")
+            .replace("\"type\":\"content\"", "\"type\":\"string\"")
             .replace("required\":false", "required\":true")
             .replace("\"idempotent\":false", "\"idempotent\":true");
         format!("{yaml}      - name: image_as_text\n{copy}")
     });
     let server = Server::start(&["--catalog", catalog.to_str().unwrap()], &[], None);
-    // An image is the MCP content blocks in the `json` output the import declared for it; a
+    // An image is the MCP content blocks in the `content` output the import declared for it; a
     // version declaring a `string` output refuses it rather than dropping it.
     let (status, answer) = invoke(&server.base, "image", json!([])).await;
     assert_eq!(status, 200, "{answer}");

@@ -96,7 +96,11 @@ async fn the_reference_mcp_servers_are_served_on_every_protocol_and_called_by_th
     // N-ACT: the scalar tools; a refusal of the upstream is the tool's failure.
     let (status, echoed) = invoke(&server.base, "echo", json!([{"name": "message", "value": "hi"}])).await;
     assert_eq!(status, 200, "{echoed}");
-    assert_eq!(outputs_of(&echoed)["result"], json!("Echo: hi"));
+    // `echo` declares no output schema: its answer is MCP content blocks (issue #39.1).
+    assert_eq!(
+        outputs_of(&echoed)["result"],
+        json!([{"type": "text", "text": "Echo: hi"}])
+    );
     // The upstream's `enum: ["New York", "Chicago", …]` is an enum by name on N-ACT; the
     // upstream gets its own `Chicago` (issue #32.2), which MCP shows and takes (#38.2).
     let (status, weather) = invoke(

@@ -16,6 +16,7 @@ mod examples;
 mod federation;
 mod federation_hostile;
 mod federation_peers;
+mod federation_relay;
 mod http2;
 mod identity;
 mod import;

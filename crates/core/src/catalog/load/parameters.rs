@@ -297,10 +297,13 @@ pub(super) fn output(def: OutputDef, place: &Place, ctx: &mut Context) -> Option
         "resource" => OutputType::Media {
             kind: MediaKind::Resource,
         },
+        "content" => OutputType::Media {
+            kind: MediaKind::Content,
+        },
         other => {
             ctx.error(
                 &place,
-                format!("unknown output type `{other}`; use string, int, number, boolean, enum, json, image, audio or resource"),
+                format!("unknown output type `{other}`; use string, int, number, boolean, enum, json, image, audio, resource or content"),
             );
             return None;
         }

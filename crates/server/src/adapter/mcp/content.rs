@@ -1,6 +1,7 @@
 //! A call's output as MCP content: the whole output object as structured content, each image,
 //! audio or resource output also as its own content block (MCP's `image`, `audio` and embedded
-//! `resource`), and the other outputs as JSON text. This is the one place MCP decides how a
+//! `resource`), a `content` output's blocks as they are (a federated MCP tool's text, images,
+//! audio, resources and resource links, in its order), and the other outputs as JSON text. This is the one place MCP decides how a
 //! media output is carried; the other protocols carry its value, `{"data": base64, "mimeType":
 //! …}`, in a `json` output as the catalog's schema says.
 
@@ -27,7 +28,8 @@ pub(crate) fn success(version: &Version, output: Map<String, Value>) -> CallTool
     }
     let mut blocks: Vec<ContentBlock> = media
         .iter()
-        .filter_map(|(name, kind)| block(*kind, output.get(*name)?))
+        .filter_map(|(name, kind)| output.get(*name).map(|value| blocks(*kind, value)))
+        .flatten()
         .collect();
     if media.len() < version.outputs.len() || blocks.is_empty() {
         let rest: Map<String, Value> = output
@@ -56,12 +58,22 @@ pub(crate) fn media_block(data: &str, mime: &str) -> Option<ContentBlock> {
     }
 }
 
-/// One media value as its content block; `None` for a value not of that shape (the engine has
-/// checked it against the output's schema, so this does not happen).
+/// One media value as its content blocks: one block, or a `content` output's blocks as they
+/// are (a federated MCP tool's answer, passed through); none for a value not of that shape (the
+/// engine has checked it against the output's schema, so this does not happen).
+fn blocks(kind: MediaKind, value: &Value) -> Vec<ContentBlock> {
+    if kind == MediaKind::Content {
+        return serde_json::from_value(value.clone()).unwrap_or_default();
+    }
+    block(kind, value).into_iter().collect()
+}
+
+/// One image, audio or resource value as its content block.
 fn block(kind: MediaKind, value: &Value) -> Option<ContentBlock> {
     let field = |key: &str| value.get(key).and_then(Value::as_str);
     let mime = field("mimeType")?;
     Some(match kind {
+        MediaKind::Content => return None,
         MediaKind::Image => ContentBlock::image(field("data")?, mime),
         MediaKind::Audio => ContentBlock::audio(field("data")?, mime),
         MediaKind::Resource => {

@@ -38,6 +38,21 @@ fn rank(level: LoggingLevel) -> u8 {
     }
 }
 
+/// Core's log level as MCP's.
+pub(super) fn from_core(level: toolhost_core::LogLevel) -> LoggingLevel {
+    use toolhost_core::LogLevel;
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
+
 impl Level {
     /// A level set from the start: the one a 2026-07-28 request carries in `_meta`.
     pub fn at(level: LoggingLevel) -> Self {

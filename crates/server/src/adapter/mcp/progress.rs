@@ -5,6 +5,10 @@
 //! level (`info` for a step that answered, `debug` for one its `when` skipped, `warning` for a
 //! failure, with the scrubbed message the caller's error carries).
 //!
+//! A federated upstream's own `notifications/progress` and `notifications/message` during the
+//! call (relayed by its backend, scrubbed) go the same way: its progress under the caller's
+//! token, its log messages at the caller's level from its logger.
+//!
 //! Core reports through the protocol-free [`Progress`] trait; the reports are queued here and
 //! sent, in order, while the call runs, and the rest once it ends, before its result.
 #![allow(deprecated)] // MCP logging (SEP-2577)
@@ -17,17 +21,20 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotific
 use rmcp::service::Peer;
 use serde_json::json;
 use tokio::sync::mpsc;
-use toolhost_core::{Progress, StepOutcome};
+use toolhost_core::{Note, Progress, StepOutcome};
 
 use super::logging::Level;
 
-/// One finished step.
+/// One finished step, or what a federated upstream said.
 #[derive(Debug)]
-struct Report {
-    done: usize,
-    total: usize,
-    name: String,
-    outcome: StepOutcome,
+enum Report {
+    Step {
+        done: usize,
+        total: usize,
+        name: String,
+        outcome: StepOutcome,
+    },
+    Relayed(Note),
 }
 
 /// The [`Progress`] a call over MCP carries: queues each report for [`relay`].
@@ -37,12 +44,16 @@ struct Queue(mpsc::UnboundedSender<Report>);
 impl Progress for Queue {
     fn step(&self, done: usize, total: usize, name: &str, outcome: &StepOutcome) {
         // The receiver lives as long as the call; a send can only fail after it, harmlessly.
-        let _ = self.0.send(Report {
+        let _ = self.0.send(Report::Step {
             done,
             total,
             name: name.to_owned(),
             outcome: outcome.clone(),
         });
+    }
+
+    fn relay(&self, note: Note) {
+        let _ = self.0.send(Report::Relayed(note));
     }
 }
 
@@ -84,23 +95,63 @@ impl Relay<'_> {
     }
 
     async fn send(&self, report: Report) {
-        let message = format!("step {} of {}: {}", report.done, report.total, report.name);
+        match report {
+            Report::Step {
+                done,
+                total,
+                name,
+                outcome,
+            } => self.step(done, total, &name, &outcome).await,
+            Report::Relayed(note) => self.relayed(note).await,
+        }
+    }
+
+    /// What a federated upstream said of the call (scrubbed by its backend): its progress under
+    /// the caller's token, its log message at the caller's level, from its own logger (named
+    /// `upstream` when it named none).
+    async fn relayed(&self, note: Note) {
+        // A client that went away is not an error of the call: sends may fail silently.
+        match note {
+            Note::Progress {
+                progress,
+                total,
+                message,
+            } => {
+                let Some(token) = &self.token else { return };
+                let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                param.total = total;
+                param.message = message;
+                let _ = self.peer.notify_progress(param).await;
+            }
+            Note::Log { level, logger, data } => {
+                let severity = super::logging::from_core(level);
+                if self.level.is_some_and(|set| set.passes(severity)) {
+                    let param = LoggingMessageNotificationParam::new(severity, data)
+                        .with_logger(logger.unwrap_or_else(|| "upstream".to_owned()));
+                    let _ = self.peer.notify_logging_message(param).await;
+                }
+            }
+        }
+    }
+
+    async fn step(&self, done: usize, total: usize, name: &str, outcome: &StepOutcome) {
+        let message = format!("step {done} of {total}: {name}");
         // A client that went away is not an error of the call: sends may fail silently.
         if let Some(token) = &self.token {
-            let mut param = ProgressNotificationParam::new(token.clone(), report.done as f64);
-            param.total = Some(report.total as f64);
+            let mut param = ProgressNotificationParam::new(token.clone(), done as f64);
+            param.total = Some(total as f64);
             param.message = Some(message);
             let _ = self.peer.notify_progress(param).await;
         }
         let Some(level) = self.level else { return };
-        let (severity, outcome, detail) = match &report.outcome {
+        let (severity, outcome, detail) = match outcome {
             StepOutcome::Done => (LoggingLevel::Info, "ok", None),
             StepOutcome::Skipped => (LoggingLevel::Debug, "skipped", None),
             StepOutcome::Failed(why) => (LoggingLevel::Warning, "failed", Some(why.as_str())),
         };
         if level.passes(severity) {
             let mut data = json!({
-                "tool": self.tool, "step": report.name, "done": report.done, "of": report.total,
+                "tool": self.tool, "step": name, "done": done, "of": total,
                 "outcome": outcome,
             });
             if let Some(detail) = detail {

@@ -60,7 +60,8 @@ fn input_type(kind: &InputType) -> &'static str {
 
 /// N-ACT's type of an output (§6.1: `string`, `int`, `enum`, `json`): a number or a boolean is
 /// `json`, whose value is that JSON number or boolean; an image, audio or resource output is
-/// `json`, whose value is `{"data": base64, "mimeType": …}` (a resource's also has its `uri`).
+/// `json`, whose value is `{"data": base64, "mimeType": …}` (a resource's also has its `uri`); a
+/// `content` output is `json`, whose value is the list of MCP content blocks.
 fn output_type(kind: &OutputType) -> &'static str {
     match kind {
         OutputType::Number | OutputType::Boolean | OutputType::Media { .. } => "json",
