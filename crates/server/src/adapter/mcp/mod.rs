@@ -15,6 +15,8 @@
 //!   (`subscriptions.rs`); `logging/setLevel` and each call's outcome there too (`logging.rs`).
 //! - A multi-step tool's steps as `notifications/progress` (with a `progressToken`) and as log
 //!   messages at the session's level (`progress.rs`).
+//! - Tools whose catalog entry allows it run as tasks (SEP-2663), for clients that declare the
+//!   extension: `tasks.rs`.
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
@@ -31,6 +33,7 @@ mod prompts;
 mod resources;
 mod sessions;
 mod subscriptions;
+mod tasks;
 
 use std::sync::Arc;
 
