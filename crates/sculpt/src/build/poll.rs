@@ -25,23 +25,19 @@ pub(crate) struct Poll {
 }
 
 impl Builder<'_> {
-    /// Compiles `def` for the step at `place`; `tool`: whether the step calls a catalog tool.
-    pub(super) fn poll(&mut self, place: &str, def: &PollDef, tool: bool) -> Option<Poll> {
+    /// Compiles `def` for the step named `step`; `tool`: whether the step calls a catalog tool.
+    pub(super) fn poll(&mut self, step: &str, def: &PollDef, tool: bool) -> Option<Poll> {
         let before = self.problems.len();
+        let at = |key: &str| format!("step `{step}`, `poll.{key}`");
         let program = |b: &mut Self, key: &str, code: &str| {
             jq::compile(code)
-                .map_err(|e| {
-                    b.problem(
-                        &format!("{place}.{key}"),
-                        format!("the jq program does not compile: {e}"),
-                    )
-                })
+                .map_err(|e| b.problem(&at(key), format!("the jq program does not compile: {e}")))
                 .ok()
         };
         let url = match &def.url {
             Some(_) if tool => {
                 self.problem(
-                    &format!("{place}.url"),
+                    &at("url"),
                     "a `tool` step polls by calling its tool again; it has no URL".to_owned(),
                 );
                 None
@@ -54,13 +50,13 @@ impl Builder<'_> {
         let interval = def.interval_ms.map_or(DEFAULT_INTERVAL, Duration::from_millis);
         if interval < MIN_INTERVAL {
             self.problem(
-                &format!("{place}.interval_ms"),
+                &at("interval_ms"),
                 format!("at least {} ms between two polls", MIN_INTERVAL.as_millis()),
             );
         }
         if def.timeout_ms == Some(0) {
             self.problem(
-                &format!("{place}.timeout_ms"),
+                &at("timeout_ms"),
                 "must be a positive number of milliseconds".to_owned(),
             );
         }

@@ -291,7 +291,7 @@ impl Builder<'_> {
         let poll = def
             .poll
             .as_ref()
-            .and_then(|p| self.poll(&at("poll"), p, def.tool.is_some()));
+            .and_then(|p| self.poll(&def.name, p, def.tool.is_some()));
         if def.poll.is_some() && (def.paginate.is_some() || def.for_each.is_some()) {
             self.problem(
                 &at("poll"),
