@@ -16,6 +16,7 @@ mod mcp_malformed;
 mod mcp_resources;
 mod mcp_sessions;
 mod mcp_subscriptions;
+mod mcp_tasks;
 mod nact_bad_input;
 mod nact_bad_request;
 mod nact_failures;
