@@ -1,0 +1,210 @@
+//! Tools run as MCP tasks (docs/tasks.md) against the real binary: the official Python SDK
+//! client runs a sculpted tool that polls an axum upstream's job to completion, and, with the
+//! task store in a real `redis-server` (`--state`), a task started on one replica is read and
+//! cancelled on another, which stops the run (and its upstream request) on the first.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use serde_json::{Value, json};
+
+use crate::client_peers::installed;
+use crate::support::{Scratch, Server};
+
+/// A job queue (`POST /jobs` → 202 with `Location: /jobs/1`, done at the `ready_after`th poll)
+/// and `/hang`, which never answers and counts the requests dropped before it did.
+#[derive(Clone, Default)]
+struct Upstream {
+    polls: Arc<AtomicUsize>,
+    hanging: Arc<AtomicUsize>,
+    dropped: Arc<AtomicUsize>,
+}
+
+struct Dropped(Arc<AtomicUsize>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+async fn upstream(state: Upstream, ready_after: usize) -> String {
+    let (polls, hang) = (state.clone(), state);
+    let app = axum::Router::new()
+        .route(
+            "/jobs",
+            axum::routing::post(|| async {
+                (StatusCode::ACCEPTED, [(header::LOCATION, "/jobs/1")], "").into_response()
+            }),
+        )
+        .route(
+            "/jobs/1",
+            axum::routing::get(move || {
+                let s = polls.clone();
+                async move {
+                    let n = s.polls.fetch_add(1, Ordering::SeqCst) + 1;
+                    let state = if n >= ready_after { "done" } else { "running" };
+                    axum::Json(json!({"state": state, "frames": 42}))
+                }
+            }),
+        )
+        .route(
+            "/hang",
+            axum::routing::get(move || {
+                let s = hang.clone();
+                async move {
+                    s.hanging.fetch_add(1, Ordering::SeqCst);
+                    let guard = Dropped(Arc::clone(&s.dropped));
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    std::mem::forget(guard);
+                    "late"
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+fn catalog(dir: &Scratch, base: &str) -> std::path::PathBuf {
+    let text = r#"
+toolkits:
+  - name: Video
+    tools:
+      - name: convert
+        description: Converts a video, which takes a while.
+        execution: { task: optional }
+        timeout_ms: 20000
+        versions:
+          - version: 1.0.0
+            outputs: [{ name: frames, type: int, description: Frames converted. }]
+            backend:
+              kind: http
+              base_url: BASE
+              steps:
+                - name: start
+                  method: POST
+                  path: /jobs
+                  poll: { interval_ms: 100, done: '.steps.start.body.state == "done"' }
+              outputs: { frames: start.body.frames }
+      - name: hang
+        description: Waits on an upstream that never answers.
+        execution: { task: required }
+        timeout_ms: 20000
+        versions:
+          - version: 1.0.0
+            returns_nothing: true
+            backend: { kind: http, base_url: BASE, steps: [{ name: wait, path: /hang }] }
+"#;
+    dir.write("video.yaml", &text.replace("BASE", base))
+}
+
+#[tokio::test]
+async fn the_python_sdk_runs_a_polling_tool_as_a_task_to_completion() {
+    let Some(python) = installed("venv/bin/python") else {
+        return;
+    };
+    let state = Upstream::default();
+    let base = upstream(state.clone(), 6).await;
+    let dir = Scratch::new();
+    let catalog = catalog(&dir, &base);
+    let server = Server::start(&["--catalog", catalog.to_str().unwrap()], &[], None);
+    let peer = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peer");
+    let mut command = std::process::Command::new(python);
+    command.current_dir(&peer).arg(peer.join("mcp_task_client.py")).args([
+        &format!("{}/mcp", server.base),
+        "convert",
+        "{}",
+        r#"{"frames": 42}"#,
+    ]);
+    let said = tokio::task::spawn_blocking(move || crate::federation_peers::run_client(command))
+        .await
+        .unwrap();
+    assert!(said.contains("the call became a task"), "{said}");
+    assert_eq!(
+        state.polls.load(Ordering::SeqCst),
+        6,
+        "the step polled the job until it was done"
+    );
+    assert!(server.terminate());
+}
+
+/// One 2026-07-28 request declaring the tasks extension; the JSON-RPC answer.
+async fn rpc(http: &reqwest::Client, base: &str, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    });
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    http.post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .header("mcp-name", name)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_task_is_read_and_cancelled_from_any_replica_sharing_the_store() {
+    let Some((_redis, port)) = crate::replicas::redis(None, &[]).await else {
+        return;
+    };
+    let state = Upstream::default();
+    let base = upstream(state.clone(), 1).await;
+    let dir = Scratch::new();
+    let catalog = catalog(&dir, &base);
+    let store = format!("redis://127.0.0.1:{port}");
+    let args = ["--catalog", catalog.to_str().unwrap(), "--state", store.as_str()];
+    let (one, two) = (Server::start(&args, &[], None), Server::start(&args, &[], None));
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let created = rpc(&http, &one.base, "tools/call", json!({"name": "hang", "arguments": {}})).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let seen = rpc(&http, &two.base, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(
+        seen["result"]["status"], "working",
+        "the other replica reads it: {seen}"
+    );
+    for _ in 0..100 {
+        if state.hanging.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let ack = rpc(&http, &two.base, "tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let back = rpc(&http, &one.base, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(back["result"]["status"], "cancelled", "{back}");
+    // The replica that runs it sees the cancel within about a second and drops the run.
+    for _ in 0..150 {
+        if state.dropped.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        state.dropped.load(Ordering::SeqCst),
+        1,
+        "the upstream request was dropped"
+    );
+    assert!(one.terminate() && two.terminate());
+}
