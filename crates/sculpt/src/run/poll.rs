@@ -181,19 +181,12 @@ impl Sculpted {
             .join(&written)
             .map_err(|e| misconfigured(format!("`{written}` is not a URL: {e}")))?;
         if url.origin() != base.origin() {
-            return Err(scrubber.failure(
-                ToolFailure::permanent(
-                    "the upstream service pointed to another site to follow the operation, which is not followed",
-                )
-                .with_code(failure::REDIRECT)
-                .with_developer_message(format!(
-                    "step `{}` ({}): the poll URL is on {}, not {}",
-                    step.name,
-                    step.shape,
-                    url.origin().ascii_serialization(),
-                    base.origin().ascii_serialization()
-                )),
-            ));
+            return Err(scrubber.failure(super::kinds::elsewhere(
+                step,
+                "the poll URL",
+                &url,
+                &base.origin().ascii_serialization(),
+            )));
         }
         Ok(url)
     }

@@ -28,6 +28,16 @@ struct Upstream {
     dropped: Arc<AtomicUsize>,
 }
 
+/// Waits (at most 2 s) until `counter` reaches `n`.
+async fn reaches(counter: &AtomicUsize, n: usize) {
+    for _ in 0..100 {
+        if counter.load(Ordering::SeqCst) >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Counts a request dropped before it was answered.
 struct Dropped(Arc<AtomicUsize>);
 
@@ -257,12 +267,7 @@ async fn cancel_drops_the_run_and_its_upstream_request() {
     let f = start(1, 10).await;
     let created = f.call("key-of-alice", true, "hang", json!({})).await;
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    for _ in 0..100 {
-        if f.upstream.hanging.load(Ordering::SeqCst) == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    reaches(&f.upstream.hanging, 1).await;
     assert_eq!(
         f.upstream.hanging.load(Ordering::SeqCst),
         1,
@@ -276,12 +281,7 @@ async fn cancel_drops_the_run_and_its_upstream_request() {
     let ack = f.rpc("key-of-alice", true, "tasks/cancel", json!({"taskId": id})).await;
     assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
     assert_eq!(f.settled("key-of-alice", &id).await["status"], "cancelled");
-    for _ in 0..100 {
-        if f.upstream.dropped.load(Ordering::SeqCst) == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    reaches(&f.upstream.dropped, 1).await;
     assert_eq!(
         f.upstream.dropped.load(Ordering::SeqCst),
         1,
