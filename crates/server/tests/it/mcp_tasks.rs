@@ -4,91 +4,17 @@
 //! a client without the extension; OTC and N-ACT wait for a long tool's result.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use axum::Router;
-use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use serde_json::{Value, json};
 use toolhost_core::Engine;
 use toolhost_core::catalog::{Loader, Source};
 use toolhost_server::auth::{ApiKey, Authenticator, hash_key};
 
+use crate::support::jobs::{self, Jobs, reaches};
+
 const TASKS: &str = "io.modelcontextprotocol/tasks";
-
-/// The upstream: a job queue whose job is done at the `ready_after`th poll, and `/hang`, which
-/// never answers and counts the requests it was left by.
-#[derive(Clone, Default)]
-struct Upstream {
-    created: Arc<AtomicUsize>,
-    polls: Arc<AtomicUsize>,
-    hanging: Arc<AtomicUsize>,
-    dropped: Arc<AtomicUsize>,
-}
-
-/// Waits (at most 2 s) until `counter` reaches `n`.
-async fn reaches(counter: &AtomicUsize, n: usize) {
-    for _ in 0..100 {
-        if counter.load(Ordering::SeqCst) >= n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Counts a request dropped before it was answered.
-struct Dropped(Arc<AtomicUsize>);
-
-impl Drop for Dropped {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-async fn upstream(state: Upstream, ready_after: usize) -> String {
-    let (created, polls, hang) = (state.clone(), state.clone(), state);
-    let router = Router::new()
-        .route(
-            "/jobs",
-            post(move || {
-                let s = created.clone();
-                async move {
-                    s.created.fetch_add(1, Ordering::SeqCst);
-                    (StatusCode::ACCEPTED, [(header::LOCATION, "/jobs/1")], "").into_response()
-                }
-            }),
-        )
-        .route(
-            "/jobs/1",
-            get(move || {
-                let s = polls.clone();
-                async move {
-                    let n = s.polls.fetch_add(1, Ordering::SeqCst) + 1;
-                    let state = if n >= ready_after { "done" } else { "running" };
-                    axum::Json(json!({"state": state, "frames": 42}))
-                }
-            }),
-        )
-        .route(
-            "/hang",
-            get(move || {
-                let s = hang.clone();
-                async move {
-                    s.hanging.fetch_add(1, Ordering::SeqCst);
-                    let _dropped = Dropped(Arc::clone(&s.dropped));
-                    tokio::time::sleep(Duration::from_secs(60)).await;
-                    std::mem::forget(_dropped);
-                    "late"
-                }
-            }),
-        );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    base
-}
 
 const CATALOG: &str = r#"
 toolkits:
@@ -130,13 +56,13 @@ toolkits:
 
 struct Fixture {
     base: String,
-    upstream: Upstream,
+    upstream: Jobs,
     http: reqwest::Client,
 }
 
 async fn start(ready_after: usize, max_tasks: usize) -> Fixture {
-    let state = Upstream::default();
-    let upstream_base = upstream(state.clone(), ready_after).await;
+    let state = Jobs::default();
+    let upstream_base = jobs::serve(state.clone(), ready_after).await;
     let factory = toolhost_sculpt::Factory::new(Default::default()).unwrap();
     let catalog = Loader::default()
         .with_backend("http", Arc::new(factory))
@@ -200,6 +126,21 @@ impl Fixture {
         let reply = request.send().await.unwrap();
         let text = reply.text().await.unwrap();
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    /// A JSON POST to `path` as `key`; the answer's JSON.
+    async fn post(&self, key: &str, path: &str, body: &Value, version: Option<&str>) -> Value {
+        let mut request = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("OTC-API-Key", key)
+            .json(body);
+        if let Some(version) = version {
+            request = request
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", version);
+        }
+        request.send().await.unwrap().json().await.unwrap()
     }
 
     async fn call(&self, key: &str, tasks: bool, tool: &str, arguments: Value) -> Value {
@@ -328,19 +269,7 @@ async fn a_required_task_tool_refuses_a_client_without_the_extension() {
     // A client of an older protocol version cannot declare it: refused the same way.
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "strict", "arguments": {"text": "x"}}});
-    let old: Value = f
-        .http
-        .post(format!("{}/mcp", f.base))
-        .header("OTC-API-Key", "key-of-alice")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let old = f.post("key-of-alice", "/mcp", &body, Some("2025-06-18")).await;
     assert_eq!(old["error"]["code"], -32021, "{old}");
     let created = f.call("key-of-alice", true, "strict", json!({"text": "x"})).await;
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
@@ -363,17 +292,7 @@ async fn otc_a_repeated_call_id_of_a_long_tool_gets_the_one_result() {
         .send()
         .await;
     assert!(impatient.is_err(), "the first caller gave up before the job was done");
-    let repeat: Value = f
-        .http
-        .post(format!("{}/otc/tools/call", f.base))
-        .header("OTC-API-Key", "key-of-alice")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let repeat = f.post("key-of-alice", "/otc/tools/call", &body, None).await;
     assert_eq!(repeat["result"]["success"], true, "{repeat}");
     assert_eq!(repeat["result"]["value"], 42, "{repeat}");
     assert_eq!(f.upstream.created.load(Ordering::SeqCst), 1, "the job was started once");
@@ -383,29 +302,23 @@ async fn otc_a_repeated_call_id_of_a_long_tool_gets_the_one_result() {
 #[tokio::test]
 async fn nact_and_woa_answer_a_long_tool_when_it_is_done() {
     let f = start(4, 10).await;
-    let nact: Value = f
-        .http
-        .post(format!("{}/nact/tools/convert:invoke", f.base))
-        .header("OTC-API-Key", "key-of-alice")
-        .json(&json!({"input_parameters": []}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let nact = f
+        .post(
+            "key-of-alice",
+            "/nact/tools/convert:invoke",
+            &json!({"input_parameters": []}),
+            None,
+        )
+        .await;
     assert!(nact.to_string().contains("42"), "{nact}");
     let woa = f
-        .http
-        .post(format!("{}/woa/agents/convert/invoke", f.base))
-        .header("OTC-API-Key", "key-of-alice")
-        .json(&json!({"input": {}}))
-        .send()
-        .await
-        .unwrap();
-    let status = woa.status().as_u16();
-    let woa: Value = woa.json().await.unwrap();
-    assert_eq!(status, 200, "{woa}");
+        .post(
+            "key-of-alice",
+            "/woa/agents/convert/invoke",
+            &json!({"input": {}}),
+            None,
+        )
+        .await;
     assert!(woa.to_string().contains("42"), "{woa}");
     assert_eq!(f.upstream.created.load(Ordering::SeqCst), 2, "each started its job");
     // The job is done from the fourth poll on: N-ACT waited for it, WoA found it done.

@@ -3,72 +3,18 @@
 //! task store in a real `redis-server` (`--state`), a task started on one replica is read and
 //! cancelled on another, which stops the run (and its upstream request) on the first.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::Ordering;
 
-use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
 use serde_json::{Value, json};
 
 use crate::client_peers::installed;
 use crate::support::{Scratch, Server};
 
-/// A job queue (`POST /jobs` → 202 with `Location: /jobs/1`, done at the `ready_after`th poll)
-/// and `/hang`, which never answers and counts the requests dropped before it did.
-#[derive(Clone, Default)]
-struct Upstream {
-    polls: Arc<AtomicUsize>,
-    hanging: Arc<AtomicUsize>,
-    dropped: Arc<AtomicUsize>,
-}
+// The upstream is the server tests' own, shared rather than written again.
+#[path = "../../../server/tests/it/support/jobs.rs"]
+mod jobs;
 
-struct Dropped(Arc<AtomicUsize>);
-
-impl Drop for Dropped {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-async fn upstream(state: Upstream, ready_after: usize) -> String {
-    let (polls, hang) = (state.clone(), state);
-    let app = axum::Router::new()
-        .route(
-            "/jobs",
-            axum::routing::post(|| async {
-                (StatusCode::ACCEPTED, [(header::LOCATION, "/jobs/1")], "").into_response()
-            }),
-        )
-        .route(
-            "/jobs/1",
-            axum::routing::get(move || {
-                let s = polls.clone();
-                async move {
-                    let n = s.polls.fetch_add(1, Ordering::SeqCst) + 1;
-                    let state = if n >= ready_after { "done" } else { "running" };
-                    axum::Json(json!({"state": state, "frames": 42}))
-                }
-            }),
-        )
-        .route(
-            "/hang",
-            axum::routing::get(move || {
-                let s = hang.clone();
-                async move {
-                    s.hanging.fetch_add(1, Ordering::SeqCst);
-                    let guard = Dropped(Arc::clone(&s.dropped));
-                    tokio::time::sleep(Duration::from_secs(60)).await;
-                    std::mem::forget(guard);
-                    "late"
-                }
-            }),
-        );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    base
-}
+use jobs::{Jobs, reaches};
 
 fn catalog(dir: &Scratch, base: &str) -> std::path::PathBuf {
     let text = r#"
@@ -111,8 +57,8 @@ async fn the_python_and_typescript_sdks_run_a_polling_tool_as_a_task_to_completi
     ) else {
         return;
     };
-    let state = Upstream::default();
-    let base = upstream(state.clone(), 6).await;
+    let state = Jobs::default();
+    let base = jobs::serve(state.clone(), 6).await;
     let dir = Scratch::new();
     let catalog = catalog(&dir, &base);
     let server = Server::start(&["--catalog", catalog.to_str().unwrap()], &[], None);
@@ -140,6 +86,11 @@ async fn the_python_and_typescript_sdks_run_a_polling_tool_as_a_task_to_completi
     .unwrap();
     assert!(said.contains("ok   the call became a task"), "{said}");
     assert!(said.contains("ok   the server made a task of the call"), "{said}");
+    assert_eq!(
+        state.created.load(Ordering::SeqCst),
+        2,
+        "each client's call started one job"
+    );
     // Each client's task polled the job: done from the sixth poll on, so 6 and then 1.
     assert_eq!(
         state.polls.load(Ordering::SeqCst),
@@ -182,8 +133,8 @@ async fn a_task_is_read_and_cancelled_from_any_replica_sharing_the_store() {
     let Some((_redis, port)) = crate::replicas::redis(None, &[]).await else {
         return;
     };
-    let state = Upstream::default();
-    let base = upstream(state.clone(), 1).await;
+    let state = Jobs::default();
+    let base = jobs::serve(state.clone(), 1).await;
     let dir = Scratch::new();
     let catalog = catalog(&dir, &base);
     let store = format!("redis://127.0.0.1:{port}");
@@ -200,23 +151,13 @@ async fn a_task_is_read_and_cancelled_from_any_replica_sharing_the_store() {
         seen["result"]["status"], "working",
         "the other replica reads it: {seen}"
     );
-    for _ in 0..100 {
-        if state.hanging.load(Ordering::SeqCst) == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    reaches(&state.hanging, 1).await;
     let ack = rpc(&http, &two.base, "tasks/cancel", json!({"taskId": id})).await;
     assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
     let back = rpc(&http, &one.base, "tasks/get", json!({"taskId": id})).await;
     assert_eq!(back["result"]["status"], "cancelled", "{back}");
     // The replica that runs it sees the cancel within about a second and drops the run.
-    for _ in 0..150 {
-        if state.dropped.load(Ordering::SeqCst) == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    reaches(&state.dropped, 1).await;
     assert_eq!(
         state.dropped.load(Ordering::SeqCst),
         1,
