@@ -18,7 +18,7 @@ pub use backend::{
 };
 pub use catalog::{
     Access, Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, MediaKind, Output,
-    OutputType, Page, Parameter, Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,
+    OutputType, Page, Parameter, Problem, Requirements, Severity, Source, TaskSupport, Tool, Version, VersionSelector,
 };
 pub use engine::{Engine, Error, Invocation, Outcome, Requirement, resolve};
 pub use validate::ParameterError;

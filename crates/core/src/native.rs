@@ -32,6 +32,7 @@ impl Functions {
         f.add("units.convert_length", units_convert_length);
         f.add("reference.country_by_code", reference_country_by_code);
         f.add("testing.echo", testing_echo);
+        f.add("time.now", time_now);
         f.add("testing.ring_doorbell", testing_ring_doorbell);
         f.add("testing.context", testing_context);
         f.add("testing.fail", |_, _| {
@@ -293,6 +294,15 @@ fn reference_country_by_code(input: &Map<String, Value>, _: &CallContext) -> Res
 }
 
 /// Returns its input as its output: for tests and benchmarks whose outputs mirror their inputs.
+/// The server's clock: `unix_ms`, milliseconds since 1970-01-01 UTC. A waiting step polls it
+/// (`poll: { done: ... }`, docs/tasks.md) to take a given time without an upstream.
+fn time_now(_: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    Ok(json_object(json!({ "unix_ms": ms })))
+}
+
 fn testing_echo(input: &Map<String, Value>, _: &CallContext) -> Result<Map<String, Value>, ToolFailure> {
     Ok(input.clone())
 }

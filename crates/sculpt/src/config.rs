@@ -109,6 +109,9 @@ pub(crate) struct StepDef {
     /// Follow the upstream's pages, gathering their items into one list.
     #[serde(default)]
     pub paginate: Option<PaginateDef>,
+    /// Poll an asynchronous operation the step started until it is done (docs/tasks.md).
+    #[serde(default)]
+    pub poll: Option<PollDef>,
     /// Run the step once per element of an earlier step's list (`tickets.body.items`), the
     /// element being `item` in the step's templates; its result is the list of answers.
     #[serde(default)]
@@ -147,6 +150,30 @@ pub(crate) struct PaginateDef {
     /// The most pages read (default 10, at most 100).
     #[serde(default)]
     pub max_pages: Option<u32>,
+}
+
+/// How a step polls the operation it started (`202 Accepted` with a `Location`, a job id in
+/// the answer): where, how often, for how long, and what means done or failed.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PollDef {
+    /// A jq program over the first answer (`.steps.THIS_STEP`) that gives the URL to poll,
+    /// relative to the step's URL or absolute on the same origin. Absent: the first answer's
+    /// `Location` header. A `tool` step polls by calling its tool again.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Between two polls, in milliseconds (default 1000, at least 50).
+    #[serde(default)]
+    pub interval_ms: Option<u64>,
+    /// How long to poll at most, in milliseconds (default: until the call's deadline).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// A jq condition over the latest answer (`.steps.THIS_STEP`): the operation is done, and
+    /// that answer is the step's result.
+    pub done: String,
+    /// A jq condition over the latest answer: the operation failed.
+    #[serde(default)]
+    pub failed: Option<String>,
 }
 
 /// Outbound authentication.

@@ -71,6 +71,10 @@ pub struct Mcp {
     pub allowed_hosts: Vec<String>,
     /// Browser `Origin`s accepted; empty means no Origin check.
     pub allowed_origins: Vec<String>,
+    /// The most tasks (tools run as tasks, docs/tasks.md) running at once on this replica.
+    pub max_tasks: usize,
+    /// How long a task's record is kept after its tool's timeout (its `ttlMs` is the two).
+    pub task_keep: std::time::Duration,
 }
 
 impl Default for Mcp {
@@ -82,6 +86,8 @@ impl Default for Mcp {
             session_idle: std::time::Duration::from_secs(300),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(str::to_owned).to_vec(),
             allowed_origins: Vec::new(),
+            max_tasks: 100,
+            task_keep: std::time::Duration::from_secs(600),
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod idempotency;
 pub mod limits;
 pub mod ops;
 pub mod shared;
+pub mod tasks;
 pub use http::accept::ConnectionLimits;
 pub mod tls;
 pub mod view;
@@ -44,6 +45,8 @@ pub struct State {
     openapi: view::Cached<adapter::openapi::Document>,
     /// OTC `call_id` results, so a repeated call does not run the tool again.
     calls: Arc<dyn idempotency::Store>,
+    /// Calls running as tasks, and their records (shared with other replicas with `--state`).
+    pub(crate) tasks: Arc<tasks::Tasks>,
     /// What the last catalog reload did.
     reloads: ops::Reloads,
     /// Calls running per tool (shared with the agents' states: a cap holds across them).
@@ -133,6 +136,10 @@ impl State {
         let rate = limits::RateLimiter::new(config.limits.rate_per_second, config.limits.rate_burst);
         let auth_failures = limits::auth_failures(config.limits.auth_failures_per_minute);
         let auth = Arc::new(arc_swap::ArcSwap::new(Arc::clone(&config.auth)));
+        let tasks = Arc::new(match &shared {
+            Some(shared) => tasks::Tasks::in_shared(shared.clone(), config.mcp.max_tasks, config.mcp.task_keep),
+            None => tasks::Tasks::in_memory(config.mcp.max_tasks, config.mcp.task_keep),
+        });
         let state = Arc::new(Self {
             engine,
             config,
@@ -142,6 +149,7 @@ impl State {
             woa,
             openapi,
             calls,
+            tasks,
             reloads,
             tool_slots,
             rate,

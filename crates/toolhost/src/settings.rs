@@ -71,6 +71,12 @@ pub struct ServeArgs {
     /// With --mcp-sessions: close a session after this many seconds without a request [default: 300].
     #[arg(long, env = "TOOLHOST_MCP_SESSION_IDLE_SECS")]
     mcp_session_idle_secs: Option<u64>,
+    /// The most tools running as tasks at once on this replica; one more is refused, retryably [default: 100].
+    #[arg(long, env = "TOOLHOST_MAX_TASKS")]
+    max_tasks: Option<usize>,
+    /// How long a task's state and result are kept after its tool's timeout, in seconds [default: 600].
+    #[arg(long, env = "TOOLHOST_TASK_KEEP_SECS")]
+    task_keep_secs: Option<u64>,
     /// Host headers MCP accepts, comma-separated; `*` for any [default: localhost,127.0.0.1,::1].
     #[arg(long, env = "TOOLHOST_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
     mcp_allowed_hosts: Option<Vec<String>>,
@@ -184,6 +190,8 @@ struct File {
     mcp_sessions: Option<bool>,
     mcp_max_sessions: Option<usize>,
     mcp_session_idle_secs: Option<u64>,
+    max_tasks: Option<usize>,
+    task_keep_secs: Option<u64>,
     mcp_allowed_hosts: Option<Vec<String>>,
     mcp_allowed_origins: Option<Vec<String>>,
     public_url: Option<String>,
@@ -370,6 +378,15 @@ impl ServeArgs {
                 Some(secs) => Duration::from_secs(secs),
                 None => defaults.mcp.session_idle,
             },
+            max_tasks: match self.max_tasks.or(file.max_tasks) {
+                Some(0) => anyhow::bail!("max_tasks must be positive"),
+                Some(n) => n,
+                None => defaults.mcp.max_tasks,
+            },
+            task_keep: self
+                .task_keep_secs
+                .or(file.task_keep_secs)
+                .map_or(defaults.mcp.task_keep, Duration::from_secs),
             allowed_hosts: self
                 .mcp_allowed_hosts
                 .or(file.mcp_allowed_hosts)

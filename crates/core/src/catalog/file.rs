@@ -54,6 +54,9 @@ pub(super) struct ToolDef {
     pub tags: Vec<String>,
     #[serde(default)]
     pub annotations: AnnotationsDef,
+    /// How the tool runs: `{ task: optional | required }` lets it run as a task.
+    #[serde(default)]
+    pub execution: ExecutionDef,
     /// Default backend timeout for every version, in milliseconds.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
@@ -100,6 +103,15 @@ pub(super) struct ErrorPhraseDef {
     pub retry_after_ms: Option<u64>,
     #[serde(default)]
     pub prompt: Option<String>,
+}
+
+/// A tool's `execution` key.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExecutionDef {
+    /// Whether the tool may (`optional`) or must (`required`) run as a task; `never` by default.
+    #[serde(default)]
+    pub task: super::TaskSupport,
 }
 
 #[derive(Debug, Default, Deserialize)]

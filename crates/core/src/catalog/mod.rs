@@ -93,6 +93,9 @@ pub struct Tool {
     pub tags: Vec<String>,
     /// Behaviour hints.
     pub annotations: Annotations,
+    /// Whether the tool may or must run as a task (MCP's tasks extension; catalog key
+    /// `execution: { task: optional | required }`).
+    pub task: TaskSupport,
     /// What a caller must send beside the input.
     pub requirements: Requirements,
     /// Scopes a caller must hold to see or call the tool (toolkit's, tool's and its tags').
@@ -192,6 +195,27 @@ pub struct Annotations {
     pub idempotent: Option<bool>,
     /// The tool reaches an open world (the Internet) rather than a closed domain.
     pub open_world: Option<bool>,
+}
+
+/// Whether a tool runs as a task: started, then polled for its state and result, instead of
+/// answered within the request (MCP's tasks extension, SEP-2663; docs/tasks.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// Always answered within the request (the default).
+    #[default]
+    Never,
+    /// A task when the client supports tasks, else answered within the request.
+    Optional,
+    /// Only as a task: a client that does not support tasks is refused.
+    Required,
+}
+
+impl TaskSupport {
+    /// Whether a call of the tool may become a task.
+    pub fn allowed(self) -> bool {
+        !matches!(self, Self::Never)
+    }
 }
 
 /// What a caller must send beside the input (OTC `requirements`): secrets, authorization
@@ -618,6 +642,7 @@ impl Tool {
             img: self.img.clone(),
             tags: self.tags.clone(),
             annotations: self.annotations,
+            task: self.task,
             requirements: self.requirements.clone(),
             scopes: self.scopes.clone(),
             errors: self.errors.clone(),

@@ -21,7 +21,10 @@ use crate::style::Style;
 use crate::template::{Template, ValueTemplate};
 
 mod outputs;
+mod poll;
 mod step;
+
+pub(crate) use poll::Poll;
 
 /// Retries allowed at most, so a catalog cannot turn one call into a flood.
 const MAX_RETRIES: u32 = 10;
@@ -84,6 +87,8 @@ pub(crate) struct Step {
     pub shape: String,
     pub paginate: Option<Paginate>,
     pub for_each: Option<ForEach>,
+    /// The operation the step starts, polled until done.
+    pub poll: Option<Poll>,
 }
 
 /// How a step follows pages.

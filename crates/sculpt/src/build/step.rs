@@ -288,6 +288,16 @@ impl Builder<'_> {
             self.problem(&at("concurrency"), format!("from 1 to {MAX_CONCURRENCY}"));
         }
         let paginate = def.paginate.as_ref().and_then(|p| self.paginate(&at("paginate"), p));
+        let poll = def
+            .poll
+            .as_ref()
+            .and_then(|p| self.poll(&def.name, p, def.tool.is_some()));
+        if def.poll.is_some() && (def.paginate.is_some() || def.for_each.is_some()) {
+            self.problem(
+                &at("poll"),
+                "a step that polls an operation neither follows pages nor runs `for_each`".to_owned(),
+            );
+        }
         if paginate.is_some() && def.for_each.is_some() {
             self.problem(
                 &at("paginate"),
@@ -436,6 +446,7 @@ impl Builder<'_> {
                 max_items,
                 concurrency,
             }),
+            poll,
         })
     }
 

@@ -31,6 +31,22 @@ fn with_param(url: &Url, name: &str, value: &str) -> Url {
     out
 }
 
+/// The refusal of a URL an upstream pointed to (`what`: "the next page", "the poll URL") on
+/// another origin than the step's: credentials go only where the catalog sends them.
+pub(super) fn elsewhere(step: &Step, what: &str, url: &Url, origin: &str) -> ToolFailure {
+    ToolFailure::permanent(format!(
+        "the upstream service pointed to another site for {what}, which is not followed"
+    ))
+    .with_code(failure::REDIRECT)
+    .with_developer_message(format!(
+        "step `{}` ({}): {what} is on {}, not {}",
+        step.name,
+        step.shape,
+        url.origin().ascii_serialization(),
+        origin
+    ))
+}
+
 /// The `rel="next"` target of a `Link` header (RFC 8288), as written.
 fn link_next(headers: &Value) -> Option<String> {
     let link = headers.get("link")?.as_str()?;
@@ -289,19 +305,7 @@ impl Sculpted {
             };
             // Credentials go only where the catalog sends them: a next page elsewhere is refused.
             if next.origin() != origin {
-                return Err(scrubber.failure(
-                    ToolFailure::permanent(
-                        "the upstream service pointed to another site for the next page, which is not followed",
-                    )
-                    .with_code(failure::REDIRECT)
-                    .with_developer_message(format!(
-                        "step `{}` ({}): the next page is on {}, not {}",
-                        step.name,
-                        step.shape,
-                        next.origin().ascii_serialization(),
-                        origin.ascii_serialization()
-                    )),
-                ));
+                return Err(scrubber.failure(elsewhere(step, "the next page", &next, &origin.ascii_serialization())));
             }
             request = self.request(step, scope).map_err(|f| scrubber.failure(f))?;
             request.url = next;

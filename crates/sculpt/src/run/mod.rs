@@ -18,6 +18,7 @@ use crate::reference::{Scope, StepResult};
 
 mod exchange;
 mod kinds;
+mod poll;
 
 /// The most characters of a phrased failure's message or prompt (which may quote the upstream).
 const MAX_PHRASE_CHARS: usize = 1000;
@@ -265,10 +266,16 @@ impl Sculpted {
             item: None,
         };
         if let Some((tool, version)) = &step.tool {
-            return self
+            let answer = self
                 .call_tool(step, (tool, version), call, &scope, &scrubber, deadline)
-                .await
-                .map(Some);
+                .await?;
+            return match &step.poll {
+                Some(poll) => self
+                    .poll(step, poll, answer, call, visible(), &scope, &scrubber, deadline)
+                    .await
+                    .map(Some),
+                None => Ok(Some(answer)),
+            };
         }
         if let Some(each) = &step.for_each {
             return self.for_each(step, each, &scope, &scrubber, deadline).await.map(Some);
@@ -278,7 +285,14 @@ impl Sculpted {
         }
         // The phrase of a missing value may quote earlier steps' answers: scrub it too.
         let request = self.request(step, &scope).map_err(|f| scrubber.failure(f))?;
-        self.exchange(step, request, &scope, scrubber, deadline).await.map(Some)
+        let answer = self.exchange(step, request, &scope, scrubber.clone(), deadline).await?;
+        match &step.poll {
+            Some(poll) => self
+                .poll(step, poll, answer, call, visible(), &scope, &scrubber, deadline)
+                .await
+                .map(Some),
+            None => Ok(Some(answer)),
+        }
     }
 
     /// Every secret this call may send: the server's and the call's.

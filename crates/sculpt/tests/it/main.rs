@@ -13,6 +13,7 @@ mod load;
 mod media;
 mod peer;
 mod placement;
+mod poll;
 mod refusal;
 mod secrets;
 mod shaping;

@@ -120,6 +120,7 @@ impl State {
             woa,
             openapi,
             calls: Arc::clone(&self.calls),
+            tasks: Arc::clone(&self.tasks),
             reloads: crate::ops::Reloads::new(&engine.catalog()),
             tool_slots: Arc::clone(&self.tool_slots),
             rate: crate::limits::RateLimiter::new(0.0, 1),

@@ -17,6 +17,7 @@ mod mcp_resources;
 mod mcp_sessions;
 mod mcp_skills;
 mod mcp_subscriptions;
+mod mcp_tasks;
 mod nact_bad_input;
 mod nact_bad_request;
 mod nact_failures;

@@ -2,6 +2,7 @@
 //! replies. Every request goes over a real socket, through the whole router. [`otc`] holds the
 //! OTC helpers; [`Logs`] captures what the server logs.
 
+pub mod jobs;
 mod logs;
 pub mod otc;
 

@@ -38,6 +38,7 @@ mod sculpt;
 mod serve;
 mod slow_clients;
 mod support;
+mod tasks;
 mod tls;
 mod token_policy;
 mod ui;

@@ -370,6 +370,7 @@ impl Loader {
                 idempotent: def.annotations.idempotent,
                 open_world: def.annotations.open_world,
             },
+            task: def.execution.task,
             watched: versions.iter().any(|v| v.backend.upstream().is_some()),
             versions,
             source: file.to_owned(),

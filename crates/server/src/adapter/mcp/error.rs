@@ -41,3 +41,17 @@ pub(super) fn answer(error: Error) -> Result<CallToolResult, ErrorData> {
         }
     }
 }
+
+/// The answer of a `tools/call` run as a task that did not succeed: as [`answer`], except that
+/// a fault of the server (a backend that broke its declared outputs) is an error, which makes
+/// the task `failed` rather than `completed` with a tool error (SEP-2663's error semantics).
+pub(super) fn in_task(error: Error) -> Result<CallToolResult, ErrorData> {
+    match &error {
+        Error::Failed { failure, .. }
+            if failure.code.as_deref() == Some(toolhost_core::backend::INVALID_OUTPUT_CODE) =>
+        {
+            Err(ErrorData::internal_error(error.to_string(), None))
+        }
+        _ => answer(error),
+    }
+}

@@ -105,7 +105,14 @@ pub(super) async fn answer(state: &State, caller: Option<&Caller>, call: Call) -
     let Call { id, params, .. } = call;
     let pinned = params.meta.as_ref().and_then(|m| m.version.as_ref());
     let context = super::handler::call_context(caller);
-    let message = match super::handler::call(state, context, params.name, params.arguments, pinned).await {
+    // These clients cannot declare the tasks extension: a tool that runs only as a task refuses.
+    let answer =
+        if super::tasks::support(state, &params.name, &context.access).0 == toolhost_core::TaskSupport::Required {
+            Err(super::tasks::required())
+        } else {
+            super::handler::call(state, context, params.name, params.arguments, pinned, false).await
+        };
+    let message = match answer {
         Ok(result) => {
             // As rmcp's handler dispatch does for every peer before 2026-07-28.
             let mut result = ServerResult::CallToolResult(result);

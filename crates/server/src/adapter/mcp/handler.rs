@@ -13,10 +13,11 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
+use toolhost_core::{Access, CallContext, Invocation, TaskSupport, VersionSelector};
 
 use super::{
     VERSION_META, completion, content, convert, error, logging, progress, prompts, resources, skills, subscriptions,
+    tasks,
 };
 use crate::State;
 use crate::auth::Caller;
@@ -89,6 +90,16 @@ impl Handler {
 }
 
 impl Handler {
+    /// Whose tasks this request may see: the caller the auth layer recorded (over stdio, the
+    /// one local client).
+    fn owner(&self, context: &RequestContext<RoleServer>) -> String {
+        if self.local {
+            return "local".to_owned();
+        }
+        self.caller(context)
+            .map_or_else(|| "anonymous".to_owned(), |c| c.id.clone().into_owned())
+    }
+
     /// The agents served as prompts here: at an agent's endpoint that agent, else the catalog's.
     fn agents(&self, catalog: &Arc<toolhost_core::Catalog>) -> Vec<Arc<toolhost_core::catalog::Agent>> {
         match &self.state.agent {
@@ -120,13 +131,15 @@ pub(super) fn call_context(caller: Option<&Caller>) -> CallContext {
 
 /// A `tools/call`: of `name` with `arguments`, at the version `pinned` names (the value of
 /// `_meta."toolhost/version"`, if any), answered as a result or a JSON-RPC error. The handler
-/// and the stateless fast path ([`super::fast`]) both answer through it.
+/// and the stateless fast path ([`super::fast`]) both answer through it, and so does a task's
+/// run (`in_task`), where a fault of the server is an error rather than a tool error.
 pub(super) async fn call(
     state: &State,
     context: CallContext,
     name: String,
     arguments: Option<rmcp::model::JsonObject>,
     pinned: Option<&serde_json::Value>,
+    in_task: bool,
 ) -> Result<CallToolResult, ErrorData> {
     let version = match pinned {
         None => VersionSelector::Latest,
@@ -154,6 +167,7 @@ pub(super) async fn call(
             let output = std::mem::take(&mut outcome.output);
             Ok(content::success(outcome.version(), output))
         }
+        Err(e) if in_task => error::in_task(e),
         Err(e) => error::answer(e),
     }
 }
@@ -170,6 +184,7 @@ impl ServerHandler for Handler {
             .enable_completions()
             .enable_skills()
             .build();
+        tasks::declare(&mut capabilities);
         // Subscriptions and log messages reach a 2026-07-28 client on its own streams
         // (`subscriptions/listen`, each request's response), stateless or not; an older client
         // is told of them only where it has a session ([`Handler::initialize`]).
@@ -274,6 +289,28 @@ impl ServerHandler for Handler {
             .and_then(|m| m.0.get(VERSION_META))
             .or_else(|| context.meta.0.get(VERSION_META));
         let name = request.name.into_owned();
+        let mut call_context = self.call_context(&context);
+        let (support, timeout) = tasks::support(&self.state, &name, &call_context.access);
+        if support.allowed() {
+            let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+            if declared {
+                let owner = self.owner(&context);
+                let pinned = pinned.cloned();
+                return tasks::start(
+                    &self.state,
+                    &owner,
+                    timeout,
+                    call_context,
+                    name,
+                    request.arguments,
+                    pinned,
+                )
+                .await;
+            }
+            if support == TaskSupport::Required {
+                return Err(tasks::required());
+            }
+        }
         let started = std::time::Instant::now();
         // The level this request carries (2026-07-28, SEP-2575: messages go on the request's
         // own stream, so a stateless server sends them too), else the session's.
@@ -289,10 +326,16 @@ impl ServerHandler for Handler {
             level,
             tool: &name,
         };
-        let mut call_context = self.call_context(&context);
         let result = relay
             .run(&mut call_context, |call_context| {
-                call(&self.state, call_context, name.clone(), request.arguments, pinned)
+                call(
+                    &self.state,
+                    call_context,
+                    name.clone(),
+                    request.arguments,
+                    pinned,
+                    false,
+                )
             })
             .await?;
         if let Some(level) = level {
@@ -301,6 +344,30 @@ impl ServerHandler for Handler {
                 .await;
         }
         Ok(result.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        tasks::get(&self.state, &self.owner(&context), &request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::update(&self.state, &self.owner(&context), &request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(&self.state, &self.owner(&context), &request.task_id).await
     }
 
     #[allow(deprecated)] // MCP logging (SEP-2577)

@@ -16,6 +16,8 @@
 //!   log levels per session or per 2026-07-28 request, and each call's outcome (`logging.rs`).
 //! - A multi-step tool's steps as `notifications/progress` (with a `progressToken`) and as log
 //!   messages at the session's level (`progress.rs`).
+//! - Tools whose catalog entry allows it run as tasks (SEP-2663), for clients that declare the
+//!   extension: `tasks.rs`.
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
@@ -33,6 +35,7 @@ mod resources;
 mod sessions;
 mod skills;
 mod subscriptions;
+mod tasks;
 
 use std::sync::Arc;
 

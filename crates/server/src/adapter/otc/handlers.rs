@@ -151,10 +151,32 @@ pub(super) async fn call(
         input,
         context: convert::context(request.context, request.trace_id, caller.context()),
     };
-    let run = run(&state, invocation, &call_id, schema, &request.tool_id);
-    let result = match &keyed {
-        Some((key, fingerprint)) => state.calls.once(key, fingerprint, Box::pin(run)).await,
-        None => run.await.map_err(Refusal::Rejected),
+    let result = match keyed {
+        // A long tool (one that may run as a task, docs/tasks.md) runs to its end even when the
+        // caller goes away, so that a repeat of its call_id finds the result rather than
+        // nothing (or an outcome unknown) and the tool is never run twice; the repeat waits
+        // for the run in flight (docs/protocols.md §4).
+        Some((key, fingerprint)) if tool.task.allowed() => {
+            let (state, call_id, tool_id) = (Arc::clone(&state), call_id.clone(), request.tool_id.clone());
+            let detached = tokio::spawn(async move {
+                let run = run(&state, invocation, &call_id, schema, &tool_id);
+                state.calls.once(&key, &fingerprint, Box::pin(run)).await
+            });
+            match detached.await {
+                Ok(result) => result,
+                Err(e) => {
+                    tracing::error!(error = %e, "a detached OTC call did not finish");
+                    Err(Refusal::Lost)
+                }
+            }
+        }
+        Some((key, fingerprint)) => {
+            let run = run(&state, invocation, &call_id, schema, &request.tool_id);
+            state.calls.once(&key, &fingerprint, Box::pin(run)).await
+        }
+        None => run(&state, invocation, &call_id, schema, &request.tool_id)
+            .await
+            .map_err(Refusal::Rejected),
     };
     match result {
         Ok(result) => json(format!(r#"{{"$schema":{},"result":{result}}}"#, quote(schema))),
