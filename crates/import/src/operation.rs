@@ -80,6 +80,34 @@ impl Inputs {
         name
     }
 
+    /// A file of a multipart body: a `json` input taking text, or `{data: BASE64, mimeType,
+    /// filename}`.
+    fn file(&mut self, original: &str, schema: &Value, required: bool, description: &str) -> String {
+        let media = schema["contentMediaType"]
+            .as_str()
+            .unwrap_or("application/octet-stream");
+        let file = json!({"anyOf": [
+            {"type": "string", "description": "The file's content, as text."},
+            {
+                "type": "object",
+                "properties": {
+                    "data": {"type": "string", "contentEncoding": "base64", "description": "The file's bytes, base64."},
+                    "mimeType": {"type": "string", "description": format!("Its media type (default {media}).")},
+                    "filename": {"type": "string"}
+                },
+                "required": ["data"],
+                "additionalProperties": false
+            }
+        ]});
+        let text = if description.is_empty() { "A file." } else { description };
+        let input = json!({"type": "json", "schema": file});
+        let name = self.push(input, original, text, &Value::Null, required);
+        if required {
+            self.json.push(name.clone());
+        }
+        name
+    }
+
     /// `original` as a scalar input when its schema is one, else as a `json` input; its name.
     fn any(
         &mut self,
@@ -241,6 +269,9 @@ pub(crate) fn draft(
     let mut cookies = Map::new();
     let mut body = Map::new();
     let mut form = Map::new();
+    let mut multipart = Map::new();
+    // Input → `{style, explode, name}`, for those the `simple` style unexploded does not write.
+    let mut styles = Map::new();
     let mut whole_body: Option<Value> = None;
     // Some descriptions tell apart operations on one path by a fragment (`/x#variant`), which
     // is never sent.
@@ -286,29 +317,19 @@ pub(crate) fn draft(
         let required = p["required"].as_bool().unwrap_or(location == "path");
         match location {
             "path" => {
-                // OpenAPI's path styles a step writes (§4.8.12.4): `simple` (`a,b`; an object
-                // `k,v`), and `label` (`.a,b`) and `matrix` (`;id=a,b`) unexploded.
-                // Exploding changes nothing for a scalar, nor for a `simple` array.
-                let scalar = scalar_input(&schema).is_some();
-                let explode = p["explode"].as_bool().unwrap_or(false) && !scalar;
-                let object = types(&schema) == ["object"];
-                let prefix = match p["style"].as_str().unwrap_or("simple") {
-                    "simple" if !(explode && object) => Some(String::new()),
-                    "label" if !explode => Some(".".to_owned()),
-                    "matrix" if !explode => Some(format!(";{original}=")),
-                    _ => None,
-                };
-                match prefix {
-                    Some(prefix) => {
-                        let n = inputs.any(doc, original, "path", &schema, true, &description);
-                        template_path = template_path
-                            .replace(&format!("{{{original}}}"), &format!("{prefix}{{{{input.{n}}}}}"));
-                    }
-                    None => notes.push(format!(
-                        "{where_}: path parameter `{original}` is written in a style a step cannot write ({} exploded); the tool cannot call this operation until an overlay sets it",
-                        p["style"].as_str().unwrap_or("simple")
-                    )),
+                // OpenAPI's path styles (§4.8.12.4), which the step's `styles` write: `simple`
+                // (`a,b`; exploded, an object `k=v`), `label` (`.a,b`, `.a.b`) and `matrix`
+                // (`;id=a,b`, `;id=a;id=b`).
+                let style = p["style"].as_str().unwrap_or("simple");
+                if !matches!(style, "simple" | "label" | "matrix") {
+                    notes.push(format!(
+                        "{where_}: path parameter `{original}` has `style: {style}`, which OpenAPI does not define for a path; it is left out, and the tool cannot call this operation until an overlay sets it"
+                    ));
+                    continue;
                 }
+                let n = inputs.any(doc, original, "path", &schema, true, &description);
+                template_path = template_path.replace(&format!("{{{original}}}"), &format!("{{{{input.{n}}}}}"));
+                styles.insert(n, path_style(style, p["explode"].as_bool(), original, &schema));
             }
             "query" => {
                 // An array or object goes as the parameter's `style` and `explode` say
@@ -331,9 +352,11 @@ pub(crate) fn draft(
                 query.insert(original.to_owned(), value);
             }
             "header" => {
-                // An array or object is sent in the `simple` style, the only one headers have.
+                // An array or object is sent in the `simple` style, the only one headers have
+                // (exploded, an object's members as `k=v`).
                 let n = inputs.any(doc, original, "headers", &schema, required, &description);
                 headers.insert(original.to_owned(), hole(&n));
+                styles.insert(n.clone(), path_style("simple", p["explode"].as_bool(), &n, &schema));
             }
             "cookie" => {
                 let n = inputs.any(doc, original, "cookies", &schema, required, &description);
@@ -362,14 +385,18 @@ pub(crate) fn draft(
     if let Some(content) = content.filter(|_| !bodiless) {
         let json_media = content
             .iter()
-            .find(|(media, _)| media.as_str() == "application/json" || media.ends_with("+json"));
-        let form_media = content.get("application/x-www-form-urlencoded");
-        match (json_media, form_media) {
-            (Some((_, media)), _) | (None, Some(media)) => {
-                let (place, target) = if json_media.is_some() {
-                    ("body", &mut body)
-                } else {
-                    ("form", &mut form)
+            .find(|(media, _)| media.as_str() == "application/json" || media.ends_with("+json"))
+            .map(|(_, media)| ("body", media));
+        // JSON first, then a form, then multipart (OpenAPI 3.1 §4.8.14-15), as the step sends them.
+        let chosen = json_media
+            .or_else(|| content.get("application/x-www-form-urlencoded").map(|m| ("form", m)))
+            .or_else(|| content.get("multipart/form-data").map(|m| ("multipart", m)));
+        match chosen {
+            Some((place, media)) => {
+                let target = match place {
+                    "body" => &mut body,
+                    "form" => &mut form,
+                    _ => &mut multipart,
                 };
                 let schema = resolve(doc, &media["schema"], 0).unwrap_or(Value::Null);
                 let schema = only_object(doc, schema);
@@ -382,18 +409,20 @@ pub(crate) fn draft(
                     let prop_schema = with_members(doc, prop_schema);
                     let description = parameter_text(&Value::Null, written, &prop_schema);
                     let needed = required.contains(prop.as_str()) && body_required;
+                    if place == "multipart" && is_file(&prop_schema) {
+                        let n = inputs.file(prop, &prop_schema, needed, &description);
+                        target.insert(prop.clone(), json!({"file": hole(&n)}));
+                        continue;
+                    }
                     if let Some(n) = inputs.scalar(prop, place, &prop_schema, needed, &description) {
                         target.insert(prop.clone(), hole(&n));
                         continue;
                     }
-                    // An object or array: a form cannot carry one (it stays left out, said).
-                    if place != "body" {
-                        continue;
-                    }
                     inputs.structured.pop();
-                    // A required object of scalars is one input per field, so N-ACT keeps the
-                    // tool; anything else is taken whole, its schema as the API writes it.
-                    if let Some(fields) = flat_object(&prop_schema).filter(|_| needed) {
+                    // A required object of scalars in a JSON body is one input per field, so
+                    // N-ACT keeps the tool; anything else is taken whole, its schema as the API
+                    // writes it.
+                    if let Some(fields) = flat_object(&prop_schema).filter(|_| needed && place == "body") {
                         let inner = required_of(&prop_schema);
                         let mut object = Map::new();
                         for (field, field_schema) in fields {
@@ -414,27 +443,50 @@ pub(crate) fn draft(
                             }
                         }
                         target.insert(prop.clone(), Value::Object(object));
+                        continue;
+                    }
+                    let n = inputs.json(doc, prop, &prop_schema, needed, &description);
+                    // In a form, an array or object goes as its `encoding` says (`form`,
+                    // exploded, by default); in multipart, a part per item, an object as JSON.
+                    let value = match place {
+                        "form" => {
+                            let encoding = &media["encoding"][prop.as_str()];
+                            let style = encoding["style"].as_str().unwrap_or("form");
+                            let explode = encoding["explode"].as_bool().unwrap_or(style == "form");
+                            json!({"value": hole(&n), "style": style, "explode": explode})
+                        }
+                        _ => hole(&n),
+                    };
+                    target.insert(prop.clone(), value);
+                }
+                if schema["properties"].as_object().is_none_or(Map::is_empty) {
+                    if place == "body" {
+                        // A body that is not an object of properties (an array, a free-form object).
+                        let description = schema["description"].as_str().unwrap_or("The request body.");
+                        let n = inputs.json(doc, "body", &schema, body_required, description);
+                        whole_body = Some(hole(&n));
                     } else {
-                        let n = inputs.json(doc, prop, &prop_schema, needed, &description);
-                        target.insert(prop.clone(), hole(&n));
+                        notes.push(format!(
+                            "{where_}: its {} body names no fields, so none is sent{}",
+                            if place == "form" { "form" } else { "multipart" },
+                            if body_required {
+                                ", although the API requires one; an overlay can set `form` or `multipart`"
+                            } else {
+                                ""
+                            }
+                        ));
                     }
                 }
-                if schema["properties"].as_object().is_none_or(Map::is_empty) && json_media.is_some() {
-                    // A body that is not an object of properties (an array, a free-form object).
-                    let description = schema["description"].as_str().unwrap_or("The request body.");
-                    let n = inputs.json(doc, "body", &schema, body_required, description);
-                    whole_body = Some(hole(&n));
-                }
             }
-            (None, None) => {
+            None => {
                 let media = content.keys().cloned().collect::<Vec<_>>().join(", ");
                 if body_required {
                     return Err(format!(
-                        "its request body is {media}, which a sculpted step cannot send (it sends JSON or a form)"
+                        "its request body is {media}, which a sculpted step cannot send (it sends JSON, a form or multipart/form-data)"
                     ));
                 }
                 notes.push(format!(
-                    "{where_}: its optional request body ({media}) is left out: a sculpted step sends JSON or a form"
+                    "{where_}: its optional request body ({media}) is left out: a sculpted step sends JSON, a form or multipart/form-data"
                 ));
             }
         }
@@ -471,6 +523,13 @@ pub(crate) fn draft(
     if !form.is_empty() {
         step["form"] = Value::Object(form);
     }
+    if !multipart.is_empty() {
+        step["multipart"] = Value::Object(multipart);
+    }
+    styles.retain(|_, style| !style.is_null());
+    if !styles.is_empty() {
+        step["styles"] = Value::Object(styles);
+    }
     let description = description(op, &where_);
     Ok(Draft {
         source: where_,
@@ -489,6 +548,29 @@ pub(crate) fn draft(
         annotations: matches!(method, "get" | "head" | "options")
             .then(|| json!({"read_only": true, "idempotent": true})),
     })
+}
+
+/// Whether a multipart field is a file: 3.0's `format: binary` or `byte`, 3.1's
+/// `contentMediaType` or `contentEncoding`.
+fn is_file(schema: &Value) -> bool {
+    matches!(schema["format"].as_str(), Some("binary" | "byte"))
+        || schema.get("contentMediaType").is_some()
+        || schema.get("contentEncoding").is_some()
+}
+
+/// A path parameter's or header's entry in the step's `styles`; null for the `simple` style
+/// unexploded, or when exploding changes nothing (a scalar; a `simple` array).
+fn path_style(style: &str, explode: Option<bool>, name: &str, schema: &Value) -> Value {
+    let explode = explode.unwrap_or(false) && scalar_input(schema).is_none();
+    let object = types(schema) == ["object"];
+    if style == "simple" && !(explode && object) {
+        return Value::Null;
+    }
+    let mut entry = json!({"style": style, "explode": explode});
+    if style == "matrix" {
+        entry["name"] = json!(name);
+    }
+    entry
 }
 
 /// A body that is a `oneOf`/`anyOf` of one object (GitHub's `issues/add-labels`): that object,

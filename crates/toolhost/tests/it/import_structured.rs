@@ -18,6 +18,7 @@ struct Seen {
     line: String,
     headers: axum::http::HeaderMap,
     body: Value,
+    raw: Vec<u8>,
 }
 
 /// An upstream that records every request and answers with an issue-shaped object (the
@@ -32,6 +33,7 @@ async fn recorder(seen: Arc<Mutex<Vec<Seen>>>) -> String {
                 line: format!("{} {}", parts.method, parts.uri),
                 headers: parts.headers,
                 body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+                raw: bytes.to_vec(),
             });
             axum::Json(json!({
                 "id": 1, "node_id": "I_1", "number": 7, "title": "t", "state": "closed", "locked": false,
@@ -235,9 +237,8 @@ async fn parameters_style_comes_through_and_is_sent_as_the_style_says() {
         .iter()
         .map(|t| t["inputSchema"]["properties"].as_object().map_or(0, |p| p.len()))
         .sum();
-    // 18 before #38.4; FastMCP 69 (it also takes exploded label and matrix path parameters
-    // and multipart bodies, which a sculpted step cannot send yet).
-    assert!(inputs >= 48, "{inputs} inputs");
+    // 18 before #38.4, 48 before multipart bodies and exploded path styles; FastMCP 69.
+    assert!(inputs >= 69, "{inputs} inputs");
     let object = json!({"name": "n", "description": "d"});
     let calls = [
         (
@@ -265,6 +266,23 @@ async fn parameters_style_comes_through_and_is_sent_as_the_style_says() {
             "paths_matrix_non_exploded",
             json!({"primitive": "p", "array": ["a", "b"], "object": object}),
         ),
+        (
+            "paths_label_exploded",
+            json!({"primitive": "p", "array": ["a", "b"], "object": object}),
+        ),
+        (
+            "paths_matrix_exploded",
+            json!({"primitive": "p", "array": ["a", "b;c"], "object": object}),
+        ),
+        (
+            "paths_simple_exploded",
+            json!({"primitive": "p", "array": ["a", "b"], "object": object}),
+        ),
+        ("headers_simple_exploded", json!({"array": ["a", "b"], "object": object})),
+        (
+            "form_data_standard",
+            json!({"primitive": "p", "array": ["a", "b"], "object": {"foo": "f"}}),
+        ),
     ];
     for (tool, arguments) in &calls {
         let result = mcp_call(&server.base, tool, arguments.clone()).await;
@@ -287,11 +305,36 @@ async fn parameters_style_comes_through_and_is_sent_as_the_style_says() {
             "GET /anything/path/p/a,b%2Fc/description,d,name,n",
             "GET /anything/path/label/.p/.a,b/.description,d,name,n",
             "GET /anything/path/matrix/;primitive=p/;array=a,b/;object=description,d,name,n",
+            // Exploded (OpenAPI 3.1 §4.8.12.4): label `.a.b`, matrix `;array=a;array=b`, an
+            // object's members `k=v`; a `;` inside a value stays encoded.
+            "POST /anything/path/label/.p/.a.b/.description=d.name=n",
+            "POST /anything/path/matrix/;primitive=p/;array=a;array=b%3Bc/;description=d;name=n",
+            "POST /anything/path/simple/p/a,b/description=d,name=n",
+            "POST /anything/headers/simple",
+            "POST /anything/form-data",
         ]
     );
     let header = |i: usize, name: &str| seen[i].headers.get(name).map(|v| v.to_str().unwrap().to_owned());
     assert_eq!(header(5, "primitive").as_deref(), Some("p"));
     assert_eq!(header(5, "array").as_deref(), Some("a,b"));
     assert_eq!(header(6, "cookie").as_deref(), Some("array=a,b%20c; primitive=p"));
+    assert_eq!(header(13, "array").as_deref(), Some("a,b"));
+    assert_eq!(header(13, "object").as_deref(), Some("description=d,name=n"));
+    // multipart/form-data (RFC 7578): a text part, a part per item, an object as JSON.
+    let content_type = header(14, "content-type").unwrap();
+    let boundary = content_type.strip_prefix("multipart/form-data; boundary=").unwrap();
+    let part = |name: &str, media: &str, data: &str| {
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\nContent-Type: {media}\r\n\r\n{data}\r\n")
+    };
+    let text = "text/plain; charset=utf-8";
+    let want = [
+        part("array", text, "a"),
+        part("array", text, "b"),
+        part("object", "application/json", r#"{"foo":"f"}"#),
+        part("primitive", text, "p"),
+        format!("--{boundary}--\r\n"),
+    ]
+    .concat();
+    assert_eq!(String::from_utf8_lossy(&seen[14].raw), want);
     assert!(server.terminate());
 }
