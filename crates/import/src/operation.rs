@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use super::answer::outputs;
 use super::schema::{fit_pattern, flat_object, json_schema, resolve, scalar_input, types, union_words, with_members};
 use super::{Draft, STEP, Structured, describe, description, resolve_noted, snake, unique};
 
@@ -592,108 +593,11 @@ fn only_object(doc: &Value, schema: Value) -> Value {
 }
 
 /// The names a schema's `required` lists.
-fn required_of(schema: &Value) -> BTreeSet<&str> {
+pub(crate) fn required_of(schema: &Value) -> BTreeSet<&str> {
     schema["required"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
         .collect()
-}
-
-/// What an operation answers, as outputs.
-struct Answer {
-    outputs: Vec<Value>,
-    mapping: Value,
-    /// The step's own `Accept`, when the operation answers in something other than JSON (the
-    /// toolkit asks for JSON): a text/plain-only operation answers 406 to `application/json`.
-    accept: Option<String>,
-}
-
-/// The 2xx answer: its JSON's top-level scalar properties, typed (required when the schema says
-/// so and they cannot be null); a text answer as one string; else one `json` output with the
-/// whole body.
-fn outputs(doc: &Value, op: &Value) -> Answer {
-    let whole = |accept: Option<String>| Answer {
-        outputs: vec![
-            json!({"name": "result", "type": "json", "required": false, "description": "The upstream's answer."}),
-        ],
-        mapping: json!({"result": format!("{STEP}.body")}),
-        accept,
-    };
-    let responses = op["responses"].as_object().cloned().unwrap_or_default();
-    let Some(ok) = responses
-        .iter()
-        .find(|(code, _)| code.starts_with('2'))
-        .map(|(_, r)| resolve(doc, r, 0).unwrap_or(Value::Null))
-    else {
-        return whole(None);
-    };
-    let media: Vec<&String> = ok["content"]
-        .as_object()
-        .map(|c| c.keys().collect())
-        .unwrap_or_default();
-    let json_media = media
-        .iter()
-        .find(|m| m.as_str() == "application/json" || m.ends_with("+json"));
-    let Some(json_media) = json_media else {
-        if media.is_empty() {
-            return whole(None);
-        }
-        let accept = Some(media.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", "));
-        if media.iter().any(|m| m.starts_with("text/")) {
-            return Answer {
-                outputs: vec![
-                    json!({"name": "result", "type": "string", "required": false, "description": "The upstream's answer, as text."}),
-                ],
-                mapping: json!({"result": format!("{STEP}.body")}),
-                accept,
-            };
-        }
-        return whole(accept);
-    };
-    let schema = resolve(doc, &ok["content"][json_media.as_str()]["schema"], 0).unwrap_or(Value::Null);
-    let Some(properties) = schema["properties"].as_object().filter(|p| !p.is_empty()) else {
-        return whole(None);
-    };
-    let required = required_of(&schema);
-    let mut outs = Vec::new();
-    let mut mapping = Map::new();
-    let mut names = BTreeSet::new();
-    for (prop, prop_schema) in properties {
-        let prop_schema = resolve(doc, prop_schema, 0).unwrap_or(Value::Null);
-        let plain = prop.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && prop.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
-        if !plain {
-            continue;
-        }
-        let name = unique(&snake(prop), &mut names);
-        let kind = match types(&prop_schema).as_slice() {
-            // An upstream's enumeration may grow before its description does: a string, which
-            // any new value still is.
-            ["string"] => "string",
-            ["integer"] => "int",
-            ["number"] => "number",
-            ["boolean"] => "boolean",
-            _ => "json",
-        };
-        let nullable = prop_schema["nullable"] == json!(true)
-            || prop_schema["type"]
-                .as_array()
-                .is_some_and(|t| t.iter().any(|t| t == "null"));
-        let is_required = required.contains(prop.as_str()) && !nullable && kind != "json";
-        outs.push(json!({
-            "name": name, "type": kind, "required": is_required,
-            "description": describe(prop_schema["description"].as_str().unwrap_or_default(), &prop_schema, prop),
-        }));
-        mapping.insert(name, json!(format!("{STEP}.body.{prop}")));
-    }
-    if outs.is_empty() {
-        return whole(None);
-    }
-    Answer {
-        outputs: outs,
-        mapping: Value::Object(mapping),
-        accept: None,
-    }
 }
