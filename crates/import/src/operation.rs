@@ -9,7 +9,9 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::answer::outputs;
-use super::schema::{fit_pattern, flat_object, json_schema, resolve, scalar_input, types, union_words, with_members};
+use super::schema::{
+    fit_pattern, flat_object, json_schema, partly_enumerated, resolve, scalar_input, types, union_words, with_members,
+};
 use super::{Draft, STEP, Structured, describe, description, resolve_noted, snake, unique};
 
 /// The inputs of one operation as they are gathered.
@@ -35,7 +37,10 @@ impl Inputs {
         required: bool,
         description: &str,
     ) -> Option<String> {
-        let Some(mut input) = scalar_input(schema) else {
+        // An optional union that is partly an enumeration is taken whole (#38.4); a required
+        // one stays one scalar, so N-ACT keeps the tool.
+        let whole = !required && partly_enumerated(schema);
+        let Some(mut input) = scalar_input(schema).filter(|_| !whole) else {
             self.structured.push(Structured {
                 name: original.to_owned(),
                 place,
