@@ -134,6 +134,36 @@ fn enumerations_stay_enumerations_with_wire_values() {
     );
 }
 
+/// #38.4: unions keep their enumerations: one of enumerations only is one enumeration (GitHub's
+/// `budget_type`), an optional one that is partly one (GitHub's gist `public`: a boolean or
+/// `"true"`/`"false"`) is taken whole with its schema.
+#[test]
+fn unions_keep_their_enumerations() {
+    let imported = import(
+        &doc(json!({"/budgets": {"post": {
+            "operationId": "createBudget",
+            "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {
+                "kind": {"oneOf": [{"type": "string", "enum": ["Bundle"]}, {"type": "string", "enum": ["Sku"]}]},
+                "public": {"oneOf": [{"type": "boolean"}, {"type": "string", "enum": ["true", "false"]}]}
+            }}}}},
+            "responses": {"200": {"description": "ok"}}
+        }}})),
+        &Options::default(),
+    )
+    .unwrap();
+    let create = tool(&imported, "create_budget");
+    assert_eq!(input(create, "kind")["type"], "enum");
+    assert_eq!(input(create, "kind")["values"][1]["value"], "Sku");
+    assert_eq!(input(create, "public")["type"], "json");
+    assert_eq!(
+        input(create, "public")["schema"]["oneOf"][1]["enum"],
+        json!(["true", "false"])
+    );
+    let catalog = checked(&imported);
+    let schema = &catalog.find("create_budget").unwrap().versions[0].input_schema;
+    assert_eq!(schema["properties"]["kind"]["enum"], json!(["Bundle", "Sku"]));
+}
+
 /// #32.3: a union of scalars fills its path hole; a required object is an input (flattened when
 /// its fields are scalars, else `json`); a body the step cannot send skips the tool, saying why;
 /// an output the schema requires is required.

@@ -9,6 +9,7 @@
 //! callers. The output is deterministic YAML, one file per toolkit, each tool commented with
 //! the operation it came from.
 
+mod answer;
 pub mod document;
 pub mod merge;
 mod names;
@@ -33,6 +34,9 @@ pub(crate) use operation::annotate;
 pub(crate) use schema::scalar_input;
 use schema::{MAX_REF_DEPTH, resolve};
 use server::guard;
+
+/// The methods of an OpenAPI path item a tool is drafted for.
+const METHODS: [&str; 7] = ["get", "put", "post", "delete", "patch", "head", "options"];
 
 /// The catalog's limits: names, descriptions.
 pub(crate) const MAX_NAME: usize = 64;
@@ -224,7 +228,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
     let paths = doc["paths"].as_object().cloned().unwrap_or_default();
     for (path, item) in &paths {
         let item = resolve(doc, item, 0).unwrap_or(Value::Null);
-        for method in ["get", "put", "post", "delete", "patch", "head", "options"] {
+        for method in METHODS {
             let Some(op) = item.get(method) else { continue };
             let where_ = format!("{} {path}", method.to_uppercase());
             let op_tags: Vec<String> = op["tags"]

@@ -8,7 +8,10 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use super::schema::{fit_pattern, flat_object, json_schema, resolve, scalar_input, types, union_words, with_members};
+use super::answer::outputs;
+use super::schema::{
+    fit_pattern, flat_object, json_schema, partly_enumerated, resolve, scalar_input, types, union_words, with_members,
+};
 use super::{Draft, STEP, Structured, describe, description, resolve_noted, snake, unique};
 
 /// The inputs of one operation as they are gathered.
@@ -34,7 +37,10 @@ impl Inputs {
         required: bool,
         description: &str,
     ) -> Option<String> {
-        let Some(mut input) = scalar_input(schema) else {
+        // An optional union that is partly an enumeration is taken whole (#38.4); a required
+        // one stays one scalar, so N-ACT keeps the tool.
+        let whole = !required && partly_enumerated(schema);
+        let Some(mut input) = scalar_input(schema).filter(|_| !whole) else {
             self.structured.push(Structured {
                 name: original.to_owned(),
                 place,
@@ -74,6 +80,34 @@ impl Inputs {
         let input = json!({"type": "json", "schema": json_schema(doc, schema, 0)});
         let name = self.push(input, original, description, &Value::Null, required);
         // Only a required one keeps the tool off N-ACT; an optional one is left out there.
+        if required {
+            self.json.push(name.clone());
+        }
+        name
+    }
+
+    /// A file of a multipart body: a `json` input taking text, or `{data: BASE64, mimeType,
+    /// filename}`.
+    fn file(&mut self, original: &str, schema: &Value, required: bool, description: &str) -> String {
+        let media = schema["contentMediaType"]
+            .as_str()
+            .unwrap_or("application/octet-stream");
+        let file = json!({"anyOf": [
+            {"type": "string", "description": "The file's content, as text."},
+            {
+                "type": "object",
+                "properties": {
+                    "data": {"type": "string", "contentEncoding": "base64", "description": "The file's bytes, base64."},
+                    "mimeType": {"type": "string", "description": format!("Its media type (default {media}).")},
+                    "filename": {"type": "string"}
+                },
+                "required": ["data"],
+                "additionalProperties": false
+            }
+        ]});
+        let text = if description.is_empty() { "A file." } else { description };
+        let input = json!({"type": "json", "schema": file});
+        let name = self.push(input, original, text, &Value::Null, required);
         if required {
             self.json.push(name.clone());
         }
@@ -241,6 +275,9 @@ pub(crate) fn draft(
     let mut cookies = Map::new();
     let mut body = Map::new();
     let mut form = Map::new();
+    let mut multipart = Map::new();
+    // Input → `{style, explode, name}`, for those the `simple` style unexploded does not write.
+    let mut styles = Map::new();
     let mut whole_body: Option<Value> = None;
     // Some descriptions tell apart operations on one path by a fragment (`/x#variant`), which
     // is never sent.
@@ -286,29 +323,19 @@ pub(crate) fn draft(
         let required = p["required"].as_bool().unwrap_or(location == "path");
         match location {
             "path" => {
-                // OpenAPI's path styles a step writes (§4.8.12.4): `simple` (`a,b`; an object
-                // `k,v`), and `label` (`.a,b`) and `matrix` (`;id=a,b`) unexploded.
-                // Exploding changes nothing for a scalar, nor for a `simple` array.
-                let scalar = scalar_input(&schema).is_some();
-                let explode = p["explode"].as_bool().unwrap_or(false) && !scalar;
-                let object = types(&schema) == ["object"];
-                let prefix = match p["style"].as_str().unwrap_or("simple") {
-                    "simple" if !(explode && object) => Some(String::new()),
-                    "label" if !explode => Some(".".to_owned()),
-                    "matrix" if !explode => Some(format!(";{original}=")),
-                    _ => None,
-                };
-                match prefix {
-                    Some(prefix) => {
-                        let n = inputs.any(doc, original, "path", &schema, true, &description);
-                        template_path = template_path
-                            .replace(&format!("{{{original}}}"), &format!("{prefix}{{{{input.{n}}}}}"));
-                    }
-                    None => notes.push(format!(
-                        "{where_}: path parameter `{original}` is written in a style a step cannot write ({} exploded); the tool cannot call this operation until an overlay sets it",
-                        p["style"].as_str().unwrap_or("simple")
-                    )),
+                // OpenAPI's path styles (§4.8.12.4), which the step's `styles` write: `simple`
+                // (`a,b`; exploded, an object `k=v`), `label` (`.a,b`, `.a.b`) and `matrix`
+                // (`;id=a,b`, `;id=a;id=b`).
+                let style = p["style"].as_str().unwrap_or("simple");
+                if !matches!(style, "simple" | "label" | "matrix") {
+                    notes.push(format!(
+                        "{where_}: path parameter `{original}` has `style: {style}`, which OpenAPI does not define for a path; it is left out, and the tool cannot call this operation until an overlay sets it"
+                    ));
+                    continue;
                 }
+                let n = inputs.any(doc, original, "path", &schema, true, &description);
+                template_path = template_path.replace(&format!("{{{original}}}"), &format!("{{{{input.{n}}}}}"));
+                styles.insert(n, path_style(style, p["explode"].as_bool(), original, &schema));
             }
             "query" => {
                 // An array or object goes as the parameter's `style` and `explode` say
@@ -331,9 +358,11 @@ pub(crate) fn draft(
                 query.insert(original.to_owned(), value);
             }
             "header" => {
-                // An array or object is sent in the `simple` style, the only one headers have.
+                // An array or object is sent in the `simple` style, the only one headers have
+                // (exploded, an object's members as `k=v`).
                 let n = inputs.any(doc, original, "headers", &schema, required, &description);
                 headers.insert(original.to_owned(), hole(&n));
+                styles.insert(n.clone(), path_style("simple", p["explode"].as_bool(), &n, &schema));
             }
             "cookie" => {
                 let n = inputs.any(doc, original, "cookies", &schema, required, &description);
@@ -362,14 +391,18 @@ pub(crate) fn draft(
     if let Some(content) = content.filter(|_| !bodiless) {
         let json_media = content
             .iter()
-            .find(|(media, _)| media.as_str() == "application/json" || media.ends_with("+json"));
-        let form_media = content.get("application/x-www-form-urlencoded");
-        match (json_media, form_media) {
-            (Some((_, media)), _) | (None, Some(media)) => {
-                let (place, target) = if json_media.is_some() {
-                    ("body", &mut body)
-                } else {
-                    ("form", &mut form)
+            .find(|(media, _)| media.as_str() == "application/json" || media.ends_with("+json"))
+            .map(|(_, media)| ("body", media));
+        // JSON first, then a form, then multipart (OpenAPI 3.1 §4.8.14-15), as the step sends them.
+        let chosen = json_media
+            .or_else(|| content.get("application/x-www-form-urlencoded").map(|m| ("form", m)))
+            .or_else(|| content.get("multipart/form-data").map(|m| ("multipart", m)));
+        match chosen {
+            Some((place, media)) => {
+                let target = match place {
+                    "body" => &mut body,
+                    "form" => &mut form,
+                    _ => &mut multipart,
                 };
                 let schema = resolve(doc, &media["schema"], 0).unwrap_or(Value::Null);
                 let schema = only_object(doc, schema);
@@ -382,18 +415,20 @@ pub(crate) fn draft(
                     let prop_schema = with_members(doc, prop_schema);
                     let description = parameter_text(&Value::Null, written, &prop_schema);
                     let needed = required.contains(prop.as_str()) && body_required;
+                    if place == "multipart" && is_file(&prop_schema) {
+                        let n = inputs.file(prop, &prop_schema, needed, &description);
+                        target.insert(prop.clone(), json!({"file": hole(&n)}));
+                        continue;
+                    }
                     if let Some(n) = inputs.scalar(prop, place, &prop_schema, needed, &description) {
                         target.insert(prop.clone(), hole(&n));
                         continue;
                     }
-                    // An object or array: a form cannot carry one (it stays left out, said).
-                    if place != "body" {
-                        continue;
-                    }
                     inputs.structured.pop();
-                    // A required object of scalars is one input per field, so N-ACT keeps the
-                    // tool; anything else is taken whole, its schema as the API writes it.
-                    if let Some(fields) = flat_object(&prop_schema).filter(|_| needed) {
+                    // A required object of scalars in a JSON body is one input per field, so
+                    // N-ACT keeps the tool; anything else is taken whole, its schema as the API
+                    // writes it.
+                    if let Some(fields) = flat_object(&prop_schema).filter(|_| needed && place == "body") {
                         let inner = required_of(&prop_schema);
                         let mut object = Map::new();
                         for (field, field_schema) in fields {
@@ -414,27 +449,50 @@ pub(crate) fn draft(
                             }
                         }
                         target.insert(prop.clone(), Value::Object(object));
+                        continue;
+                    }
+                    let n = inputs.json(doc, prop, &prop_schema, needed, &description);
+                    // In a form, an array or object goes as its `encoding` says (`form`,
+                    // exploded, by default); in multipart, a part per item, an object as JSON.
+                    let value = match place {
+                        "form" => {
+                            let encoding = &media["encoding"][prop.as_str()];
+                            let style = encoding["style"].as_str().unwrap_or("form");
+                            let explode = encoding["explode"].as_bool().unwrap_or(style == "form");
+                            json!({"value": hole(&n), "style": style, "explode": explode})
+                        }
+                        _ => hole(&n),
+                    };
+                    target.insert(prop.clone(), value);
+                }
+                if schema["properties"].as_object().is_none_or(Map::is_empty) {
+                    if place == "body" {
+                        // A body that is not an object of properties (an array, a free-form object).
+                        let description = schema["description"].as_str().unwrap_or("The request body.");
+                        let n = inputs.json(doc, "body", &schema, body_required, description);
+                        whole_body = Some(hole(&n));
                     } else {
-                        let n = inputs.json(doc, prop, &prop_schema, needed, &description);
-                        target.insert(prop.clone(), hole(&n));
+                        notes.push(format!(
+                            "{where_}: its {} body names no fields, so none is sent{}",
+                            if place == "form" { "form" } else { "multipart" },
+                            if body_required {
+                                ", although the API requires one; an overlay can set `form` or `multipart`"
+                            } else {
+                                ""
+                            }
+                        ));
                     }
                 }
-                if schema["properties"].as_object().is_none_or(Map::is_empty) && json_media.is_some() {
-                    // A body that is not an object of properties (an array, a free-form object).
-                    let description = schema["description"].as_str().unwrap_or("The request body.");
-                    let n = inputs.json(doc, "body", &schema, body_required, description);
-                    whole_body = Some(hole(&n));
-                }
             }
-            (None, None) => {
+            None => {
                 let media = content.keys().cloned().collect::<Vec<_>>().join(", ");
                 if body_required {
                     return Err(format!(
-                        "its request body is {media}, which a sculpted step cannot send (it sends JSON or a form)"
+                        "its request body is {media}, which a sculpted step cannot send (it sends JSON, a form or multipart/form-data)"
                     ));
                 }
                 notes.push(format!(
-                    "{where_}: its optional request body ({media}) is left out: a sculpted step sends JSON or a form"
+                    "{where_}: its optional request body ({media}) is left out: a sculpted step sends JSON, a form or multipart/form-data"
                 ));
             }
         }
@@ -471,6 +529,13 @@ pub(crate) fn draft(
     if !form.is_empty() {
         step["form"] = Value::Object(form);
     }
+    if !multipart.is_empty() {
+        step["multipart"] = Value::Object(multipart);
+    }
+    styles.retain(|_, style| !style.is_null());
+    if !styles.is_empty() {
+        step["styles"] = Value::Object(styles);
+    }
     let description = description(op, &where_);
     Ok(Draft {
         source: where_,
@@ -489,6 +554,29 @@ pub(crate) fn draft(
         annotations: matches!(method, "get" | "head" | "options")
             .then(|| json!({"read_only": true, "idempotent": true})),
     })
+}
+
+/// Whether a multipart field is a file: 3.0's `format: binary` or `byte`, 3.1's
+/// `contentMediaType` or `contentEncoding`.
+fn is_file(schema: &Value) -> bool {
+    matches!(schema["format"].as_str(), Some("binary" | "byte"))
+        || schema.get("contentMediaType").is_some()
+        || schema.get("contentEncoding").is_some()
+}
+
+/// A path parameter's or header's entry in the step's `styles`; null for the `simple` style
+/// unexploded, or when exploding changes nothing (a scalar; a `simple` array).
+fn path_style(style: &str, explode: Option<bool>, name: &str, schema: &Value) -> Value {
+    let explode = explode.unwrap_or(false) && scalar_input(schema).is_none();
+    let object = types(schema) == ["object"];
+    if style == "simple" && !(explode && object) {
+        return Value::Null;
+    }
+    let mut entry = json!({"style": style, "explode": explode});
+    if style == "matrix" {
+        entry["name"] = json!(name);
+    }
+    entry
 }
 
 /// A body that is a `oneOf`/`anyOf` of one object (GitHub's `issues/add-labels`): that object,
@@ -510,108 +598,11 @@ fn only_object(doc: &Value, schema: Value) -> Value {
 }
 
 /// The names a schema's `required` lists.
-fn required_of(schema: &Value) -> BTreeSet<&str> {
+pub(crate) fn required_of(schema: &Value) -> BTreeSet<&str> {
     schema["required"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
         .collect()
-}
-
-/// What an operation answers, as outputs.
-struct Answer {
-    outputs: Vec<Value>,
-    mapping: Value,
-    /// The step's own `Accept`, when the operation answers in something other than JSON (the
-    /// toolkit asks for JSON): a text/plain-only operation answers 406 to `application/json`.
-    accept: Option<String>,
-}
-
-/// The 2xx answer: its JSON's top-level scalar properties, typed (required when the schema says
-/// so and they cannot be null); a text answer as one string; else one `json` output with the
-/// whole body.
-fn outputs(doc: &Value, op: &Value) -> Answer {
-    let whole = |accept: Option<String>| Answer {
-        outputs: vec![
-            json!({"name": "result", "type": "json", "required": false, "description": "The upstream's answer."}),
-        ],
-        mapping: json!({"result": format!("{STEP}.body")}),
-        accept,
-    };
-    let responses = op["responses"].as_object().cloned().unwrap_or_default();
-    let Some(ok) = responses
-        .iter()
-        .find(|(code, _)| code.starts_with('2'))
-        .map(|(_, r)| resolve(doc, r, 0).unwrap_or(Value::Null))
-    else {
-        return whole(None);
-    };
-    let media: Vec<&String> = ok["content"]
-        .as_object()
-        .map(|c| c.keys().collect())
-        .unwrap_or_default();
-    let json_media = media
-        .iter()
-        .find(|m| m.as_str() == "application/json" || m.ends_with("+json"));
-    let Some(json_media) = json_media else {
-        if media.is_empty() {
-            return whole(None);
-        }
-        let accept = Some(media.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", "));
-        if media.iter().any(|m| m.starts_with("text/")) {
-            return Answer {
-                outputs: vec![
-                    json!({"name": "result", "type": "string", "required": false, "description": "The upstream's answer, as text."}),
-                ],
-                mapping: json!({"result": format!("{STEP}.body")}),
-                accept,
-            };
-        }
-        return whole(accept);
-    };
-    let schema = resolve(doc, &ok["content"][json_media.as_str()]["schema"], 0).unwrap_or(Value::Null);
-    let Some(properties) = schema["properties"].as_object().filter(|p| !p.is_empty()) else {
-        return whole(None);
-    };
-    let required = required_of(&schema);
-    let mut outs = Vec::new();
-    let mut mapping = Map::new();
-    let mut names = BTreeSet::new();
-    for (prop, prop_schema) in properties {
-        let prop_schema = resolve(doc, prop_schema, 0).unwrap_or(Value::Null);
-        let plain = prop.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && prop.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
-        if !plain {
-            continue;
-        }
-        let name = unique(&snake(prop), &mut names);
-        let kind = match types(&prop_schema).as_slice() {
-            // An upstream's enumeration may grow before its description does: a string, which
-            // any new value still is.
-            ["string"] => "string",
-            ["integer"] => "int",
-            ["number"] => "number",
-            ["boolean"] => "boolean",
-            _ => "json",
-        };
-        let nullable = prop_schema["nullable"] == json!(true)
-            || prop_schema["type"]
-                .as_array()
-                .is_some_and(|t| t.iter().any(|t| t == "null"));
-        let is_required = required.contains(prop.as_str()) && !nullable && kind != "json";
-        outs.push(json!({
-            "name": name, "type": kind, "required": is_required,
-            "description": describe(prop_schema["description"].as_str().unwrap_or_default(), &prop_schema, prop),
-        }));
-        mapping.insert(name, json!(format!("{STEP}.body.{prop}")));
-    }
-    if outs.is_empty() {
-        return whole(None);
-    }
-    Answer {
-        outputs: outs,
-        mapping: Value::Object(mapping),
-        accept: None,
-    }
 }

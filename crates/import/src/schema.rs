@@ -101,6 +101,16 @@ fn union(schema: &Value) -> Option<Vec<Value>> {
     (members.len() > 1 && members.iter().all(scalar)).then_some(members)
 }
 
+/// Whether the schema is a union of scalars some of whose members are enumerations and some
+/// not (GitHub's gist `public`: a boolean, or `"true"`/`"false"`): as one scalar input it would
+/// lose the enumeration, so an optional one is taken whole.
+pub(crate) fn partly_enumerated(schema: &Value) -> bool {
+    union(schema).is_some_and(|members| {
+        let listed = members.iter().filter(|m| m.get("enum").is_some()).count();
+        listed > 0 && listed < members.len()
+    })
+}
+
 /// `anyOf: [X, {type: null}]` (how OpenAPI 3.1 and FastAPI say "X or nothing"): X, with the
 /// outer schema's description and default.
 fn nullable_one(schema: &Value) -> Option<Value> {
@@ -121,6 +131,20 @@ fn nullable_one(schema: &Value) -> Option<Value> {
 /// A union of scalars as one input: an int or number when every member is one, else a string
 /// (a path, a query or a header is text anyway), its description saying what it may be.
 fn union_input(schema: &Value, members: &[Value]) -> Option<Value> {
+    // Enumerations only (GitHub's `budget_type`: one value per member): one enumeration.
+    if members.iter().all(|m| m.get("enum").is_some()) {
+        let values: Vec<Value> = members
+            .iter()
+            .flat_map(|m| m["enum"].as_array().cloned().unwrap_or_default())
+            .collect();
+        let mut one = json!({"enum": values});
+        for key in ["description", "default"] {
+            if let Some(v) = schema.get(key) {
+                one[key] = v.clone();
+            }
+        }
+        return enum_input(&one);
+    }
     let kinds: BTreeSet<&str> = members.iter().filter_map(|m| m["type"].as_str()).collect();
     let kind = match kinds.iter().copied().collect::<Vec<_>>().as_slice() {
         ["integer"] => "integer",

@@ -72,9 +72,20 @@ pub(crate) struct StepDef {
     /// A JSON body; strings in it are templates.
     #[serde(default)]
     pub body: Option<Value>,
-    /// An `application/x-www-form-urlencoded` body.
+    /// An `application/x-www-form-urlencoded` body; an array or object value as
+    /// `{value, style, explode}`, as in `query`.
     #[serde(default)]
     pub form: Option<BTreeMap<String, Value>>,
+    /// A `multipart/form-data` body: field → value (a text part; an array, a part per item; an
+    /// object, a JSON part), or `{file: "{{input.doc}}"}` for a file given as text or as
+    /// `{data: BASE64, mimeType, filename}`.
+    #[serde(default)]
+    pub multipart: Option<BTreeMap<String, Value>>,
+    /// How an input's value is written where the path or a header holds it (`{{input.id}}`):
+    /// input name → OpenAPI's `style` (`simple`, `label`, `matrix`; a header only `simple`),
+    /// `explode`, and `name` (the parameter's, which `matrix` writes; the input's by default).
+    #[serde(default)]
+    pub styles: BTreeMap<String, StyleDef>,
     /// A jq condition; the step runs only when it yields something other than `false`/`null`.
     #[serde(default)]
     pub when: Option<String>,
@@ -122,6 +133,18 @@ pub(crate) struct StepDef {
     /// How many `for_each` requests are in flight at once (default 4, at most 16).
     #[serde(default)]
     pub concurrency: Option<usize>,
+}
+
+/// One entry of a step's `styles`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StyleDef {
+    #[serde(default)]
+    pub style: Option<String>,
+    #[serde(default)]
+    pub explode: Option<bool>,
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 /// How a step follows pages: where a page's items are, and one way to the next page.

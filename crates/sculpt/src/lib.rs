@@ -17,6 +17,7 @@ mod config;
 mod failure;
 mod jq;
 mod lint;
+mod multipart;
 pub mod reason;
 mod reference;
 mod run;

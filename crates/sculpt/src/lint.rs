@@ -63,13 +63,14 @@ fn unfilled(path: &str) -> Vec<&str> {
 /// Whether the step sends `field` (`None`: not a field it could name).
 fn sends(step: &StepDef, def: &BackendDef, field: &str) -> Option<bool> {
     if field == "body" {
-        return Some(step.body.is_some() || step.form.is_some());
+        return Some(step.body.is_some() || step.form.is_some() || step.multipart.is_some());
     }
     let (place, name) = field.split_once('.')?;
     Some(match place {
         "body" => step.body.as_ref().is_some_and(|b| b.get(name).is_some()),
         "query" => step.query.contains_key(name),
         "form" => step.form.as_ref().is_some_and(|f| f.contains_key(name)),
+        "multipart" => step.multipart.as_ref().is_some_and(|f| f.contains_key(name)),
         "headers" => step
             .headers
             .keys()

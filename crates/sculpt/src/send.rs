@@ -61,6 +61,12 @@ impl std::fmt::Debug for Request {
 pub(crate) enum Body {
     Json(Value),
     Form(Vec<(String, String)>),
+    /// A `multipart/form-data` body as sent, its boundary, and its parts' field names.
+    Multipart {
+        boundary: String,
+        bytes: Vec<u8>,
+        names: Vec<String>,
+    },
 }
 
 impl std::fmt::Debug for Body {
@@ -71,6 +77,7 @@ impl std::fmt::Debug for Body {
                 let keys: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
                 write!(f, "Form({keys:?})")
             }
+            Self::Multipart { names, bytes, .. } => write!(f, "Multipart({names:?}, {} bytes)", bytes.len()),
         }
     }
 }
@@ -169,6 +176,12 @@ async fn once(client: &reqwest::Client, request: &Request, max_body: u64) -> Res
         None => builder,
         Some(Body::Json(value)) => builder.json(value),
         Some(Body::Form(pairs)) => builder.form(pairs),
+        Some(Body::Multipart { boundary, bytes, .. }) => builder
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(bytes.clone()),
     };
     let mut response = builder.send().await.map_err(transport)?;
     if response.content_length().is_some_and(|n| n > max_body) {

@@ -93,11 +93,16 @@ impl Template {
     /// The text for one call, with each hole's value written by `write`. `None` when a hole has
     /// no value.
     pub fn text_of(&self, scope: &Scope<'_>, write: impl Fn(&Value, &mut String)) -> Option<String> {
+        self.text_by(scope, |_, value, out| write(value, out))
+    }
+
+    /// As [`Self::text_of`], `write` also told which reference each hole is.
+    pub fn text_by(&self, scope: &Scope<'_>, write: impl Fn(&Reference, &Value, &mut String)) -> Option<String> {
         let mut out = String::new();
         for part in &self.parts {
             match part {
                 Part::Text(t) => out.push_str(t),
-                Part::Hole(r, _) => write(&*r.lookup(scope)?, &mut out),
+                Part::Hole(r, _) => write(r, &*r.lookup(scope)?, &mut out),
             }
         }
         Some(out)

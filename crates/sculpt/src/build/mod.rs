@@ -17,7 +17,7 @@ use crate::config::{AuthDef, BackendDef};
 use crate::failure::{Phrase, Phrases};
 use crate::jq;
 use crate::reference::{self, Names, Reference, StepField};
-use crate::style::Style;
+use crate::style::{Segment, Style};
 use crate::template::{Template, ValueTemplate};
 
 mod outputs;
@@ -61,8 +61,12 @@ pub(crate) struct Step {
     /// Each query parameter, and its OpenAPI style when one is written (else arrays are sent
     /// as repeated parameters and other values as text).
     pub query: Vec<(String, ValueTemplate, Option<Style>)>,
-    /// Headers; an array or object value is written in OpenAPI's `simple` style (`a,b`).
+    /// Headers; an array or object value is written in OpenAPI's `simple` style (`a,b`), or
+    /// as `styles` says.
     pub headers: Vec<(HeaderName, Template)>,
+    /// Input name → how its value is written in the path or a header (`styles:`); the
+    /// `simple` style unexploded for an input not named.
+    pub styles: Vec<(String, Segment)>,
     /// Cookies, sent together in one `Cookie` header, each left out when its hole has no value.
     pub cookies: Vec<(String, Template)>,
     pub body: Option<BodyTemplate>,
@@ -132,7 +136,31 @@ const MAX_PAGES: u32 = 100;
 #[derive(Debug)]
 pub(crate) enum BodyTemplate {
     Json(ValueTemplate),
-    Form(Vec<(String, ValueTemplate)>),
+    /// `application/x-www-form-urlencoded` fields, an array or object in its OpenAPI style.
+    Form(Vec<(String, ValueTemplate, Option<Style>)>),
+    /// `multipart/form-data` fields, and whether each is a file ([`crate::multipart`]).
+    Multipart(Vec<(String, ValueTemplate, bool)>),
+}
+
+impl BodyTemplate {
+    /// Every reference in the body.
+    pub fn references(&self) -> Vec<&Reference> {
+        match self {
+            Self::Json(t) => t.references(),
+            Self::Form(fields) => fields.iter().flat_map(|(_, t, _)| t.references()).collect(),
+            Self::Multipart(fields) => fields.iter().flat_map(|(_, t, _)| t.references()).collect(),
+        }
+    }
+}
+
+impl Step {
+    /// How the input `reference` is written in the path or a header, when `styles` says.
+    pub fn style_of(&self, reference: &Reference) -> Option<&Segment> {
+        let Reference::Input(name) = reference else {
+            return None;
+        };
+        self.styles.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+    }
 }
 
 /// How the output object is made.

@@ -16,7 +16,7 @@ use crate::config::{AuthDef, PaginateDef, StepDef};
 use crate::failure::{Key, Phrases};
 use crate::jq;
 use crate::reference::{self, Names, Reference};
-use crate::style::Style;
+use crate::style::{Segment, Style};
 use crate::template::{Template, ValueTemplate};
 
 impl Builder<'_> {
@@ -62,6 +62,8 @@ impl Builder<'_> {
                 ("headers", !def.headers.is_empty()),
                 ("body", def.body.is_some()),
                 ("form", def.form.is_some()),
+                ("multipart", def.multipart.is_some()),
+                ("styles", !def.styles.is_empty()),
                 ("auth", def.auth.is_some()),
                 ("paginate", def.paginate.is_some()),
                 ("for_each", def.for_each.is_some()),
@@ -119,8 +121,7 @@ impl Builder<'_> {
             // `{value: "{{input.tags}}", style: pipeDelimited, explode: false}`: OpenAPI's
             // serialization of an array or object (issue #38.3).
             let (value, style) = match query_style(written) {
-                Ok(Some((value, style))) => (value, Some(style)),
-                Ok(None) => (written, None),
+                Ok(styled) => styled,
                 Err(e) => {
                     self.problem(&place, e);
                     continue;
@@ -195,35 +196,73 @@ impl Builder<'_> {
             );
         }
 
-        let body = match (&def.body, &def.form) {
-            (Some(_), Some(_)) => {
-                self.problem(
-                    &at("body"),
-                    "a step sends either `body` (JSON) or `form`, not both".to_owned(),
-                );
-                None
+        let mut styles = Vec::new();
+        for (input, written) in &def.styles {
+            let place = at(&format!("styles.{input}"));
+            let name = written.name.as_deref().unwrap_or(input);
+            match Segment::parse(written.style.as_deref(), written.explode, name) {
+                Ok(_) if !self.signature.inputs.iter().any(|p| &p.name == input) => {
+                    self.problem(&place, format!("`{input}` is not an input of the tool"));
+                }
+                Ok(segment) => styles.push((input.clone(), segment)),
+                Err(e) => self.problem(&place, e),
             }
-            (Some(body), None) => ValueTemplate::parse(body, &names, &mut programs)
+        }
+        let bodies = [def.body.is_some(), def.form.is_some(), def.multipart.is_some()];
+        let body = if bodies.iter().filter(|b| **b).count() > 1 {
+            self.problem(
+                &at("body"),
+                "a step sends one of `body` (JSON), `form` or `multipart`, not more".to_owned(),
+            );
+            None
+        } else if let Some(body) = &def.body {
+            ValueTemplate::parse(body, &names, &mut programs)
                 .map_err(|e| self.problem(&at("body"), e))
                 .ok()
                 .filter(|t| self.token_allowed(&at("body"), t.references()))
-                .map(BodyTemplate::Json),
-            (None, Some(form)) => {
-                let mut fields = Vec::new();
-                for (key, value) in form {
-                    match ValueTemplate::parse(value, &names, &mut programs) {
-                        Ok(t) if !self.token_allowed(&at(&format!("form.{key}")), t.references()) => {}
-                        Ok(t) if t.is_scalar() => fields.push((key.clone(), t)),
-                        Ok(_) => self.problem(
-                            &at(&format!("form.{key}")),
-                            "a form value is text, a number or a boolean".to_owned(),
-                        ),
-                        Err(e) => self.problem(&at(&format!("form.{key}")), e),
+                .map(BodyTemplate::Json)
+        } else if let Some(form) = &def.form {
+            let mut fields = Vec::new();
+            for (key, written) in form {
+                let place = at(&format!("form.{key}"));
+                let (value, style) = match query_style(written) {
+                    Ok(styled) => styled,
+                    Err(e) => {
+                        self.problem(&place, e);
+                        continue;
                     }
+                };
+                match ValueTemplate::parse(value, &names, &mut programs) {
+                    Ok(t) if !self.token_allowed(&place, t.references()) => {}
+                    Ok(t) if t.is_scalar() || style.is_some() => fields.push((key.clone(), t, style)),
+                    Ok(_) => self.problem(
+                        &place,
+                        "a form value is text, a number or a boolean, or `{value, style, explode}` for an input's array or object".to_owned(),
+                    ),
+                    Err(e) => self.problem(&place, e),
                 }
-                Some(BodyTemplate::Form(fields))
             }
-            (None, None) => match (&def.tool, &def.input) {
+            Some(BodyTemplate::Form(fields))
+        } else if let Some(multipart) = &def.multipart {
+            let mut fields = Vec::new();
+            for (key, written) in multipart {
+                let place = at(&format!("multipart.{key}"));
+                // `{file: "{{input.doc}}"}`: a file, given as text or `{data, mimeType, filename}`.
+                let (value, file) = match written {
+                    Value::Object(members) if members.len() == 1 && members.contains_key("file") => {
+                        (&members["file"], true)
+                    }
+                    other => (other, false),
+                };
+                match ValueTemplate::parse(value, &names, &mut programs) {
+                    Ok(t) if !self.token_allowed(&place, t.references()) => {}
+                    Ok(t) => fields.push((key.clone(), t, file)),
+                    Err(e) => self.problem(&place, e),
+                }
+            }
+            Some(BodyTemplate::Multipart(fields))
+        } else {
+            match (&def.tool, &def.input) {
                 (Some(_), Some(input @ Value::Object(_))) => ValueTemplate::parse(input, &names, &mut programs)
                     .map_err(|e| self.problem(&at("input"), e))
                     .ok()
@@ -240,7 +279,7 @@ impl Builder<'_> {
                     None
                 }
                 (None, _) => None,
-            },
+            }
         };
         if body.is_some() && matches!(method_text.as_str(), "GET" | "HEAD") {
             self.problem(
@@ -348,11 +387,7 @@ impl Builder<'_> {
                 .chain(cookies.iter().map(|(_, t)| t))
                 .flat_map(Template::references),
         );
-        match &body {
-            Some(BodyTemplate::Json(t)) => references.extend(t.references()),
-            Some(BodyTemplate::Form(fields)) => references.extend(fields.iter().flat_map(|(_, t)| t.references())),
-            None => {}
-        }
+        references.extend(body.iter().flat_map(BodyTemplate::references));
         if let Some(auth) = &auth {
             references.extend(auth.templates().into_iter().flat_map(Template::references));
         }
@@ -426,6 +461,7 @@ impl Builder<'_> {
             url,
             query,
             headers,
+            styles,
             cookies,
             body,
             when,
@@ -525,14 +561,14 @@ impl Builder<'_> {
     }
 }
 
-/// A query value written as `{value: ..., style: ..., explode: ...}`: the value and its style;
-/// `None` for any other value.
-fn query_style(written: &Value) -> Result<Option<(&Value, Style)>, String> {
+/// A query or form value written as `{value: ..., style: ..., explode: ...}`: the value and its
+/// style; any other value as it is, without one.
+fn query_style(written: &Value) -> Result<(&Value, Option<Style>), String> {
     let Value::Object(members) = written else {
-        return Ok(None);
+        return Ok((written, None));
     };
     if !["value", "style", "explode"].iter().any(|k| members.contains_key(*k)) {
-        return Ok(None);
+        return Ok((written, None));
     }
     if let Some(other) = members
         .keys()
@@ -555,5 +591,5 @@ fn query_style(written: &Value) -> Result<Option<(&Value, Style)>, String> {
         Some(Value::Bool(b)) => Some(*b),
         Some(_) => return Err("`explode` is true or false".to_owned()),
     };
-    Ok(Some((value, Style::parse(style, explode)?)))
+    Ok((value, Some(Style::parse(style, explode)?)))
 }

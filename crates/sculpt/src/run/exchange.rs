@@ -15,8 +15,8 @@ use crate::build::{BodyTemplate, Step};
 use crate::failure::{self, Key, Scrubber};
 use crate::reference::{Scope, StepResult};
 use crate::send::{self, Body, Failure, Policy, Request};
-use crate::style;
 use crate::template::as_text;
+use crate::{multipart, style};
 
 /// What a path segment keeps unencoded: RFC 3986's unreserved characters. Everything else,
 /// `/ ? # %` and spaces included, is percent-encoded, so an input can never add a segment, a
@@ -210,14 +210,20 @@ impl Sculpted {
     ) -> Result<Url, ToolFailure> {
         let path = step
             .path
-            .text_of(scope, |value, out| {
-                // An array or object in OpenAPI's `simple` style (`a,b`), each part encoded.
-                let parts = style::parts(value);
-                for (i, part) in parts.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
+            .text_by(scope, |reference, value, out| {
+                // An array or object in OpenAPI's `simple` style (`a,b`) or as `styles` says,
+                // each part encoded as a segment: an input never adds one.
+                let encode = |part: &str, out: &mut String| out.extend(utf8_percent_encode(part, SEGMENT));
+                match step.style_of(reference) {
+                    Some(segment) => segment.write(value, out, encode),
+                    None => {
+                        for (i, part) in style::parts(value).iter().enumerate() {
+                            if i > 0 {
+                                out.push(',');
+                            }
+                            encode(part, out);
+                        }
                     }
-                    out.extend(utf8_percent_encode(part, SEGMENT));
                 }
             })
             .ok_or_else(|| {
@@ -282,8 +288,13 @@ impl Sculpted {
             headers.insert("traceparent", value);
         }
         for (name, template) in &step.headers {
-            // An array or object is written as OpenAPI's `simple` style says (`a,b`).
-            let Some(text) = template.value(scope).map(|v| style::simple(&v)) else {
+            // An array or object is written as OpenAPI's `simple` style says (`a,b`; exploded,
+            // an object's members `k=v,k2=v2`).
+            let styled = template.text_by(scope, |reference, value, out| match step.style_of(reference) {
+                Some(segment) if segment.is_simple() => segment.write(value, out, |part, out| out.push_str(part)),
+                _ => out.push_str(&style::simple(value)),
+            });
+            let Some(text) = styled else {
                 continue;
             };
             let mut value = HeaderValue::from_bytes(text.as_bytes()).map_err(|_| {
@@ -314,9 +325,28 @@ impl Sculpted {
             Some(BodyTemplate::Form(fields)) => Some(Body::Form(
                 fields
                     .iter()
-                    .filter_map(|(k, t)| Some((k.clone(), as_text(&t.render(scope)?).into_owned())))
+                    .flat_map(|(k, t, style)| match (t.render(scope), style) {
+                        (None | Some(Value::Null), _) => Vec::new(),
+                        (Some(value), Some(style)) => style.pairs(k, &value),
+                        (Some(value), None) => vec![(k.clone(), as_text(&value).into_owned())],
+                    })
                     .collect(),
             )),
+            Some(BodyTemplate::Multipart(fields)) => {
+                let mut parts = Vec::new();
+                for (name, template, file) in fields {
+                    let Some(value) = template.render(scope) else {
+                        continue;
+                    };
+                    parts.extend(multipart::parts(name, &value, *file).map_err(|e| {
+                        ToolFailure::permanent(format!("the input cannot be sent: {e}"))
+                            .with_code(failure::INVALID_INPUT)
+                    })?);
+                }
+                let (boundary, bytes) = multipart::encode(&parts);
+                let names = parts.into_iter().map(|p| p.name).collect();
+                Some(Body::Multipart { boundary, bytes, names })
+            }
         };
         Ok(Request {
             method: step.method.clone(),
@@ -420,6 +450,9 @@ fn shown_body(body: Option<&send::Body>, scrubber: &Scrubber) -> String {
     match body {
         None => "(none)".to_owned(),
         Some(send::Body::Json(value)) => scrubber.scrub(&value.to_string()),
+        Some(send::Body::Multipart { names, bytes, .. }) => {
+            format!("multipart/form-data, {} bytes: {}", bytes.len(), names.join(", "))
+        }
         Some(send::Body::Form(pairs)) => {
             let text: String = form_urlencoded::Serializer::new(String::new())
                 .extend_pairs(pairs)

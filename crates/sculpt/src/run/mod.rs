@@ -454,11 +454,7 @@ fn sent_secrets(recipe: &Recipe) -> Vec<toolhost_core::Secret> {
         {
             references.extend(header.references());
         }
-        match &step.body {
-            Some(BodyTemplate::Json(value)) => references.extend(value.references()),
-            Some(BodyTemplate::Form(pairs)) => pairs.iter().for_each(|(_, v)| references.extend(v.references())),
-            None => {}
-        }
+        references.extend(step.body.iter().flat_map(BodyTemplate::references));
         for template in step.auth.iter().flat_map(|a| a.templates()) {
             references.extend(template.references());
         }

@@ -202,7 +202,7 @@ fn requests_are_checked_method_url_path_headers_and_body() {
         (
             "path: /search\n",
             "path: /search\n    method: POST\n    body: { a: 1 }\n    form: { a: 1 }\n",
-            &["`body`", "not both"],
+            &["`body`", "not more"],
         ),
         // Issue #12.7 then #13: a `{jq}` in a request was sent literally; it is now run, and
         // compiled at load like every other program.

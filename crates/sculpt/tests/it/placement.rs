@@ -108,6 +108,79 @@ outputs:
     assert_eq!(out["content_type"], "application/x-www-form-urlencoded");
 }
 
+/// Issue #38: a form's array and object in their OpenAPI styles, and a multipart body (RFC
+/// 7578) with text, repeated, JSON and file parts, exactly as sent.
+#[tokio::test]
+async fn styled_forms_and_multipart_bodies_are_sent_as_written() {
+    let upstream = serve(echo_router(Arc::default())).await;
+    let inputs = r#"[{name: tags, type: json, schema: {type: array}, description: "t"}, {name: filter, type: json, schema: {type: object}, description: "f"}, {name: doc, type: json, schema: {}, required: false, description: "d"}, {name: note, required: false, description: "n"}]"#;
+    let outputs =
+        r#"[{name: body, type: string, description: "b"}, {name: content_type, type: string, description: "c"}]"#;
+    let form = r#"
+kind: http
+base_url: BASE
+steps:
+  - name: echo
+    method: POST
+    path: /form
+    form:
+      tags: { value: "{{input.tags}}", style: pipeDelimited, explode: false }
+      many: { value: "{{input.tags}}" }
+      filter: { value: "{{input.filter}}", style: deepObject }
+outputs:
+  body: echo.body.body
+  content_type: echo.body.headers.content-type
+"#;
+    let forms = engine(&tool(inputs, outputs, form), &upstream.base, &[]);
+    let out = call(&forms, json!({"tags": ["a b", "c"], "filter": {"k": "v&w"}}))
+        .await
+        .unwrap();
+    assert_eq!(out["body"], "filter%5Bk%5D=v%26w&many=a+b&many=c&tags=a+b%7Cc");
+    let multipart = form.replace(
+        "    form:
+      tags: { value: \"{{input.tags}}\", style: pipeDelimited, explode: false }
+      many: { value: \"{{input.tags}}\" }
+      filter: { value: \"{{input.filter}}\", style: deepObject }
+",
+        "    multipart:
+      tags: \"{{input.tags}}\"
+      filter: \"{{input.filter}}\"
+      doc: { file: \"{{input.doc}}\" }
+      note: \"{{input.note}}\"
+",
+    );
+    assert!(multipart.contains("multipart:"), "{multipart}");
+    let parts = engine(&tool(inputs, outputs, &multipart), &upstream.base, &[]);
+    let doc = json!({"data": "aGVsbG8=", "mimeType": "image/png", "filename": "h.png"});
+    let out = call(&parts, json!({"tags": ["a", "b"], "filter": {"k": 1}, "doc": doc}))
+        .await
+        .unwrap();
+    let content_type = out["content_type"].as_str().unwrap();
+    let boundary = content_type.strip_prefix("multipart/form-data; boundary=").unwrap();
+    let part = |name: &str, extra: &str, media: &str, data: &str| {
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"{extra}\r\nContent-Type: {media}\r\n\r\n{data}\r\n"
+        )
+    };
+    let text = "text/plain; charset=utf-8";
+    // Fields in name order; the optional `note` left out is no part.
+    let want = [
+        part("doc", "; filename=\"h.png\"", "image/png", "hello"),
+        part("filter", "", "application/json", r#"{"k":1}"#),
+        part("tags", "", text, "a"),
+        part("tags", "", text, "b"),
+        format!("--{boundary}--\r\n"),
+    ]
+    .concat();
+    assert_eq!(out["body"], want);
+    // A file that is not base64 is refused before anything is sent, naming the field.
+    let refused = failure(call(&parts, json!({"tags": [], "filter": {}, "doc": {"data": "%%%"}})).await);
+    assert!(
+        refused.message.contains("`doc`") && refused.message.contains("base64"),
+        "{refused:?}"
+    );
+}
+
 const ONE_SEGMENT: &str = r#"
 kind: http
 base_url: BASE

@@ -18,24 +18,37 @@ struct Seen {
     line: String,
     headers: axum::http::HeaderMap,
     body: Value,
+    raw: Vec<u8>,
 }
 
 /// An upstream that records every request and answers with an issue-shaped object (the
-/// fields GitHub's `issue` schema requires), which any tool here can read.
+/// fields GitHub's `issue` schema requires), which any tool here can read, or a list of labels
+/// where GitHub answers one.
 async fn recorder(seen: Arc<Mutex<Vec<Seen>>>) -> String {
     let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
         let seen = Arc::clone(&seen);
         async move {
             let (parts, body) = request.into_parts();
             let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+            // Issue 8's labels are not the list GitHub describes: a wrong-shaped answer.
+            let labels = if parts.uri.path().ends_with("/issues/8") {
+                json!("bug")
+            } else {
+                json!([{"id": 1, "name": "bug", "color": null}])
+            };
             seen.lock().unwrap().push(Seen {
                 line: format!("{} {}", parts.method, parts.uri),
                 headers: parts.headers,
                 body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+                raw: bytes.to_vec(),
             });
+            // Adding labels answers the issue's labels, as GitHub does.
+            if parts.uri.path().ends_with("/labels") {
+                return axum::Json(labels);
+            }
             axum::Json(json!({
                 "id": 1, "node_id": "I_1", "number": 7, "title": "t", "state": "closed", "locked": false,
-                "comments": 0, "url": "u", "html_url": "u", "comments_url": "u", "events_url": "u",
+                "comments": 0, "url": "u", "html_url": "u", "comments_url": "u", "events_url": "u", "labels": labels,
                 "labels_url": "u", "repository_url": "u", "created_at": "2026-01-01T00:00:00Z",
                 "updated_at": "2026-01-01T00:00:00Z"
             }))
@@ -77,6 +90,13 @@ fn schema_of<'t>(tools: &'t [Value], tool: &str) -> &'t Value {
         .iter()
         .find(|t| t["name"] == tool)
         .unwrap_or_else(|| panic!("no tool {tool}"))["inputSchema"]
+}
+
+fn schema_of_output<'t>(tools: &'t [Value], tool: &str) -> &'t Value {
+    &tools
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap_or_else(|| panic!("no tool {tool}"))["outputSchema"]
 }
 
 fn has_enum(schema: &Value) -> bool {
@@ -198,8 +218,34 @@ async fn github_imported_whole_keeps_what_the_api_says_and_sends_it() {
         assert!(refused.to_string().contains(said), "{refused}");
     }
 
+    // The answer's schema as the output's (#38.4), loose where an answer may differ (a null
+    // `color` GitHub does not allow passes), strict on the shape: a string where GitHub
+    // describes a list of labels is a clean error, not a 500 and not the wrong value.
+    let got = schema_of_output(&tools, "issues_get");
+    assert_eq!(got["properties"]["labels"]["type"], json!(["array", "null"]), "{got}");
+    let fine = mcp_call(
+        &server.base,
+        "issues_get",
+        json!({"owner": "o", "repo": "r", "issue_number": 7}),
+    )
+    .await;
+    assert_ne!(fine["isError"], json!(true), "{fine}");
+    assert_eq!(fine["structuredContent"]["labels"][0]["name"], json!("bug"), "{fine}");
+    let wrong = mcp_call(
+        &server.base,
+        "issues_get",
+        json!({"owner": "o", "repo": "r", "issue_number": 8}),
+    )
+    .await;
+    assert_eq!(wrong["isError"], json!(true), "{wrong}");
+    assert!(
+        wrong.to_string().contains("does not match its declared outputs"),
+        "{wrong}"
+    );
+
     let seen = seen.lock().unwrap().clone();
     let lines: Vec<&str> = seen.iter().map(|s| s.line.as_str()).collect();
+    let lines = &lines[..lines.len() - 2];
     assert_eq!(
         lines,
         [
@@ -235,9 +281,8 @@ async fn parameters_style_comes_through_and_is_sent_as_the_style_says() {
         .iter()
         .map(|t| t["inputSchema"]["properties"].as_object().map_or(0, |p| p.len()))
         .sum();
-    // 18 before #38.4; FastMCP 69 (it also takes exploded label and matrix path parameters
-    // and multipart bodies, which a sculpted step cannot send yet).
-    assert!(inputs >= 48, "{inputs} inputs");
+    // 18 before #38.4, 48 before multipart bodies and exploded path styles; FastMCP 69.
+    assert!(inputs >= 69, "{inputs} inputs");
     let object = json!({"name": "n", "description": "d"});
     let calls = [
         (
@@ -265,6 +310,26 @@ async fn parameters_style_comes_through_and_is_sent_as_the_style_says() {
             "paths_matrix_non_exploded",
             json!({"primitive": "p", "array": ["a", "b"], "object": object}),
         ),
+        (
+            "paths_label_exploded",
+            json!({"primitive": "p", "array": ["a", "b"], "object": object}),
+        ),
+        (
+            "paths_matrix_exploded",
+            json!({"primitive": "p", "array": ["a", "b;c"], "object": object}),
+        ),
+        (
+            "paths_simple_exploded",
+            json!({"primitive": "p", "array": ["a", "b"], "object": object}),
+        ),
+        (
+            "headers_simple_exploded",
+            json!({"array": ["a", "b"], "object": object}),
+        ),
+        (
+            "form_data_standard",
+            json!({"primitive": "p", "array": ["a", "b"], "object": {"foo": "f"}}),
+        ),
     ];
     for (tool, arguments) in &calls {
         let result = mcp_call(&server.base, tool, arguments.clone()).await;
@@ -287,11 +352,38 @@ async fn parameters_style_comes_through_and_is_sent_as_the_style_says() {
             "GET /anything/path/p/a,b%2Fc/description,d,name,n",
             "GET /anything/path/label/.p/.a,b/.description,d,name,n",
             "GET /anything/path/matrix/;primitive=p/;array=a,b/;object=description,d,name,n",
+            // Exploded (OpenAPI 3.1 §4.8.12.4): label `.a.b`, matrix `;array=a;array=b`, an
+            // object's members `k=v`; a `;` inside a value stays encoded.
+            "POST /anything/path/label/.p/.a.b/.description=d.name=n",
+            "POST /anything/path/matrix/;primitive=p/;array=a;array=b%3Bc/;description=d;name=n",
+            "POST /anything/path/simple/p/a,b/description=d,name=n",
+            "POST /anything/headers/simple",
+            "POST /anything/form-data",
         ]
     );
     let header = |i: usize, name: &str| seen[i].headers.get(name).map(|v| v.to_str().unwrap().to_owned());
     assert_eq!(header(5, "primitive").as_deref(), Some("p"));
     assert_eq!(header(5, "array").as_deref(), Some("a,b"));
     assert_eq!(header(6, "cookie").as_deref(), Some("array=a,b%20c; primitive=p"));
+    assert_eq!(header(13, "array").as_deref(), Some("a,b"));
+    assert_eq!(header(13, "object").as_deref(), Some("description=d,name=n"));
+    // multipart/form-data (RFC 7578): a text part, a part per item, an object as JSON.
+    let content_type = header(14, "content-type").unwrap();
+    let boundary = content_type.strip_prefix("multipart/form-data; boundary=").unwrap();
+    let part = |name: &str, media: &str, data: &str| {
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\nContent-Type: {media}\r\n\r\n{data}\r\n"
+        )
+    };
+    let text = "text/plain; charset=utf-8";
+    let want = [
+        part("array", text, "a"),
+        part("array", text, "b"),
+        part("object", "application/json", r#"{"foo":"f"}"#),
+        part("primitive", text, "p"),
+        format!("--{boundary}--\r\n"),
+    ]
+    .concat();
+    assert_eq!(String::from_utf8_lossy(&seen[14].raw), want);
     assert!(server.terminate());
 }
