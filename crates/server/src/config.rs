@@ -71,6 +71,11 @@ pub struct Mcp {
     pub allowed_hosts: Vec<String>,
     /// Browser `Origin`s accepted; empty means no Origin check.
     pub allowed_origins: Vec<String>,
+    /// The key that signs a call's `requestState` (docs/asking.md): replicas that share it
+    /// resume each other's calls. `None`: a random key of this process.
+    pub request_state_key: Option<toolhost_core::Secret>,
+    /// How long a `requestState` may be brought back.
+    pub request_state_ttl: std::time::Duration,
 }
 
 impl Default for Mcp {
@@ -82,6 +87,8 @@ impl Default for Mcp {
             session_idle: std::time::Duration::from_secs(300),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(str::to_owned).to_vec(),
             allowed_origins: Vec::new(),
+            request_state_key: None,
+            request_state_ttl: std::time::Duration::from_secs(600),
         }
     }
 }

@@ -130,6 +130,7 @@ impl State {
             shared_rates: None,
             agent: Some(Serving { agent, duration }),
             agents: arc_swap::ArcSwap::default(),
+            seal: Arc::clone(&self.seal),
             engine,
             config,
         })

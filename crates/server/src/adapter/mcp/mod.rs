@@ -13,6 +13,9 @@
 //! - Prompts (agents), resources (declared documents, tools, agents) and completion:
 //!   `prompts.rs`, `resources.rs`, `completion.rs`; subscriptions with sessions or stdio
 //!   (`subscriptions.rs`); `logging/setLevel` and each call's outcome there too (`logging.rs`).
+//! - A tool that asks mid-call (a sculpted `elicit`, `sample` or `roots` step, or a federated
+//!   upstream's request): an input-required result with a sealed `requestState` for 2026-07-28
+//!   clients, the request itself for a session's older client (`elicit.rs`, docs/asking.md).
 //! - A multi-step tool's steps as `notifications/progress` (with a `progressToken`) and as log
 //!   messages at the session's level (`progress.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
@@ -21,6 +24,7 @@
 mod completion;
 mod content;
 mod convert;
+mod elicit;
 mod error;
 mod fast;
 mod front;
