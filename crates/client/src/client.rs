@@ -35,6 +35,9 @@ pub struct CallContext {
     /// Whose `bearer` it is (a server's caller), so that one owner's tokens cannot take more
     /// than [`MAX_SESSIONS_PER_OWNER`] of the MCP sessions kept per token.
     pub owner: Option<String>,
+    /// Where what an MCP server asks during the call goes (a server's caller); none: the
+    /// server's questions are refused.
+    pub ask: Option<std::sync::Arc<dyn toolhost_core::Ask>>,
 }
 
 impl CallContext {
@@ -369,7 +372,10 @@ impl Client {
                     .await?;
                 let mut as_mcp = tool.clone();
                 as_mcp.name.clone_from(agent);
-                let answer = lease.session.call(&as_mcp, None, &input, timeout).await;
+                let answer = lease
+                    .session
+                    .call(&as_mcp, None, &input, timeout, context.ask.as_ref())
+                    .await;
                 lease.done().await;
                 answer
             }
@@ -392,7 +398,10 @@ impl Client {
             }
             Address::Mcp { pin } => {
                 let lease = self.session(&tool.endpoint, bearer, context.owner.as_deref()).await?;
-                let answer = lease.session.call(tool, pin.as_ref(), &input, timeout).await;
+                let answer = lease
+                    .session
+                    .call(tool, pin.as_ref(), &input, timeout, context.ask.as_ref())
+                    .await;
                 lease.done().await;
                 answer
             }
@@ -558,6 +567,7 @@ impl Client {
         }
         let listener = Listener {
             changes: Arc::clone(&self.changes),
+            askers: crate::asking::Askers::default(),
         };
         let opened = Session::open(
             &self.http,

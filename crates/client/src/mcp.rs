@@ -10,9 +10,14 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::ErrorData;
 use rmcp::model::ClientConfig;
 use rmcp::model::{CallToolRequestParams, JsonObject, MetaObject, PaginatedRequestParams, RequestMetaObject};
-use rmcp::service::NotificationContext;
+#[allow(deprecated)] // Sampling and roots (SEP-2577): still what servers ask, and relayed.
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult,
+};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
@@ -20,6 +25,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt as _;
 
+use crate::asking::Askers;
 use crate::discover::{Found, Limits};
 use crate::error::{Error, ToolFailure};
 use crate::http::{Http, chain};
@@ -89,20 +95,49 @@ impl ChildEnv {
 }
 
 /// The client side of a session: it hears `notifications/tools/list_changed` (counted in
-/// `changes`, which the server's federation reads the listing again on) and otherwise does what
-/// `()` does: no sampling, roots or elicitation for the server.
+/// `changes`, which the server's federation reads the listing again on), and relays what the
+/// server asks during a call (sampling, elicitation, roots) to the call's caller (`asking.rs`).
 #[derive(Debug, Clone)]
 pub(crate) struct Listener {
     pub changes: Arc<tokio::sync::watch::Sender<u64>>,
+    pub askers: Askers,
 }
 
+#[allow(deprecated)] // Sampling and roots (SEP-2577).
 impl ClientHandler for Listener {
     fn get_info(&self) -> ClientConfig {
-        ().get_info()
+        let mut info = ().get_info();
+        // Declared so that servers ask at all; a question while no caller can answer it is
+        // refused with an error (`asking.rs`).
+        info.capabilities = serde_json::from_value(serde_json::json!({
+            "sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {},
+        }))
+        .unwrap_or_default();
+        info
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.askers.elicit(request).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.askers.sample(params).await
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        self.askers.roots().await
     }
 }
 
@@ -112,6 +147,8 @@ pub(crate) struct Session {
     peer: Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Listener>>>,
     stderr: Option<Arc<Mutex<String>>>,
+    /// The calls in flight that the server's questions are relayed to.
+    askers: Askers,
 }
 
 impl std::fmt::Debug for Session {
@@ -133,6 +170,7 @@ impl Session {
         listener: Listener,
     ) -> Result<Self, Error> {
         let label = source.to_string();
+        let askers = listener.askers.clone();
         // Nothing of a call is sent before the session is open.
         let failed = |message: String| Error::Mcp {
             server: label.clone(),
@@ -187,6 +225,7 @@ impl Session {
             peer: service.peer().clone(),
             service: tokio::sync::Mutex::new(Some(service)),
             stderr,
+            askers,
         })
     }
 
@@ -223,14 +262,17 @@ impl Session {
         Err(self.error(format!("the listing did not end within {} pages", limits.max_pages)))
     }
 
-    /// One `tools/call`: `structuredContent` when the tool gives it, else its text.
+    /// One `tools/call`: `structuredContent` when the tool gives it, else its text. What the
+    /// server asks meanwhile goes to `ask`, the caller's, when there is one.
     pub async fn call(
         &self,
         tool: &Tool,
         pin: Option<&Value>,
         input: &Map<String, Value>,
         timeout: Duration,
+        ask: Option<&Arc<dyn toolhost_core::Ask>>,
     ) -> Result<Value, Error> {
+        let _asking = ask.map(|ask| self.askers.register(&tool.name, Arc::clone(ask)));
         let mut params = CallToolRequestParams::new(tool.name.clone()).with_arguments(input.clone());
         if let Some(Value::Object(meta)) = pin {
             params.meta = Some(RequestMetaObject(MetaObject(meta.clone())));

@@ -121,6 +121,8 @@ impl Upstreamed {
         let context = toolhost_client::CallContext {
             bearer: bearer.clone(),
             owner: call.context.caller_subject.clone(),
+            // What an MCP upstream asks goes to the caller (docs/asking.md).
+            ask: call.context.ask.clone(),
             ..Default::default()
         };
         let answer = upstream

@@ -439,6 +439,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     .collect::<anyhow::Result<_>>()?,
                 bearer: None,
                 owner: None,
+                ask: None,
             };
             with_client(&net, vec![source.clone()], false, |client| async move {
                 let server = discover(&client, &source, net.protocol).await?;
