@@ -41,6 +41,9 @@ pub struct CallContext {
     /// Over MCP, answer with the result's content blocks as they are (a JSON array), rather than
     /// its structured content or text: a caller that passes images and resources on.
     pub blocks: bool,
+    /// Where what an MCP server asks during the call goes (a server's caller); none: the
+    /// server's questions are refused.
+    pub ask: Option<std::sync::Arc<dyn toolhost_core::Ask>>,
 }
 
 impl CallContext {
@@ -565,6 +568,7 @@ impl Client {
         let listener = Listener {
             changes: Arc::clone(&self.changes),
             calls: Arc::default(),
+            askers: crate::asking::Askers::default(),
         };
         let opened = Session::open(
             &self.http,

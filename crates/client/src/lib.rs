@@ -13,6 +13,7 @@
 //! Names, descriptions and outputs from servers are untrusted ([`text`]). This crate never
 //! depends on toolhost-server: an executor does not compile a server.
 
+mod asking;
 mod cache;
 mod client;
 mod discover;

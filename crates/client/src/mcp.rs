@@ -11,9 +11,14 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, JsonObject, MetaObject, PaginatedRequestParams, RequestMetaObject};
 use rmcp::model::{ClientConfig, LoggingMessageNotificationParam, ProgressNotificationParam};
-use rmcp::service::NotificationContext;
+#[allow(deprecated)] // Sampling and roots (SEP-2577): still what servers ask, and relayed.
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult,
+};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
@@ -22,6 +27,7 @@ use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt as _;
 
 use crate::client::CallContext;
+use crate::asking::Askers;
 use crate::discover::{Found, Limits};
 use crate::error::{Error, ToolFailure};
 use crate::http::{Http, chain};
@@ -93,17 +99,26 @@ impl ChildEnv {
 
 /// The client side of a session: it hears `notifications/tools/list_changed` (counted in
 /// `changes`, which the server's federation reads the listing again on), passes a call's
-/// progress and log messages to that call ([`crate::relay`]), and otherwise does what `()`
-/// does: no sampling, roots or elicitation for the server.
+/// progress and log messages to that call ([`crate::relay`]), and relays what the server asks
+/// during a call (sampling, elicitation, roots) to the call's caller (`asking.rs`).
 #[derive(Debug, Clone)]
 pub(crate) struct Listener {
     pub changes: Arc<tokio::sync::watch::Sender<u64>>,
     pub calls: Arc<Calls>,
+    pub askers: Askers,
 }
 
+#[allow(deprecated)] // Sampling and roots (SEP-2577).
 impl ClientHandler for Listener {
     fn get_info(&self) -> ClientConfig {
-        ().get_info()
+        let mut info = ().get_info();
+        // Declared so that servers ask at all; a question while no caller can answer it is
+        // refused with an error (`asking.rs`).
+        info.capabilities = serde_json::from_value(serde_json::json!({
+            "sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {},
+        }))
+        .unwrap_or_default();
+        info
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -121,6 +136,26 @@ impl ClientHandler for Listener {
     ) {
         self.calls.log(params);
     }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.askers.elicit(request).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.askers.sample(params).await
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        self.askers.roots().await
+    }
 }
 
 /// An open MCP session.
@@ -131,6 +166,8 @@ pub(crate) struct Session {
     stderr: Option<Arc<Mutex<String>>>,
     /// The calls running on the session, for what the server says of them.
     calls: Arc<Calls>,
+    /// The calls in flight that the server's questions are relayed to.
+    askers: Askers,
 }
 
 impl std::fmt::Debug for Session {
@@ -153,6 +190,7 @@ impl Session {
     ) -> Result<Self, Error> {
         let label = source.to_string();
         let calls = Arc::clone(&listener.calls);
+        let askers = listener.askers.clone();
         // Nothing of a call is sent before the session is open.
         let failed = |message: String| Error::Mcp {
             server: label.clone(),
@@ -208,6 +246,7 @@ impl Session {
             service: tokio::sync::Mutex::new(Some(service)),
             stderr,
             calls,
+            askers,
         })
     }
 
@@ -246,7 +285,8 @@ impl Session {
 
     /// One `tools/call`: `structuredContent` when the tool gives it, else its text; its content
     /// blocks as they are when `context.blocks`. What the server says of the call while it runs
-    /// goes to `context.notes`.
+    /// goes to `context.notes`; what it asks meanwhile to `context.ask`, the caller's, when there
+    /// is one.
     pub async fn call(
         &self,
         tool: &Tool,
@@ -255,6 +295,7 @@ impl Session {
         timeout: Duration,
         context: &CallContext,
     ) -> Result<Value, Error> {
+        let _asking = context.ask.as_ref().map(|ask| self.askers.register(&tool.name, Arc::clone(ask)));
         let mut params = CallToolRequestParams::new(tool.name.clone()).with_arguments(input.clone());
         if let Some(Value::Object(meta)) = pin {
             params.meta = Some(RequestMetaObject(MetaObject(meta.clone())));

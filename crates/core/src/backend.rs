@@ -123,6 +123,10 @@ pub struct CallContext {
     /// when the caller's protocol can carry it (MCP's progress and log messages); none by
     /// default. A call a tool makes inside its own has none: only the caller's call reports.
     pub progress: Option<Arc<dyn Progress>>,
+    /// Where the call's questions go (the user, the client's model, its roots), when the
+    /// caller's protocol can carry them (MCP); none by default, and then a tool that must ask
+    /// fails saying so. A tool a tool calls asks through its caller's.
+    pub ask: Option<Arc<dyn crate::ask::Ask>>,
 }
 
 /// How a call reports its course while it runs, protocol-free: the MCP adapter turns each

@@ -4,6 +4,7 @@
 //! Core knows no protocol: nothing here speaks HTTP, N-ACT, OTC, WoA or MCP. Adapters in
 //! `toolhost-server` decode a request, make one call into this crate and encode the answer.
 
+pub mod ask;
 pub mod backend;
 pub mod catalog;
 pub mod engine;
@@ -12,6 +13,7 @@ pub mod native;
 pub mod testing;
 pub mod validate;
 
+pub use ask::{Ask, Capability, Question, Reply};
 pub use backend::{
     Backend, BackendCall, BackendFactory, BoxFuture, CallContext, LogLevel, Note, Progress, Secret, SharedValues,
     Signature, StepOutcome, ToolFailure,

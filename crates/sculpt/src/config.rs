@@ -54,6 +54,22 @@ pub(crate) struct StepDef {
     /// The input of a `tool` step: an object whose strings are templates, as in `body`.
     #[serde(default)]
     pub input: Option<Value>,
+    /// Asks the user instead of sending a request: `{message, schema}` (a form) or
+    /// `{message, url}` (an out-of-band step). The answer is the step's `body`:
+    /// `{action, content}` (docs/asking.md).
+    #[serde(default)]
+    pub elicit: Option<ElicitDef>,
+    /// Asks the client's model instead of sending a request; its answer is the step's `body`
+    /// (`{text, model, role, stopReason, content}`).
+    #[serde(default)]
+    pub sample: Option<SampleDef>,
+    /// `roots: true` asks the client for its roots; the step's `body` is `{roots: [...]}`.
+    #[serde(default)]
+    pub roots: bool,
+    /// An `elicit` step's answer `content` when the user declines or cancels, or the client
+    /// cannot be asked; without it the tool fails saying the user declined.
+    #[serde(default)]
+    pub on_decline: Option<Value>,
     #[serde(default)]
     pub method: Option<String>,
     /// Overrides the backend's `base_url` for this step.
@@ -145,6 +161,49 @@ pub(crate) struct StyleDef {
     pub explode: Option<bool>,
     #[serde(default)]
     pub name: Option<String>,
+}
+
+/// An `elicit` step's question.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ElicitDef {
+    /// What the user is asked (a template of inputs and earlier steps).
+    pub message: String,
+    /// The JSON Schema of the form: an object of flat properties (text, numbers, booleans,
+    /// enums), with defaults and `required` as JSON Schema writes them.
+    #[serde(default)]
+    pub schema: Option<Value>,
+    /// Where the user goes instead of filling a form (a template).
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+/// A `sample` step's request to the client's model.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SampleDef {
+    /// One user message (a template); or write `messages`.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// The conversation, each `{role: user|assistant, text}` (text a template).
+    #[serde(default)]
+    pub messages: Vec<MessageDef>,
+    /// The most tokens the model may answer with (default 1000).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// The system prompt (a template).
+    #[serde(default)]
+    pub system: Option<String>,
+    #[serde(default)]
+    pub temperature: Option<f64>,
+}
+
+/// One message of a `sample` step.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MessageDef {
+    pub role: String,
+    pub text: String,
 }
 
 /// How a step follows pages: where a page's items are, and one way to the next page.

@@ -75,6 +75,11 @@ pub struct Mcp {
     pub max_tasks: usize,
     /// How long a task's record is kept after its tool's timeout (its `ttlMs` is the two).
     pub task_keep: std::time::Duration,
+    /// The key that signs a call's `requestState` (docs/asking.md): replicas that share it
+    /// resume each other's calls. `None`: a random key of this process.
+    pub request_state_key: Option<toolhost_core::Secret>,
+    /// How long a `requestState` may be brought back.
+    pub request_state_ttl: std::time::Duration,
 }
 
 impl Default for Mcp {
@@ -88,6 +93,8 @@ impl Default for Mcp {
             allowed_origins: Vec::new(),
             max_tasks: 100,
             task_keep: std::time::Duration::from_secs(600),
+            request_state_key: None,
+            request_state_ttl: std::time::Duration::from_secs(600),
         }
     }
 }

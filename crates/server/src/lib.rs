@@ -13,6 +13,7 @@ pub mod http;
 pub mod idempotency;
 pub mod limits;
 pub mod ops;
+pub mod seal;
 pub mod shared;
 pub mod tasks;
 pub use http::accept::ConnectionLimits;
@@ -67,6 +68,9 @@ pub struct State {
     pub(crate) agent: Option<agents::Serving>,
     /// The agents of the engine's catalog, each with its state and routes; rebuilt on reload.
     agents: arc_swap::ArcSwap<agents::Mounts>,
+    /// Seals the state a client carries between the rounds of a call that asks (MCP
+    /// `requestState`; docs/asking.md).
+    pub(crate) seal: Arc<seal::Seal>,
 }
 
 impl State {
@@ -140,7 +144,16 @@ impl State {
             Some(shared) => tasks::Tasks::in_shared(shared.clone(), config.mcp.max_tasks, config.mcp.task_keep),
             None => tasks::Tasks::in_memory(config.mcp.max_tasks, config.mcp.task_keep),
         });
+        let ttl = config.mcp.request_state_ttl;
+        let seal = match &config.mcp.request_state_key {
+            Some(key) => seal::Seal::new(key.expose().as_bytes(), ttl).unwrap_or_else(|why| {
+                tracing::error!(%why, "the request state key is unusable; using a random key of this process");
+                seal::Seal::random(ttl)
+            }),
+            None => seal::Seal::random(ttl),
+        };
         let state = Arc::new(Self {
+            seal: Arc::new(seal),
             engine,
             config,
             nact,

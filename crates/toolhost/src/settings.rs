@@ -194,6 +194,11 @@ struct File {
     task_keep_secs: Option<u64>,
     mcp_allowed_hosts: Option<Vec<String>>,
     mcp_allowed_origins: Option<Vec<String>>,
+    /// The `[secrets]` entry whose value signs a call's MCP `requestState` (docs/asking.md);
+    /// replicas that share it resume each other's calls [default: a random key per process].
+    mcp_request_state_secret: Option<String>,
+    /// How long a call's `requestState` may be brought back, in seconds [default: 600].
+    mcp_request_state_ttl_secs: Option<u64>,
     public_url: Option<String>,
     allow_http_public_url: Option<bool>,
     /// The longest lifetime of a bearer JWT (`exp` − `iat`), in seconds [default: not enforced].
@@ -365,7 +370,13 @@ impl ServeArgs {
             anyhow::bail!("call_timeout_ms must be positive");
         }
         let mcp_path = prefix("mcp_path", self.mcp_path.or(file.mcp_path), defaults.mcp.path)?;
-        let mcp = toolhost_server::config::Mcp {
+        let mut mcp = toolhost_server::config::Mcp {
+            request_state_ttl: match file.mcp_request_state_ttl_secs {
+                Some(0) => anyhow::bail!("mcp_request_state_ttl_secs must be positive"),
+                Some(secs) => Duration::from_secs(secs),
+                None => defaults.mcp.request_state_ttl,
+            },
+            request_state_key: None,
             path: mcp_path,
             sessions: self.mcp_sessions || file.mcp_sessions.unwrap_or(defaults.mcp.sessions),
             max_sessions: match self.mcp_max_sessions.or(file.mcp_max_sessions) {
@@ -411,6 +422,15 @@ impl ServeArgs {
             .unwrap_or(Path::new("."))
             .to_owned();
         let secrets = toolhost_sculpt::secrets::resolve(&file.secrets, &config_dir)?;
+        if let Some(name) = &file.mcp_request_state_secret {
+            let key = secrets
+                .get(name)
+                .cloned()
+                .ok_or_else(|| anyhow::anyhow!("mcp_request_state_secret: `{name}` is not one of the [secrets]"))?;
+            toolhost_server::seal::Seal::new(key.expose().as_bytes(), mcp.request_state_ttl)
+                .map_err(|why| anyhow::anyhow!("mcp_request_state_secret: `{name}`: {why}"))?;
+            mcp.request_state_key = Some(key);
+        }
         // OTC: a present `aud` is validated, against the public URL when an issuer names no
         // audience; and tokens live no longer than `max_token_lifetime_secs` (issue #31.4).
         let policy = toolhost_server::auth::TokenPolicy {

@@ -131,6 +131,8 @@ impl Upstreamed {
             owner: call.context.caller_subject.clone(),
             notes,
             blocks: self.content,
+            // What an MCP upstream asks goes to the caller (docs/asking.md).
+            ask: call.context.ask.clone(),
             ..Default::default()
         };
         let answer = upstream

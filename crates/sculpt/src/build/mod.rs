@@ -20,11 +20,13 @@ use crate::reference::{self, Names, Reference, StepField};
 use crate::style::{Segment, Style};
 use crate::template::{Template, ValueTemplate};
 
+mod ask;
 mod outputs;
 mod poll;
 mod step;
 
 pub(crate) use poll::Poll;
+pub(crate) use ask::AskStep;
 
 /// Retries allowed at most, so a catalog cannot turn one call into a flood.
 const MAX_RETRIES: u32 = 10;
@@ -93,6 +95,8 @@ pub(crate) struct Step {
     pub for_each: Option<ForEach>,
     /// The operation the step starts, polled until done.
     pub poll: Option<Poll>,
+    /// What the step asks instead of sending a request (`elicit`, `sample`, `roots`).
+    pub ask: Option<AskStep>,
 }
 
 /// How a step follows pages.
@@ -530,6 +534,38 @@ impl<'a> Builder<'a> {
             }
         }
         Some(phrase)
+    }
+}
+
+/// Sorts `deps` (a step's direct dependencies) and returns everything the step depends on,
+/// directly or not: what its `when` sees, and what it waits for.
+fn visible(deps: &mut Vec<usize>, built: &[Option<Step>]) -> Vec<usize> {
+    deps.sort_unstable();
+    deps.dedup();
+    let mut visible: Vec<usize> = deps
+        .iter()
+        .flat_map(|&d| built[d].iter().flat_map(|s| s.visible.iter().copied()).chain([d]))
+        .collect();
+    visible.sort_unstable();
+    visible.dedup();
+    visible
+}
+
+impl Builder<'_> {
+    /// The steps a step's `after` names, by index; a name that is not an earlier step is a
+    /// problem.
+    fn after(&mut self, def: &crate::config::StepDef, earlier: &[String]) -> Vec<usize> {
+        let mut deps = Vec::new();
+        for after in &def.after {
+            match earlier.iter().position(|n| n == after) {
+                Some(i) => deps.push(i),
+                None => self.problem(
+                    &format!("step `{}`, `after`", def.name),
+                    format!("`{after}` is not an earlier step; list steps in the order they may run"),
+                ),
+            }
+        }
+        deps
     }
 }
 

@@ -27,8 +27,17 @@ impl Builder<'_> {
         built: &[Option<Step>],
         shared: &Shared<'_>,
     ) -> Option<Step> {
+        if super::ask::asks(def) {
+            return self.ask_step(def, earlier, built);
+        }
         let before = self.problems.len();
         let at = |field: &str| format!("step `{}`, `{field}`", def.name);
+        if def.on_decline.is_some() {
+            self.problem(
+                &at("on_decline"),
+                "`on_decline` is the answer of an `elicit` step the user declines".to_owned(),
+            );
+        }
         // The list a `for_each` step runs over is read without `item`; its templates read it.
         let for_each = def.for_each.as_deref().and_then(|text| {
             let written = text.trim().trim_start_matches("{{").trim_end_matches("}}").trim();
@@ -364,16 +373,7 @@ impl Builder<'_> {
             self.problem(&at("timeout_ms"), "a timeout of 0 ms lets no request finish".to_owned());
         }
 
-        let mut deps: Vec<usize> = Vec::new();
-        for after in &def.after {
-            match earlier.iter().position(|n| n == after) {
-                Some(i) => deps.push(i),
-                None => self.problem(
-                    &at("after"),
-                    format!("`{after}` is not an earlier step; list steps in the order they may run"),
-                ),
-            }
-        }
+        let mut deps: Vec<usize> = self.after(def, earlier);
         if self.problems.len() > before {
             return None;
         }
@@ -403,14 +403,7 @@ impl Builder<'_> {
         let own = earlier.len();
         references.extend(for_each.iter());
         deps.extend(references.iter().filter_map(|r| r.step()).filter(|&d| d != own));
-        deps.sort_unstable();
-        deps.dedup();
-        let mut visible: Vec<usize> = deps
-            .iter()
-            .flat_map(|&d| built[d].iter().flat_map(|s| s.visible.iter().copied()).chain([d]))
-            .collect();
-        visible.sort_unstable();
-        visible.dedup();
+        let visible = super::visible(&mut deps, built);
         let shape = match &def.tool {
             Some(tool) => format!("tool {tool}"),
             None => format!("{method} {}", path.shape()),
@@ -483,6 +476,7 @@ impl Builder<'_> {
                 concurrency,
             }),
             poll,
+            ask: None,
         })
     }
 

@@ -110,6 +110,11 @@ impl Sculpted {
         context.nesting = context.nesting.saturating_add(1);
         // The inner tool's steps are not this call's steps: only this call reports progress.
         context.progress = None;
+        // Its questions still reach the caller, known by this step's name first.
+        context.ask = context
+            .ask
+            .take()
+            .map(|ask| toolhost_core::ask::within(ask, &format!("{}.", step.name)));
         let invocation = toolhost_core::Invocation {
             tool: tool.to_owned(),
             version: version.clone(),

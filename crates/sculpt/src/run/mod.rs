@@ -16,6 +16,7 @@ use crate::failure::{self, Scrubber};
 use crate::jq;
 use crate::reference::{Scope, StepResult};
 
+mod ask;
 mod exchange;
 mod kinds;
 mod poll;
@@ -120,6 +121,10 @@ impl Sculpted {
         let acted = |i: usize, results: &Results| !steps[i].idempotent && results[i].is_some();
         // Each finished step is reported to the caller, in the order steps finish.
         let report = |i: usize, done: usize, result: &Result<Option<Arc<StepResult>>, ToolFailure>| {
+            // A question waiting for its answer is not a step done.
+            if result.as_ref().is_err_and(ask::is_waiting) {
+                return;
+            }
             if let Some(progress) = &call.context.progress {
                 let outcome = match result {
                     Ok(Some(_)) => StepOutcome::Done,
@@ -138,9 +143,16 @@ impl Sculpted {
             let mut finished = vec![false; steps.len()];
             let mut started = vec![false; steps.len()];
             let mut running = FuturesUnordered::new();
+            // A step that changes something waits for every question (docs/asking.md): a call
+            // that must wait for an answer ends before anything acted, and is resumed from the
+            // start. A question still unanswered leaves the steps after it unstarted.
+            let asks: Vec<usize> = steps.iter().filter(|s| s.ask.is_some()).map(|s| s.index).collect();
+            let mut waiting = None;
             loop {
                 for (i, step) in steps.iter().enumerate() {
-                    if !started[i] && step.deps.iter().all(|&d| finished[d]) {
+                    let ready = step.deps.iter().all(|&d| finished[d])
+                        && (step.idempotent || asks.iter().all(|&a| finished[a]));
+                    if !started[i] && ready {
                         started[i] = true;
                         let snapshot = results.clone();
                         let call = &call;
@@ -157,6 +169,10 @@ impl Sculpted {
                         results[i] = result;
                         finished[i] = true;
                     }
+                    // The other questions are still put, so that one round asks them all.
+                    Some((_, Err(failure))) if ask::is_waiting(&failure) => {
+                        waiting.get_or_insert(failure);
+                    }
                     // Dropping `running` cancels the other steps in flight.
                     Some((failed, Err(failure))) => {
                         let partly_done = (0..steps.len()).any(|j| {
@@ -169,6 +185,9 @@ impl Sculpted {
                         });
                     }
                 }
+            }
+            if let Some(waiting) = waiting {
+                return Err(waiting);
             }
         }
         self.outputs(&call, &results, deadline).await.map_err(|failure| {
@@ -265,6 +284,9 @@ impl Sculpted {
             computed: &computed,
             item: None,
         };
+        if let Some(question) = &step.ask {
+            return self.ask(step, question, call, &scope, &scrubber).await.map(Some);
+        }
         if let Some((tool, version)) = &step.tool {
             let answer = self
                 .call_tool(step, (tool, version), call, &scope, &scrubber, deadline)

@@ -131,6 +131,7 @@ impl State {
             shared_rates: None,
             agent: Some(Serving { agent, duration }),
             agents: arc_swap::ArcSwap::default(),
+            seal: Arc::clone(&self.seal),
             engine,
             config,
         })

@@ -104,7 +104,9 @@ fn plain_headers(headers: &HeaderMap) -> bool {
 pub(super) async fn answer(state: &State, caller: Option<&Caller>, call: Call) -> Response {
     let Call { id, params, .. } = call;
     let pinned = params.meta.as_ref().and_then(|m| m.version.as_ref());
-    let context = super::handler::call_context(caller);
+    let mut context = super::handler::call_context(caller);
+    // A plain version, stateless: a question cannot come back (`elicit.rs`).
+    context.ask = Some(super::elicit::stateless());
     // These clients cannot declare the tasks extension: a tool that runs only as a task refuses.
     let answer =
         if super::tasks::support(state, &params.name, &context.access).0 == toolhost_core::TaskSupport::Required {

@@ -16,8 +16,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::{Access, CallContext, Invocation, TaskSupport, VersionSelector};
 
 use super::{
-    VERSION_META, completion, content, convert, error, logging, progress, prompts, resources, skills, subscriptions,
-    tasks,
+    VERSION_META, completion, content, convert, elicit, error, logging, progress, prompts, resources, skills,
+    subscriptions, tasks,
 };
 use crate::State;
 use crate::auth::Caller;
@@ -107,6 +107,56 @@ impl Handler {
             None => catalog.agents().to_vec(),
         }
     }
+}
+
+/// How one call's questions reach the client (`elicit.rs`).
+enum Asking {
+    /// 2026-07-28: input-required results; the state is bound to these bytes.
+    Rounds(Arc<elicit::Rounds>, Vec<u8>),
+    /// A session's client, asked directly; or a stateless one, which cannot be.
+    Direct,
+}
+
+impl Handler {
+    /// Sets how `call_context`'s questions reach the client, by the client's era.
+    fn asking(
+        &self,
+        context: &RequestContext<RoleServer>,
+        tool: &str,
+        call_context: &mut CallContext,
+        request: &CallToolRequestParams,
+    ) -> Result<Asking, ErrorData> {
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        if per_request(context) {
+            let binding = elicit::binding(tool, call_context.caller_subject.as_deref(), request.arguments.as_ref());
+            let rounds = Arc::new(elicit::Rounds::open(
+                &self.state.seal,
+                &binding,
+                capabilities,
+                request.input_responses.clone(),
+                request.request_state.as_deref(),
+            )?);
+            call_context.ask = Some(Arc::clone(&rounds) as Arc<dyn toolhost_core::Ask>);
+            return Ok(Asking::Rounds(rounds, binding));
+        }
+        call_context.ask = Some(if self.can_notify() {
+            Arc::new(elicit::Session {
+                peer: context.peer.clone(),
+                capabilities,
+            })
+        } else {
+            elicit::stateless()
+        });
+        Ok(Asking::Direct)
+    }
+}
+
+/// Whether the request is of 2026-07-28 or later, whose metadata comes with each request and
+/// whose questions are input-required results.
+fn per_request(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// Why a stateless server keeps no subscriptions (the capability is not declared there).
@@ -288,8 +338,9 @@ impl ServerHandler for Handler {
             .as_ref()
             .and_then(|m| m.0.get(VERSION_META))
             .or_else(|| context.meta.0.get(VERSION_META));
-        let name = request.name.into_owned();
+        let name = request.name.to_string();
         let mut call_context = self.call_context(&context);
+        let asking = self.asking(&context, &name, &mut call_context, &request)?;
         let (support, timeout) = tasks::support(&self.state, &name, &call_context.access);
         if support.allowed() {
             let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
@@ -338,6 +389,17 @@ impl ServerHandler for Handler {
                 )
             })
             .await?;
+        if let Asking::Rounds(rounds, binding) = &asking {
+            if let Some(asked) = rounds.input_required(&self.state.seal, binding) {
+                return Ok(CallToolResponse::InputRequired(asked));
+            }
+            // A question the client cannot be asked, without an answer of the tool's own.
+            if result.is_error == Some(true)
+                && let Some(capability) = rounds.missing()
+            {
+                return Err(elicit::missing_capability(capability));
+            }
+        }
         if let Some(level) = level {
             level
                 .call_outcome(&context.peer, &name, started.elapsed(), &result)
@@ -409,7 +471,22 @@ impl ServerHandler for Handler {
             .iter()
             .find(|a| a.name == request.name && a.allows(&caller.access))
             .ok_or_else(|| prompts::unknown(&request.name))?;
-        prompts::get(agent, &catalog, &caller, request.arguments).map(Into::into)
+        let mut arguments = request.arguments.unwrap_or_default();
+        // A 2026-07-28 client that can be asked is asked for the arguments it left out.
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        if per_request(&context) && elicit::declared(&capabilities, toolhost_core::Capability::ElicitForm) {
+            if let Some(answer) = request
+                .input_responses
+                .as_ref()
+                .and_then(|r| r.get(prompts::ARGUMENTS_KEY))
+            {
+                prompts::take_answer(agent, &mut arguments, answer);
+            }
+            if let Some(asked) = prompts::ask_missing(agent, &arguments) {
+                return Ok(GetPromptResponse::InputRequired(asked));
+            }
+        }
+        prompts::get(agent, &catalog, &caller, Some(arguments)).map(Into::into)
     }
 
     async fn list_resources(

@@ -14,6 +14,9 @@
 //!   and completion: `prompts.rs`, `resources.rs`, `skills.rs`, `completion.rs`; subscriptions
 //!   (`subscriptions.rs`: with sessions or stdio, and 2026-07-28 `subscriptions/listen` streams);
 //!   log levels per session or per 2026-07-28 request, and each call's outcome (`logging.rs`).
+//! - A tool that asks mid-call (a sculpted `elicit`, `sample` or `roots` step, or a federated
+//!   upstream's request): an input-required result with a sealed `requestState` for 2026-07-28
+//!   clients, the request itself for a session's older client (`elicit.rs`, docs/asking.md).
 //! - A multi-step tool's steps as `notifications/progress` (with a `progressToken`) and as log
 //!   messages at the session's level (`progress.rs`).
 //! - Tools whose catalog entry allows it run as tasks (SEP-2663), for clients that declare the
@@ -24,6 +27,7 @@
 mod completion;
 mod content;
 mod convert;
+mod elicit;
 mod error;
 mod fast;
 mod front;

@@ -126,3 +126,56 @@ pub fn unknown(name: &str) -> ErrorData {
         None,
     )
 }
+
+/// The key of the question a 2026-07-28 `prompts/get` asks for its missing arguments.
+pub const ARGUMENTS_KEY: &str = "arguments";
+
+/// The input-required result that asks the user for the required arguments `arguments` lacks,
+/// one form field each (docs/asking.md); `None` when none is missing.
+pub fn ask_missing(agent: &Agent, arguments: &rmcp::model::JsonObject) -> Option<rmcp::model::InputRequiredResult> {
+    let missing: Vec<_> = agent
+        .arguments
+        .iter()
+        .filter(|a| a.required && !arguments.contains_key(&a.name))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut properties = serde_json::Map::new();
+    for argument in &missing {
+        let mut field = serde_json::json!({"type": "string", "description": argument.description});
+        if !argument.values.is_empty() {
+            field["enum"] = serde_json::json!(argument.values);
+        }
+        properties.insert(argument.name.clone(), field);
+    }
+    let names: Vec<&str> = missing.iter().map(|a| a.name.as_str()).collect();
+    let request = serde_json::json!({
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": format!("The prompt `{}` needs: {}", agent.name, missing.iter().map(|a| a.description.as_str()).collect::<Vec<_>>().join("; ")),
+            "requestedSchema": {"type": "object", "properties": properties, "required": names},
+        },
+    });
+    let request = serde_json::from_value(request).ok()?;
+    Some(rmcp::model::InputRequiredResult::from_input_requests(
+        [(ARGUMENTS_KEY.to_owned(), request)].into(),
+    ))
+}
+
+/// Fills the arguments the caller left out from the user's accepted answer to [`ask_missing`]
+/// (never one the caller gave, never one the prompt does not take).
+pub fn take_answer(agent: &Agent, arguments: &mut rmcp::model::JsonObject, answer: &serde_json::Value) {
+    if !toolhost_core::ask::accepted(answer) {
+        return;
+    }
+    let Some(content) = answer.get("content").and_then(serde_json::Value::as_object) else {
+        return;
+    };
+    for (name, value) in content {
+        if agent.arguments.iter().any(|a| &a.name == name) && !arguments.contains_key(name) {
+            arguments.insert(name.clone(), value.clone());
+        }
+    }
+}
