@@ -3,6 +3,7 @@
 mod auth_config;
 mod check_report;
 mod client;
+mod install;
 mod reload;
 mod settings;
 mod telemetry;
@@ -69,6 +70,10 @@ enum Command {
         /// The key; omit to read it from stdin.
         key: Option<String>,
     },
+    /// Add the catalog, or one agent of it, to an MCP client's configuration (Claude Desktop,
+    /// Claude Code, Cursor, VS Code or a plain mcp.json), over stdio or HTTP, keeping the
+    /// file's other servers.
+    Install(install::InstallArgs),
     #[command(flatten)]
     Client(client::Command),
 }
@@ -85,6 +90,13 @@ fn main() -> ExitCode {
         } => check(path, config, lock, agents),
         Command::Import(command) => match import_openapi(command) {
             Ok(code) => code,
+            Err(e) => {
+                eprintln!("toolhost: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Install(args) => match install::run(&args) {
+            Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("toolhost: {e:#}");
                 ExitCode::FAILURE
@@ -208,6 +220,18 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
                     eprintln!("{warning}");
                 }
                 count += lock_warnings.len();
+                // What `serve --dev` shows as unpublished, said once (issue #41.3).
+                if let Ok(locked) = VersionLock::read(&VersionLock::path_for(&path)) {
+                    let unpublished = locked.unwrap_or_default().unpublished(&catalog);
+                    if !unpublished.is_empty() {
+                        eprintln!(
+                            "note: unpublished changes in {} tools: {}; `toolhost check --lock {}` publishes them",
+                            unpublished.len(),
+                            unpublished.join(", "),
+                            path.display()
+                        );
+                    }
+                }
             }
             // Which protocols reach a tool that not all four do (issues #14, #38.2), once each.
             for tool in catalog.tools() {
@@ -719,16 +743,33 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     );
     let loader = Arc::new(make_loader(&settings)?);
     // Inside the runtime: backends that watch their upstreams start their watchers on it.
+    if settings.dev {
+        let Some(dir) = &settings.catalog else {
+            anyhow::bail!(
+                "--dev designs a catalog of your own: give it with --catalog DIR (or `catalog` in the config file)"
+            );
+        };
+        settings.server.design = Some(VersionLock::path_for(dir));
+    }
     let loaded = {
         let _inside = runtime.enter();
-        load(
-            settings.catalog.as_deref(),
-            settings.agents.as_deref(),
-            settings.state_dir.as_deref(),
-            &loader,
-        )
+        if settings.dev {
+            // Designing: served as it is, checked against no record, and nothing recorded.
+            load_catalog(settings.catalog.as_deref(), settings.agents.as_deref(), &loader).map(|c| (c, Vec::new()))
+        } else {
+            load(
+                settings.catalog.as_deref(),
+                settings.agents.as_deref(),
+                settings.state_dir.as_deref(),
+                &loader,
+            )
+        }
     };
     let catalog = match loaded {
+        Ok((catalog, _)) if settings.dev => {
+            versions::log_unpublished(settings.server.design.as_deref(), &catalog);
+            catalog
+        }
         Ok((catalog, lock_warnings)) => {
             for warning in lock_warnings {
                 tracing::warn!("{warning}");
@@ -781,7 +822,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .catalog
         .as_ref()
         .map_or_else(|| "bundled example catalog".to_owned(), |d| d.display().to_string());
-    tracing::info!(tools = catalog.tools().len(), catalog = %source, "catalog loaded");
+    let agents: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
+    tracing::info!(tools = catalog.tools().len(), agents = %agents.join(", "), catalog = %source, "catalog loaded");
     let engine = Arc::new(Engine::new(catalog));
     if settings.stdio {
         // Whoever starts the process is the caller: stdio has no credentials to check, so an
@@ -791,12 +833,25 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 "serving MCP over stdio: the [auth] settings do not apply here; every tool, whatever its scopes, is served to the process that started this one"
             );
         }
-        let state = toolhost_server::State::new(engine, settings.server);
-        tracing::info!("serving MCP over stdio");
+        let mut state = toolhost_server::State::new(engine, settings.server);
+        if let Some(name) = &settings.agent {
+            state = state.agent_named(name).ok_or_else(|| {
+                let catalog = state.engine.catalog();
+                let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
+                anyhow::anyhow!(
+                    "--agent {name}: the catalog has no such agent; its agents are: {} (agent files are the *.md of --agents, by default the catalog's agents/ folder)",
+                    if names.is_empty() { "(none)".to_owned() } else { names.join(", ") }
+                )
+            })?;
+            tracing::info!(agent = %name, tools = state.engine.catalog().tools().len(), "serving one agent over MCP on stdio");
+        } else {
+            tracing::info!("serving MCP over stdio");
+        }
         return runtime
             .block_on(toolhost_server::serve_stdio(state))
             .context("MCP over stdio failed");
     }
+    let design = settings.server.design.clone();
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(settings.server.listen)
             .await
@@ -847,6 +902,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 catalog: settings.catalog.clone(),
                 agents: settings.agents.clone(),
                 state_dir: settings.state_dir.clone(),
+                design,
                 interval: settings.reload_interval,
                 config: settings.config_file.clone().map(|path| reload::Reconfigure {
                     path,

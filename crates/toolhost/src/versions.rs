@@ -153,3 +153,26 @@ pub(crate) fn write(path: &Path, text: &str) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temporary);
     })
 }
+
+/// Logs, in design mode (`serve --dev`), which tools have changes the lock at `lock` does not
+/// hold, and how to publish them (issue #41.3).
+pub fn log_unpublished(lock: Option<&Path>, catalog: &Catalog) {
+    let Some(lock) = lock else { return };
+    let locked = match VersionLock::read(lock) {
+        Ok(locked) => locked.unwrap_or_default(),
+        Err(e) => {
+            tracing::warn!("design mode: {e}");
+            return;
+        }
+    };
+    let unpublished = locked.unpublished(catalog);
+    if unpublished.is_empty() {
+        tracing::info!(lock = %lock.display(), "design mode: nothing is recorded; every tool is published");
+    } else {
+        tracing::info!(
+            lock = %lock.display(),
+            tools = %unpublished.join(", "),
+            "design mode: nothing is recorded; these tools have unpublished changes (`toolhost check --lock` publishes them)"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
 mod agents;
+mod agents_client;
 mod check;
 mod check_unworkable;
 mod client_cli;
@@ -12,6 +13,7 @@ mod client_spec_servers;
 mod client_support;
 mod deploy;
 mod deploy_run;
+mod design;
 mod examples;
 mod federation;
 mod federation_hostile;
