@@ -243,6 +243,7 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         notes,
         secrets,
         fixed,
+        operations: Vec::new(),
     })
 }
 

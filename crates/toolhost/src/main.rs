@@ -3,6 +3,7 @@
 mod auth_config;
 mod check_report;
 mod client;
+mod import_next;
 mod install;
 mod reload;
 mod settings;
@@ -293,6 +294,10 @@ enum ImportCommand {
         /// The directory to write the catalog file into (created when missing).
         #[arg(long, default_value = "catalog")]
         out: PathBuf,
+        /// Print each operation's tool name, operationId, method and path (and why any would be
+        /// skipped) instead of writing anything: what --operations, --tags and --overlay select.
+        #[arg(long)]
+        list: bool,
         /// Let a URL description (and the files it refers to) be read from loopback and private
         /// addresses, and take a description whose server URL is one (link-local addresses such
         /// as the cloud metadata service never are; `--base-url` is always taken as written).
@@ -340,7 +345,7 @@ const MAX_DESCRIPTION_BYTES: usize = 64 << 20;
 /// `toolhost import openapi`: writes (or merges into) the catalog file and says what was left
 /// out and what changed.
 fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
-    let (spec, toolkit, base_url, operations, tags, overlay, out, allow_private) = match command {
+    let (spec, toolkit, base_url, operations, tags, overlay, out, list, allow_private) = match command {
         ImportCommand::Openapi {
             spec,
             toolkit,
@@ -349,8 +354,19 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
             tags,
             overlay,
             out,
+            list,
             allow_private,
-        } => (spec, toolkit, base_url, operations, tags, overlay, out, allow_private),
+        } => (
+            spec,
+            toolkit,
+            base_url,
+            operations,
+            tags,
+            overlay,
+            out,
+            list,
+            allow_private,
+        ),
         ImportCommand::Tools {
             source,
             protocol,
@@ -408,6 +424,9 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
         allow_private,
     };
     let imported = toolhost_import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
+    if list {
+        return Ok(import_next::list(&imported));
+    }
     write_import(imported, &out)
 }
 
@@ -498,24 +517,7 @@ fn write_import(mut imported: toolhost_import::Imported, out: &std::path::Path) 
             }
         }
     }
-    if !imported.secrets.is_empty() {
-        eprintln!(
-            "put these in the server's [secrets]: {}",
-            imported.secrets.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
-    }
-    // `serve` refuses a catalog whose secrets its config does not give: the next commands
-    // take that config.
-    let config = if imported.secrets.is_empty() {
-        ""
-    } else {
-        " --config toolhost.toml"
-    };
-    eprintln!(
-        "next: toolhost check --lock{config} {} && toolhost serve --catalog {}{config}",
-        out.display(),
-        out.display()
-    );
+    import_next::say(&imported.secrets, out)?;
     Ok(ExitCode::SUCCESS)
 }
 

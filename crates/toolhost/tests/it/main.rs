@@ -21,6 +21,7 @@ mod federation_peers;
 mod http2;
 mod identity;
 mod import;
+mod import_aim;
 mod import_fidelity;
 mod import_overlay;
 mod import_peers;
