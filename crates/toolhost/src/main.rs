@@ -222,8 +222,9 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
                 }
                 count += lock_warnings.len();
                 // What `serve --dev` shows as unpublished, said once (issue #41.3).
-                if let Ok(locked) = VersionLock::read(&VersionLock::path_for(&path)) {
-                    let unpublished = locked.unwrap_or_default().unpublished(&catalog);
+                // Without a lock at all, the warning above says so already.
+                if let Ok(Some(locked)) = VersionLock::read(&VersionLock::path_for(&path)) {
+                    let unpublished = locked.unpublished(&catalog);
                     if !unpublished.is_empty() {
                         eprintln!(
                             "note: unpublished changes in {} tools: {}; `toolhost check --lock {}` publishes them",

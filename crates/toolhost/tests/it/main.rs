@@ -47,4 +47,5 @@ mod unknown_outcome;
 mod verify;
 mod verify_safety;
 mod versions;
+mod walkthrough;
 mod woa;
