@@ -14,6 +14,7 @@ mod client_support;
 mod deploy;
 mod deploy_run;
 mod design;
+mod docs_blocks;
 mod examples;
 mod federation;
 mod federation_hostile;
