@@ -532,8 +532,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 let errors = findings.iter().map(|(_, f)| f).chain(agents.iter().map(|(_, f)| f)).filter(|f| f.is_error()).count();
                 if errors > 0 {
                     eprintln!(
-                        "toolhost: {errors} of {} pinned tools and agents failed verification",
-                        findings.len() + agents.len()
+                        "toolhost: {errors} of {} pinned tools{} failed verification",
+                        findings.len() + agents.len(),
+                        if agents.is_empty() { "" } else { " and agents" }
                     );
                     // Said once, not on every line: which flag opens a lockfile's local servers.
                     let refused = findings.iter().map(|(_, f)| f).chain(agents.iter().map(|(_, f)| f)).any(

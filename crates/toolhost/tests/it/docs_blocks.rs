@@ -12,9 +12,14 @@ use crate::support::{BIN, Scratch, Server, copy_tree};
 /// The first ```sh block after `marker` on the page `docs/PAGE`.
 fn block(page: &str, marker: &str) -> String {
     let text = std::fs::read_to_string(repo().join("docs").join(page)).unwrap();
-    let start = text.find(marker).unwrap_or_else(|| panic!("docs/{page} has no {marker:?}"));
+    let start = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("docs/{page} has no {marker:?}"));
     let rest = &text[start..];
-    let rest = &rest[rest.find("```sh\n").unwrap_or_else(|| panic!("no sh block after {marker:?}")) + 6..];
+    let rest = &rest[rest
+        .find("```sh\n")
+        .unwrap_or_else(|| panic!("no sh block after {marker:?}"))
+        + 6..];
     rest[..rest.find("```").unwrap()].to_owned()
 }
 
@@ -53,11 +58,18 @@ fn the_client_and_agent_pages_blocks_run_as_written() {
     let base = server.base.clone();
 
     let said = run_block(&dir.0, &base, &block("client.md", "skipped, with the reason)."));
-    assert!(said.contains("convert_length") && dir.0.join("tools.json").exists(), "{said}");
+    assert!(
+        said.contains("convert_length") && dir.0.join("tools.json").exists(),
+        "{said}"
+    );
 
     let said = run_block(&dir.0, &base, &block("agents.md", "## Agents from the client"));
     assert!(said.contains("travel") && said.contains("2.5"), "{said}");
-    assert!(std::fs::read_to_string(dir.0.join("travel.json")).unwrap().contains("\"system\""));
+    assert!(
+        std::fs::read_to_string(dir.0.join("travel.json"))
+            .unwrap()
+            .contains("\"system\"")
+    );
 
     run_block(&dir.0, &base, &block("agents.md", "## One agent over stdio"));
     assert!(dir.0.join(".config/Claude/claude_desktop_config.json").exists());
