@@ -80,7 +80,7 @@ impl Record {
                     ..Place::default()
                 },
                 message: format!(
-                    "no versions lock yet, so none of the catalog's {versions} versions is locked: `toolhost serve` records them in {} when it starts; run `toolhost check --lock` and commit the file so that CI catches a version changed in place",
+                    "no versions lock yet, so none of the catalog's {versions} versions is locked: `toolhost serve` records them in {} when it starts (not with --dev); run `toolhost check --lock` and commit the file so that CI catches a version changed in place",
                     self.kept.display()
                 ),
             };

@@ -39,7 +39,11 @@ async fn rewording_under_dev_publishes_nothing_and_check_lock_publishes() {
     assert!(!lock.exists(), "design mode recorded versions");
     let checked = run(&["check", &catalog]);
     let stderr = String::from_utf8_lossy(&checked.stderr);
-    assert!(stderr.contains("unpublished changes in 1 tools: echo_city"), "{stderr}");
+    // No lock at all: `check` says none of the versions is published, once.
+    assert!(
+        stderr.contains("none of the catalog's 1 versions is locked"),
+        "{stderr}"
+    );
 
     // Publishing records the last wording; the page then has nothing unpublished.
     let published = run(&["check", "--lock", &catalog]);
@@ -55,4 +59,15 @@ async fn rewording_under_dev_publishes_nothing_and_check_lock_publishes() {
     );
     let checked = run(&["check", &catalog]);
     assert!(!checked.status.success(), "{checked:?}");
+
+    // A new version after the published one: `check` names the tool as unpublished.
+    let next = ONE_TOOL
+        .replace("Echo a city name back.", "Say a city name again.")
+        .trim_end()
+        .to_owned()
+        + "\n          - version: 1.1.0\n            inputs: [{ name: city, description: A city. }]\n            outputs: [{ name: city, type: string, description: The same city. }]\n            backend: { kind: native, function: testing.echo }\n";
+    dir.write("demo.yaml", &next);
+    let checked = run(&["check", &catalog]);
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    assert!(stderr.contains("unpublished changes in 1 tools: echo_city"), "{stderr}");
 }
