@@ -97,9 +97,18 @@ async fn the_client_takes_an_agents_url_exports_its_procedure_and_verify_reports
         "agents/guide.md",
         "---\nname: guide\ndescription: Repeats cities.\ntools: [echo_city]\n---\nUse echo_city() twice.\n",
     );
+    // A reload may see the folder change before the file's (the write is a rename): wait for
+    // the new procedure itself.
     let http = reqwest::Client::new();
-    let status = wait_ready(&http, &base, |s| s["catalog"]["generation"] == 2).await;
+    let status = wait_ready(&http, &base, |s| s["catalog"]["generation"].as_u64() >= Some(2)).await;
     assert_eq!(status["last_reload_failed"], false, "{status}");
+    for _ in 0..100 {
+        let design = crate::support::json_of(http.get(format!("{base}/agents/guide"))).await;
+        if design["procedure"].as_str().is_some_and(|p| p.contains("twice")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let drifted = run(&["verify", lockfile, "--allow-private", "--no-cache"]);
     let stdout = String::from_utf8_lossy(&drifted.stdout);
     assert!(!drifted.status.success(), "{stdout}");

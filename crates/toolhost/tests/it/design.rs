@@ -31,9 +31,20 @@ async fn rewording_under_dev_publishes_nothing_and_check_lock_publishes() {
     let http = reqwest::Client::new();
     for (generation, wording) in [(2, "Repeat a city name."), (3, "Say a city name again.")] {
         dir.write("demo.yaml", &ONE_TOOL.replace("Echo a city name back.", wording));
-        let status = wait_ready(&http, &base, |s| s["catalog"]["generation"] == generation).await;
+        let status = wait_ready(&http, &base, |s| {
+            s["catalog"]["generation"].as_u64() >= Some(generation)
+        })
+        .await;
         assert_eq!(status["last_reload_failed"], false, "{status}");
-        let tools = json_of(http.get(format!("{base}/otc/tools"))).await;
+        // Served at once (a reload may come before the rename the write is: poll briefly).
+        let mut tools = Value::Null;
+        for _ in 0..50 {
+            tools = json_of(http.get(format!("{base}/otc/tools"))).await;
+            if tools["tools"][0]["description"] == wording {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
         assert_eq!(tools["tools"][0]["description"], wording, "{tools}");
     }
     assert!(!lock.exists(), "design mode recorded versions");
