@@ -269,6 +269,17 @@ impl Client {
         discover::discover(self, source, None, Freshness::Cached, None).await
     }
 
+    /// The agents the toolhost server at `url` serves (`GET {url}/agents`), always asked anew.
+    pub async fn agents(&self, url: &url::Url) -> Result<Vec<crate::Agent>, Error> {
+        crate::agent::list(&self.ctx(Freshness::Revalidate), url).await
+    }
+
+    /// The agent whose design is at `url` (`…/agents/{name}`), always asked anew; `Ok(None)`
+    /// when nothing answers there as one.
+    pub async fn agent(&self, url: &url::Url) -> Result<Option<crate::Agent>, Error> {
+        crate::agent::design(&self.ctx(Freshness::Revalidate), url).await
+    }
+
     /// Discovers the tools at `source` over `protocol` (probing when `None`).
     pub async fn discover_as(&self, source: &Source, protocol: Option<Protocol>) -> Result<Server, Error> {
         discover::discover(self, source, protocol, Freshness::Cached, None).await

@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::http::{Freshness, Http};
 use crate::model::{Protocol, Server, Source, Tool};
 use crate::text::shown_url;
-use crate::{nact, otc, woa};
+use crate::{agent, nact, otc, woa};
 
 /// Bounds on what one discovery reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,8 +60,35 @@ pub(crate) struct Found {
     pub skipped: Vec<String>,
 }
 
-/// Discovers `source`, over `protocol` when given, else by probing.
+/// Discovers `source`, over `protocol` when given, else by probing. An agent's URL (what
+/// `GET /agents` advertises) lists the agent's tools at its endpoint of `protocol` (N-ACT when
+/// not given), with the agent (`crate::agent`).
 pub(crate) async fn discover(
+    client: &Client,
+    source: &Source,
+    protocol: Option<Protocol>,
+    freshness: Freshness,
+    bearer: Option<&toolhost_core::Secret>,
+) -> Result<Server, Error> {
+    if let Source::Url(url) = source
+        && agent::may_be_design(url)
+    {
+        let mut ctx = client.ctx(freshness);
+        ctx.bearer = bearer;
+        if let Some(agent) = agent::design(&ctx, url).await? {
+            let protocol = protocol.unwrap_or(Protocol::Nact);
+            let endpoint = Source::Url(agent.endpoint(protocol)?.clone());
+            let mut server = discover_at(client, &endpoint, Some(protocol), freshness, bearer).await?;
+            server.source = source.clone();
+            server.agent = Some(agent);
+            return Ok(server);
+        }
+    }
+    discover_at(client, source, protocol, freshness, bearer).await
+}
+
+/// Discovers `source` as a tool server, over `protocol` when given, else by probing.
+async fn discover_at(
     client: &Client,
     source: &Source,
     protocol: Option<Protocol>,
@@ -197,5 +224,6 @@ fn server(source: &Source, protocol: Protocol, endpoint: Source, mut found: Foun
         endpoint,
         tools: found.tools,
         skipped: found.skipped,
+        agent: None,
     }
 }

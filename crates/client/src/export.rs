@@ -199,6 +199,29 @@ pub fn export(tools: &[&Tool], format: Format) -> Exported {
     }
 }
 
+impl Exported {
+    /// These definitions with an agent's procedure (its system prompt) where each API takes
+    /// instructions (issue #41.2), as an object of request fields to merge into a request:
+    /// OpenAI Chat Completions `{"messages": [{"role": "system", "content"}], "tools"}`,
+    /// Anthropic Messages `{"system", "tools"}`, MCP `{"instructions", "tools"}` (the
+    /// `instructions` of MCP's `initialize` result).
+    pub fn with_procedure(mut self, format: Format, procedure: &str) -> Self {
+        let tools = match self.definitions.get_mut("tools") {
+            Some(tools) => tools.take(),
+            None => self.definitions.take(),
+        };
+        self.definitions = match format {
+            Format::OpenAi => json!({
+                "messages": [{"role": "system", "content": procedure}],
+                "tools": tools,
+            }),
+            Format::Anthropic => json!({ "system": procedure, "tools": tools }),
+            Format::McpJson => json!({ "instructions": procedure, "tools": tools }),
+        };
+        self
+    }
+}
+
 /// Renames the input properties of `definition` (OpenAI or Anthropic) whose names the provider
 /// does not take, in `properties` and `required`; returns exported name → original.
 fn safe_inputs(definition: &mut Value, format: Format) -> BTreeMap<String, String> {

@@ -13,6 +13,7 @@
 //! Names, descriptions and outputs from servers are untrusted ([`text`]). This crate never
 //! depends on toolhost-server: an executor does not compile a server.
 
+pub mod agent;
 mod asking;
 mod cache;
 mod client;
@@ -35,6 +36,7 @@ pub mod text;
 mod validate;
 mod woa;
 
+pub use agent::Agent;
 pub use cache::default_dir as default_cache_dir;
 pub use client::{CallContext, Client, MAX_SESSIONS_PER_OWNER, Options, ServerHeaders};
 pub use discover::Limits;

@@ -32,6 +32,22 @@ pub struct Lockfile {
     pub lockfile: u32,
     /// The pinned tools, sorted by server, then name.
     pub tools: Vec<Locked>,
+    /// The agents whose tools were locked through their URL, each with its procedure's hash
+    /// (issue #41.2): a procedure is the agent's system prompt, and changes what calls it makes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<LockedAgent>,
+}
+
+/// One pinned agent procedure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedAgent {
+    /// The agent's design URL (`…/agents/{name}`).
+    pub url: Source,
+    /// The agent's name.
+    pub name: String,
+    /// `sha256:…` of the procedure's text ([`crate::Agent::procedure_hash`]).
+    pub procedure: String,
 }
 
 /// One pinned tool.
@@ -75,7 +91,20 @@ impl Lockfile {
         Self {
             lockfile: FORMAT,
             tools,
+            agents: Vec::new(),
         }
+    }
+
+    /// This lockfile with the procedure of each agent among `agents` pinned too.
+    pub fn with_agents<'a>(mut self, agents: impl IntoIterator<Item = &'a crate::Agent>) -> Self {
+        self.agents.extend(agents.into_iter().map(|a| LockedAgent {
+            url: crate::text::without_credentials(&Source::Url(a.url.clone())),
+            name: a.name.clone(),
+            procedure: a.procedure_hash(),
+        }));
+        self.agents.sort_by_key(|a| a.url.to_string());
+        self.agents.dedup();
+        self
     }
 
     /// Parses a lockfile.
@@ -167,6 +196,12 @@ pub enum Finding {
         /// What is missing.
         why: String,
     },
+    /// An agent's procedure (its system prompt) is not the one pinned. An error: review it,
+    /// then lock again.
+    ProcedureChanged {
+        /// The hash served now.
+        served: String,
+    },
     /// The server could not be reached or read. An error.
     Unreachable {
         /// Why.
@@ -201,6 +236,10 @@ impl fmt::Display for Finding {
             Self::Drift { served } => write!(
                 f,
                 "the signature changed under the same version (now {served}): the server broke N-ACT's lock rule; do not call it until it is fixed, or re-lock after review"
+            ),
+            Self::ProcedureChanged { served } => write!(
+                f,
+                "the agent's procedure changed (now {served}): read the new one at its URL, then lock again with `toolhost lock`"
             ),
             Self::Gone { why } => f.write_str(why),
             Self::Unreachable { error } => write!(f, "could not check: {error}"),
@@ -248,6 +287,30 @@ pub async fn verify(client: &Client, lockfile: &Lockfile, progress: impl Fn(&Sou
             };
             findings.push((locked.clone(), finding));
         }
+    }
+    findings
+}
+
+/// Re-reads every pinned agent's design and reports on its procedure, in lockfile order.
+pub async fn verify_agents(client: &Client, lockfile: &Lockfile) -> Vec<(LockedAgent, Finding)> {
+    let mut findings = Vec::with_capacity(lockfile.agents.len());
+    for locked in &lockfile.agents {
+        let finding = match &locked.url {
+            Source::Url(url) => match client.agent(url).await {
+                Err(e) => Finding::Unreachable { error: e.to_string() },
+                Ok(None) => Finding::Gone {
+                    why: format!("{url} no longer serves the agent `{}`", locked.name),
+                },
+                Ok(Some(agent)) if agent.procedure_hash() == locked.procedure => Finding::Unchanged,
+                Ok(Some(agent)) => Finding::ProcedureChanged {
+                    served: agent.procedure_hash(),
+                },
+            },
+            Source::Command { .. } => Finding::Gone {
+                why: "an agent is pinned by its URL, not a command".to_owned(),
+            },
+        };
+        findings.push((locked.clone(), finding));
     }
     findings
 }

@@ -147,6 +147,9 @@ pub struct Server {
     pub tools: Vec<Tool>,
     /// Definitions that were skipped, and why (bad names, unreadable entries).
     pub skipped: Vec<String>,
+    /// The agent, when the source was an agent's URL (`…/agents/{name}`): its procedure and
+    /// endpoints; the tools are those it serves.
+    pub agent: Option<crate::agent::Agent>,
 }
 
 impl Server {

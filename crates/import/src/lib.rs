@@ -81,6 +81,24 @@ pub struct Imported {
     /// What the operator set (a flag, the overlay), which a re-import writes over the file's
     /// own values; see [`overlay::Overlay::fixed`].
     pub fixed: BTreeSet<String>,
+    /// Every operation the filters let through, with the tool it became or why it did not
+    /// (`import openapi --list`, issue #41.4); empty for other imports.
+    pub operations: Vec<Listed>,
+}
+
+/// One operation of a description, as `import openapi --list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The tool's name (after the overlay), or `None` when it was not imported.
+    pub tool: Option<String>,
+    /// The operation's `operationId`, when it has one.
+    pub operation_id: Option<String>,
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The path, as the description writes it.
+    pub path: String,
+    /// Why it was not imported.
+    pub skipped: Option<String>,
 }
 
 impl Imported {
@@ -225,6 +243,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
     let mut tools = Vec::new();
     let mut names = BTreeSet::new();
     let mut cut: Vec<(String, String)> = Vec::new();
+    let mut operations = Vec::new();
     let paths = doc["paths"].as_object().cloned().unwrap_or_default();
     for (path, item) in &paths {
         let item = resolve(doc, item, 0).unwrap_or(Value::Null);
@@ -244,9 +263,23 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
                 .as_str()
                 .map(snake)
                 .unwrap_or_else(|| snake(&format!("{method} {path}")));
-            if !options.operations.is_empty() && !options.operations.iter().any(|g| glob(g, &base_name)) {
+            // The API's own operationId (`issues/get`) or the tool name made of it (`issues_get`).
+            let operation_id = op["operationId"].as_str();
+            if !options.operations.is_empty()
+                && !options
+                    .operations
+                    .iter()
+                    .any(|g| glob(g, &base_name) || operation_id.is_some_and(|id| glob(g, id)))
+            {
                 continue;
             }
+            operations.push(Listed {
+                tool: None,
+                operation_id: operation_id.map(str::to_owned),
+                method: method.to_uppercase(),
+                path: path.clone(),
+                skipped: None,
+            });
             let name = unique_within(&base_name, &mut names, budget);
             if name != base_name {
                 cut.push((base_name.clone(), name.clone()));
@@ -267,11 +300,17 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
                 Ok(draft) => draft,
                 Err(why) => {
                     notes.push(format!("{where_}: skipped: {why}"));
+                    if let Some(listed) = operations.last_mut() {
+                        listed.skipped = Some(why);
+                    }
                     continue;
                 }
             };
             if let Err(why) = guard(&mut draft, &mut notes) {
                 notes.push(format!("{where_}: skipped: {why}"));
+                if let Some(listed) = operations.last_mut() {
+                    listed.skipped = Some(why);
+                }
                 continue;
             }
             picked.push(match pick_scheme(doc, op, &schemes) {
@@ -349,6 +388,14 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         fixed.extend(overlay.fixed());
     }
     overlay::require_left_out(&mut tools);
+    // The tool each operation became, once the overlay renamed, combined or skipped them.
+    for listed in &mut operations {
+        let source = format!("{} {}", listed.method, listed.path);
+        listed.tool = tools.iter().find(|t| t.source == source).map(|t| t.name.clone());
+        if listed.tool.is_none() && listed.skipped.is_none() {
+            listed.skipped = Some("left out by the overlay (skipped, or only a step of a combined tool)".to_owned());
+        }
+    }
     Ok(Imported {
         toolkit,
         title,
@@ -357,6 +404,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         notes,
         secrets,
         fixed,
+        operations,
     })
 }
 

@@ -311,7 +311,7 @@ pub(crate) fn parse(config: &Map<String, Value>) -> Result<BackendDef, Vec<Strin
         let place = place(&e.path().to_string(), config);
         let inner = e.into_inner().to_string();
         vec![match place {
-            None => format!("{inner}; an http backend needs `steps` (see the README's catalog format)"),
+            None => format!("{inner}; an http backend needs `steps` (see docs/sculpting.md)"),
             Some(place) => format!("{place}: {inner}"),
         }]
     })

@@ -52,6 +52,10 @@ pub struct Config {
     /// being unreachable makes `/readyz` answer 503. JWKS URLs always do: without keys no
     /// token can be checked.
     pub ready_critical: Vec<String>,
+    /// Design mode (`serve --dev`, issue #41.3): the catalog's `versions.lock`, against which
+    /// the page names the tools with unpublished changes. A reload may then change a version
+    /// in place: nothing is published while designing.
+    pub design: Option<std::path::PathBuf>,
 }
 
 /// MCP streamable HTTP settings.
@@ -120,6 +124,7 @@ impl Default for Config {
             woa_prefix: "/woa".to_owned(),
             ready_requires_dependencies: false,
             ready_critical: Vec::new(),
+            design: None,
             ui: false,
         }
     }

@@ -131,6 +131,10 @@ impl State {
         // A version already served never changes (N-ACT §6.1; issue #22.1): a catalog that edits
         // one in place is refused whole, like any invalid catalog.
         let loaded = loaded.and_then(|catalog| {
+            // Designing (`serve --dev`) publishes nothing: a version may be reworded in place.
+            if self.config.design.is_some() {
+                return Ok(catalog);
+            }
             let changed = toolhost_core::catalog::lock::changed(&self.engine.catalog(), &catalog);
             if changed.is_empty() { Ok(catalog) } else { Err(changed) }
         });
@@ -155,7 +159,8 @@ impl State {
                 status.loaded_at = SystemTime::now();
                 status.last_error = None;
                 status.revision = revision(&self.engine.catalog()).into();
-                tracing::info!(generation, tools, "catalog reloaded");
+                let agents: Vec<String> = self.engine.catalog().agents().iter().map(|a| a.name.clone()).collect();
+                tracing::info!(generation, tools, agents = %agents.join(", "), "catalog reloaded");
                 self.warn_of_unknown_caps();
                 true
             }

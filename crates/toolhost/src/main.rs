@@ -1,8 +1,11 @@
 //! `toolhost`: serve a tool catalog over N-ACT, OTC, WoA and MCP, check it, and the client subcommands.
 
 mod auth_config;
+mod check;
 mod check_report;
 mod client;
+mod import_next;
+mod install;
 mod reload;
 mod settings;
 mod telemetry;
@@ -69,6 +72,10 @@ enum Command {
         /// The key; omit to read it from stdin.
         key: Option<String>,
     },
+    /// Add the catalog, or one agent of it, to an MCP client's configuration (Claude Desktop,
+    /// Claude Code, Cursor, VS Code or a plain mcp.json), over stdio or HTTP, keeping the
+    /// file's other servers.
+    Install(install::InstallArgs),
     #[command(flatten)]
     Client(client::Command),
 }
@@ -82,9 +89,16 @@ fn main() -> ExitCode {
             config,
             lock,
             agents,
-        } => check(path, config, lock, agents),
+        } => check::run(path, config, lock, agents),
         Command::Import(command) => match import_openapi(command) {
             Ok(code) => code,
+            Err(e) => {
+                eprintln!("toolhost: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Install(args) => match install::run(&args) {
+            Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("toolhost: {e:#}");
                 ExitCode::FAILURE
@@ -119,126 +133,6 @@ fn main() -> ExitCode {
     }
 }
 
-fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Option<PathBuf>) -> ExitCode {
-    let fail = |message: String| {
-        eprintln!("toolhost: {message}");
-        ExitCode::FAILURE
-    };
-    // Without a config, the factories note the secret names they could not check.
-    let mut unchecked: Option<(Arc<toolhost_sculpt::Factory>, Arc<toolhost_upstream::Factory>)> = None;
-    let mut agents = agents;
-    let (loader, path, state_dir) = match config {
-        // The same loader as `serve --config`: the secret names, tag scopes and timeouts the
-        // server would use, so `check` finds what `serve` would refuse.
-        Some(config) => {
-            let settings = match ServeArgs::for_check(config, path).resolve() {
-                Ok(settings) => settings,
-                Err(e) => return fail(format!("{e:#}")),
-            };
-            let Some(path) = settings.catalog.clone() else {
-                return fail("no catalog to check: give its path, or set `catalog` in the config file".to_owned());
-            };
-            agents = agents.or(settings.agents.clone());
-            match make_loader(&settings) {
-                Ok(loader) => (loader, path, settings.state_dir),
-                Err(e) => return fail(format!("{e:#}")),
-            }
-        }
-        None => {
-            let Some(path) = path else {
-                return fail("give the catalog to check: a directory or a file (or --config FILE)".to_owned());
-            };
-            // No server config: `{{secret.NAME}}` cannot be checked against `[secrets]`.
-            match toolhost_sculpt::Factory::for_checking() {
-                Ok(sculpt) => {
-                    let (sculpt, upstream) = (Arc::new(sculpt), Arc::new(toolhost_upstream::Factory::default()));
-                    unchecked = Some((Arc::clone(&sculpt), Arc::clone(&upstream)));
-                    (
-                        Loader::default()
-                            .with_backend(toolhost_sculpt::KIND, sculpt)
-                            .with_backend(toolhost_upstream::KIND, upstream),
-                        path,
-                        None,
-                    )
-                }
-                Err(e) => return fail(e.to_string()),
-            }
-        }
-    };
-    match load(Some(&path), agents.as_deref(), state_dir.as_deref(), &loader) {
-        Ok((catalog, lock_warnings)) => {
-            let mut warnings = check_report::collapse(catalog.warnings());
-            // `serve` refuses a catalog reading secrets its config does not give: without one,
-            // say which (issue #32.8), and nothing when it reads none.
-            if let Some((sculpt, upstream)) = &unchecked {
-                let mut names = sculpt.unchecked_secrets();
-                names.extend(upstream.unchecked_secrets());
-                names.sort();
-                names.dedup();
-                if !names.is_empty() {
-                    warnings.push(format!(
-                        "warning: {}: the catalog reads the server secrets {}, and `serve` refuses it unless its config's [secrets] gives them; pass --config FILE to check them against it",
-                        path.display(),
-                        names.join(", ")
-                    ));
-                }
-            }
-            for warning in &warnings {
-                eprintln!("{warning}");
-            }
-            let mut count = warnings.len();
-            if lock {
-                let file = VersionLock::path_for(&path);
-                // A lock that cannot be read (an unknown format, say) is never rewritten.
-                let current = match VersionLock::read(&file) {
-                    Ok(current) => current.unwrap_or_default(),
-                    Err(e) => return fail(e),
-                };
-                let extended = current.extended(&catalog);
-                if let Err(e) = versions::write(&file, &extended.to_text()) {
-                    return fail(format!("failed to write {}: {e}", file.display()));
-                }
-                let added = extended.len() - current.len();
-                eprintln!(
-                    "locked {added} new versions in {}; commit it with the catalog",
-                    file.display()
-                );
-            } else {
-                for warning in &lock_warnings {
-                    eprintln!("{warning}");
-                }
-                count += lock_warnings.len();
-            }
-            // Which protocols reach a tool that not all four do (issues #14, #38.2), once each.
-            for tool in catalog.tools() {
-                if tool.needs_call_context() {
-                    eprintln!(
-                        "note: tool `{}` is served over OTC only: it needs secrets or tokens only OTC's `context` carries",
-                        tool.name
-                    );
-                } else {
-                    for note in check_report::nact_notes(tool) {
-                        eprintln!("{note}");
-                    }
-                }
-            }
-            let versions: usize = catalog.tools().iter().map(|t| t.versions.len()).sum();
-            // Every warning printed above is counted (issue #31.6).
-            eprintln!(
-                "ok: {} tools, {versions} versions, {} agents, {} warnings",
-                catalog.tools().len(),
-                catalog.agents().len(),
-                count
-            );
-            ExitCode::SUCCESS
-        }
-        Err(problems) => {
-            report(&problems);
-            ExitCode::FAILURE
-        }
-    }
-}
-
 /// `toolhost import …`.
 #[derive(Debug, Subcommand)]
 enum ImportCommand {
@@ -269,6 +163,10 @@ enum ImportCommand {
         /// The directory to write the catalog file into (created when missing).
         #[arg(long, default_value = "catalog")]
         out: PathBuf,
+        /// Print each operation's tool name, operationId, method and path (and why any would be
+        /// skipped) instead of writing anything: what --operations, --tags and --overlay select.
+        #[arg(long)]
+        list: bool,
         /// Let a URL description (and the files it refers to) be read from loopback and private
         /// addresses, and take a description whose server URL is one (link-local addresses such
         /// as the cloud metadata service never are; `--base-url` is always taken as written).
@@ -316,7 +214,7 @@ const MAX_DESCRIPTION_BYTES: usize = 64 << 20;
 /// `toolhost import openapi`: writes (or merges into) the catalog file and says what was left
 /// out and what changed.
 fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
-    let (spec, toolkit, base_url, operations, tags, overlay, out, allow_private) = match command {
+    let (spec, toolkit, base_url, operations, tags, overlay, out, list, allow_private) = match command {
         ImportCommand::Openapi {
             spec,
             toolkit,
@@ -325,8 +223,19 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
             tags,
             overlay,
             out,
+            list,
             allow_private,
-        } => (spec, toolkit, base_url, operations, tags, overlay, out, allow_private),
+        } => (
+            spec,
+            toolkit,
+            base_url,
+            operations,
+            tags,
+            overlay,
+            out,
+            list,
+            allow_private,
+        ),
         ImportCommand::Tools {
             source,
             protocol,
@@ -384,6 +293,9 @@ fn import_openapi(command: ImportCommand) -> anyhow::Result<ExitCode> {
         allow_private,
     };
     let imported = toolhost_import::import(&doc, &options).map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
+    if list {
+        return Ok(import_next::list(&imported));
+    }
     write_import(imported, &out)
 }
 
@@ -474,24 +386,7 @@ fn write_import(mut imported: toolhost_import::Imported, out: &std::path::Path) 
             }
         }
     }
-    if !imported.secrets.is_empty() {
-        eprintln!(
-            "put these in the server's [secrets]: {}",
-            imported.secrets.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
-    }
-    // `serve` refuses a catalog whose secrets its config does not give: the next commands
-    // take that config.
-    let config = if imported.secrets.is_empty() {
-        ""
-    } else {
-        " --config toolhost.toml"
-    };
-    eprintln!(
-        "next: toolhost check --lock{config} {} && toolhost serve --catalog {}{config}",
-        out.display(),
-        out.display()
-    );
+    import_next::say(&imported.secrets, out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -719,16 +614,33 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     );
     let loader = Arc::new(make_loader(&settings)?);
     // Inside the runtime: backends that watch their upstreams start their watchers on it.
+    if settings.dev {
+        let Some(dir) = &settings.catalog else {
+            anyhow::bail!(
+                "--dev designs a catalog of your own: give it with --catalog DIR (or `catalog` in the config file)"
+            );
+        };
+        settings.server.design = Some(VersionLock::path_for(dir));
+    }
     let loaded = {
         let _inside = runtime.enter();
-        load(
-            settings.catalog.as_deref(),
-            settings.agents.as_deref(),
-            settings.state_dir.as_deref(),
-            &loader,
-        )
+        if settings.dev {
+            // Designing: served as it is, checked against no record, and nothing recorded.
+            load_catalog(settings.catalog.as_deref(), settings.agents.as_deref(), &loader).map(|c| (c, Vec::new()))
+        } else {
+            load(
+                settings.catalog.as_deref(),
+                settings.agents.as_deref(),
+                settings.state_dir.as_deref(),
+                &loader,
+            )
+        }
     };
     let catalog = match loaded {
+        Ok((catalog, _)) if settings.dev => {
+            versions::log_unpublished(settings.server.design.as_deref(), &catalog);
+            catalog
+        }
         Ok((catalog, lock_warnings)) => {
             for warning in lock_warnings {
                 tracing::warn!("{warning}");
@@ -781,7 +693,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .catalog
         .as_ref()
         .map_or_else(|| "bundled example catalog".to_owned(), |d| d.display().to_string());
-    tracing::info!(tools = catalog.tools().len(), catalog = %source, "catalog loaded");
+    let agents: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
+    tracing::info!(tools = catalog.tools().len(), agents = %agents.join(", "), catalog = %source, "catalog loaded");
     let engine = Arc::new(Engine::new(catalog));
     if settings.stdio {
         // Whoever starts the process is the caller: stdio has no credentials to check, so an
@@ -791,12 +704,25 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 "serving MCP over stdio: the [auth] settings do not apply here; every tool, whatever its scopes, is served to the process that started this one"
             );
         }
-        let state = toolhost_server::State::new(engine, settings.server);
-        tracing::info!("serving MCP over stdio");
+        let mut state = toolhost_server::State::new(engine, settings.server);
+        if let Some(name) = &settings.agent {
+            state = state.agent_named(name).ok_or_else(|| {
+                let catalog = state.engine.catalog();
+                let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
+                anyhow::anyhow!(
+                    "--agent {name}: the catalog has no such agent; its agents are: {} (agent files are the *.md of --agents, by default the catalog's agents/ folder)",
+                    if names.is_empty() { "(none)".to_owned() } else { names.join(", ") }
+                )
+            })?;
+            tracing::info!(agent = %name, tools = state.engine.catalog().tools().len(), "serving one agent over MCP on stdio");
+        } else {
+            tracing::info!("serving MCP over stdio");
+        }
         return runtime
             .block_on(toolhost_server::serve_stdio(state))
             .context("MCP over stdio failed");
     }
+    let design = settings.server.design.clone();
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(settings.server.listen)
             .await
@@ -847,6 +773,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 catalog: settings.catalog.clone(),
                 agents: settings.agents.clone(),
                 state_dir: settings.state_dir.clone(),
+                design,
                 interval: settings.reload_interval,
                 config: settings.config_file.clone().map(|path| reload::Reconfigure {
                     path,

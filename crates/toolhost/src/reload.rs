@@ -28,6 +28,9 @@ pub struct Watch {
     pub agents: Option<PathBuf>,
     /// Where the served versions are recorded when not beside the catalog (`--state-dir`).
     pub state_dir: Option<PathBuf>,
+    /// Design mode (`serve --dev`): the lock the catalog is compared with; nothing is recorded
+    /// and a version may change in place.
+    pub design: Option<PathBuf>,
     /// How often to look for changes; `None` means only on SIGHUP.
     pub interval: Option<Duration>,
     /// The config file and how to resolve it again, if the server was started with one.
@@ -171,6 +174,10 @@ impl Watcher {
         // (`State::reload` does it again); then the record, which also holds versions of tools
         // the running catalog no longer has.
         let loaded = crate::load_catalog(catalog, self.watch.agents.as_deref(), &self.loader).and_then(|new| {
+            if self.watch.design.is_some() {
+                crate::versions::log_unpublished(self.watch.design.as_deref(), &new);
+                return Ok(new);
+            }
             let changed = toolhost_core::catalog::lock::changed(&state.engine.catalog(), &new);
             if !changed.is_empty() {
                 return Err(changed);

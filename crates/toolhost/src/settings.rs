@@ -56,6 +56,15 @@ pub struct ServeArgs {
     /// Serve MCP over stdin/stdout instead of listening (logs go to stderr).
     #[arg(long, env = "TOOLHOST_STDIO", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     stdio: bool,
+    /// With --stdio: serve only this agent of the catalog: its tools, and its procedure as the
+    /// server's instructions and prompt (as `/agents/NAME/mcp` serves it over HTTP).
+    #[arg(long, env = "TOOLHOST_AGENT", requires = "stdio")]
+    agent: Option<String>,
+    /// Design mode: serve the catalog as it is now without recording its versions, so that
+    /// rewording a tool while designing publishes nothing; `toolhost check --lock` publishes
+    /// (records) them when the design is done.
+    #[arg(long, env = "TOOLHOST_DEV", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    dev: bool,
     /// The server's name: MCP `serverInfo.name` and WoA's MCP `tool_namespace` [default: toolhost].
     #[arg(long, env = "TOOLHOST_SERVER_NAME")]
     server_name: Option<String>,
@@ -256,6 +265,10 @@ pub struct Settings {
     pub config_file: Option<PathBuf>,
     pub reload_interval: Option<Duration>,
     pub stdio: bool,
+    /// `--agent`: the one agent served over stdio.
+    pub agent: Option<String>,
+    /// `--dev`: versions are served as the catalog has them, never recorded.
+    pub dev: bool,
     pub call_timeout: Duration,
     pub log_format: LogFormat,
     pub log_level: String,
@@ -481,6 +494,8 @@ impl ServeArgs {
             catalog: self.catalog.or(file_catalog),
             agents: self.agents.or(file_agents),
             stdio: self.stdio,
+            agent: self.agent,
+            dev: self.dev,
             call_timeout: Duration::from_millis(call_timeout_ms),
             log_format: self.log_format.or(file.log_format).unwrap_or(LogFormat::Text),
             log_level: self.log.or(file.log).unwrap_or_else(|| "info".to_owned()),
@@ -535,6 +550,7 @@ impl ServeArgs {
                     .ready_critical
                     .or(file.ready_critical)
                     .unwrap_or(defaults.ready_critical),
+                design: None,
                 shutdown_timeout: self
                     .shutdown_timeout_secs
                     .or(file.shutdown_timeout_secs)

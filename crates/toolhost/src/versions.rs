@@ -80,7 +80,7 @@ impl Record {
                     ..Place::default()
                 },
                 message: format!(
-                    "no versions lock yet, so none of the catalog's {versions} versions is locked: `toolhost serve` records them in {} when it starts; run `toolhost check --lock` and commit the file so that CI catches a version changed in place",
+                    "no versions lock yet, so none of the catalog's {versions} versions is locked: `toolhost serve` records them in {} when it starts (not with --dev); run `toolhost check --lock` and commit the file so that CI catches a version changed in place",
                     self.kept.display()
                 ),
             };
@@ -152,4 +152,27 @@ pub(crate) fn write(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::rename(&temporary, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&temporary);
     })
+}
+
+/// Logs, in design mode (`serve --dev`), which tools have changes the lock at `lock` does not
+/// hold, and how to publish them (issue #41.3).
+pub fn log_unpublished(lock: Option<&Path>, catalog: &Catalog) {
+    let Some(lock) = lock else { return };
+    let locked = match VersionLock::read(lock) {
+        Ok(locked) => locked.unwrap_or_default(),
+        Err(e) => {
+            tracing::warn!("design mode: {e}");
+            return;
+        }
+    };
+    let unpublished = locked.unpublished(catalog);
+    if unpublished.is_empty() {
+        tracing::info!(lock = %lock.display(), "design mode: nothing is recorded; every tool is published");
+    } else {
+        tracing::info!(
+            lock = %lock.display(),
+            tools = %unpublished.join(", "),
+            "design mode: nothing is recorded; these tools have unpublished changes (`toolhost check --lock` publishes them)"
+        );
+    }
 }

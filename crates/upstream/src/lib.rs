@@ -146,7 +146,7 @@ impl BackendFactory for Factory {
     fn build(&self, config: &Map<String, Value>, signature: &Signature<'_>) -> Result<Arc<dyn Backend>, Vec<String>> {
         let def: Def = serde_json::from_value(Value::Object(config.clone())).map_err(|e| {
             vec![format!(
-                "{e}; an upstream backend is {{source, tool, pin}} (see the README)"
+                "{e}; an upstream backend is {{source, tool, pin}} (see docs/federation.md)"
             )]
         })?;
         let source = Source::parse(&def.source).map_err(|e| vec![format!("`source`: {e}")])?;

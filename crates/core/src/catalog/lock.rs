@@ -383,6 +383,26 @@ impl VersionLock {
         self.len() == 0
     }
 
+    /// The tools of `catalog` with changes this lock does not hold (issue #41.3): a version
+    /// not locked yet, or one that differs from its locked signature. While designing
+    /// (`serve --dev`) these are the unpublished changes; `toolhost check --lock` publishes
+    /// the new versions, and a changed one needs a new version number first. Sorted by name.
+    pub fn unpublished(&self, catalog: &Catalog) -> Vec<String> {
+        catalog
+            .tools()
+            .iter()
+            .filter(|tool| {
+                let locked = self.tools.get(&tool.name);
+                tool.versions
+                    .iter()
+                    .any(|v| locked.and_then(|l| l.get(&v.semver.to_string())) != Some(&hash(tool, v)))
+            })
+            .map(|tool| tool.name.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
     /// The versions of `catalog` that contradict this lock (an error each): changed in place,
     /// removed, or slipped in before a locked one (which would renumber it); and those it does
     /// not lock yet (a warning each: run `toolhost check --lock`).

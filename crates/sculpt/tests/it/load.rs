@@ -277,10 +277,12 @@ outputs: { temp: { jq: "env" } }
     assert!(problems.len() >= 4, "{}", problems.join("\n"));
 }
 
-/// The YAML block after `marker` in the README, without its first line (`backend:`), dedented.
+/// The YAML block after `marker` in docs/sculpting.md, without its first line (`backend:`), dedented.
 fn readme_backend(marker: &str) -> String {
-    let readme = include_str!("../../../../README.md");
-    let start = readme.find(marker).unwrap_or_else(|| panic!("README has {marker:?}"));
+    let readme = include_str!("../../../../docs/sculpting.md");
+    let start = readme
+        .find(marker)
+        .unwrap_or_else(|| panic!("docs/sculpting.md has {marker:?}"));
     let block = &readme[start..];
     let block = &block[block.find("```yaml\n").unwrap() + 8..];
     let block = &block[..block.find("```").unwrap()];

@@ -137,6 +137,14 @@ impl State {
         })
     }
 
+    /// A state serving only the catalog's agent named `name` (its tools, its procedure as the
+    /// MCP instructions): what `serve --stdio --agent NAME` serves. `None` when there is none.
+    pub fn agent_named(&self, name: &str) -> Option<Arc<State>> {
+        let catalog = self.engine.catalog();
+        let agent = catalog.agents().iter().find(|a| a.name == name)?;
+        Some(self.for_agent(Arc::clone(agent)))
+    }
+
     /// The agent named `name`, if `caller` may use it, with the routes serving it.
     fn agent_for(&self, name: &str, caller: &Caller) -> Option<(Arc<Agent>, Router)> {
         let mounts = self.agents.load();

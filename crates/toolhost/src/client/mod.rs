@@ -35,6 +35,17 @@ pub enum Command {
         #[command(flatten)]
         net: Net,
     },
+    /// List the agents a toolhost server serves: name, tools, URL (which every client command
+    /// takes, as a server of the agent's tools) and description.
+    Agents {
+        /// The server's root URL (or its `/agents` listing).
+        source: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        net: Net,
+    },
     /// Show one tool: its inputs with what each accepts, its outputs and versions.
     Describe {
         /// The server (as for `tools`).
@@ -395,6 +406,23 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             })
             .await
         }
+        Command::Agents { source, json, net } => {
+            let style = Style::new(net.color);
+            with_client(&net, vec![source.clone()], false, |client| async move {
+                let Source::Url(url) = Source::parse(&source).map_err(anyhow::Error::msg)? else {
+                    return Err(Usage("agents are listed by a toolhost server's URL, not a command".to_owned()).into());
+                };
+                let agents = client.agents(&url).await?;
+                let out = if json {
+                    render::json(&Value::Array(agents.iter().map(render::agent_json).collect()))
+                } else {
+                    render::agents_table(&agents, style)
+                };
+                print(&out)?;
+                Ok(ExitCode::SUCCESS)
+            })
+            .await
+        }
         Command::Describe {
             source,
             tool,
@@ -461,7 +489,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             with_client(&net, sources.clone(), false, |client| async move {
                 let servers = discover_all(&client, &sources, net.protocol).await?;
                 let selected = select(&servers, &tools)?;
-                let lockfile = Lockfile::new(selected.iter().copied());
+                let lockfile = Lockfile::new(selected.iter().copied())
+                    .with_agents(servers.iter().filter_map(|s| s.agent.as_ref()));
                 write_out(output.as_deref(), &lockfile.to_json())?;
                 eprintln!(
                     "toolhost: locked {} tools from {} servers",
@@ -496,14 +525,25 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     .len();
                 let bar = render::progress(servers as u64, "verifying");
                 let findings = toolhost_client::lock::verify(&client, &locked, |_| bar.inc(1)).await;
+                let agents = toolhost_client::lock::verify_agents(&client, &locked).await;
                 bar.finish_and_clear();
-                print(&render::findings(&findings, style))?;
-                let errors = findings.iter().filter(|(_, f)| f.is_error()).count();
+                print(&render::findings(&findings, &agents, style))?;
+                let errors = findings.iter().map(|(_, f)| f).chain(agents.iter().map(|(_, f)| f)).filter(|f| f.is_error()).count();
                 if errors > 0 {
                     eprintln!(
-                        "toolhost: {errors} of {} pinned tools failed verification",
-                        findings.len()
+                        "toolhost: {errors} of {} pinned tools{} failed verification",
+                        findings.len() + agents.len(),
+                        if agents.is_empty() { "" } else { " and agents" }
                     );
+                    // Said once, not on every line: which flag opens a lockfile's local servers.
+                    let refused = findings.iter().map(|(_, f)| f).chain(agents.iter().map(|(_, f)| f)).any(
+                        |f| matches!(f, toolhost_client::Finding::Unreachable { error } if error.contains("--allow-private")),
+                    );
+                    if refused {
+                        eprintln!(
+                            "toolhost: the lockfile names loopback or private addresses, which the client refuses unless told: pass --allow-private (or --allow-net CIDR) to verify them"
+                        );
+                    }
                     return Ok(ExitCode::FAILURE);
                 }
                 Ok(ExitCode::SUCCESS)
@@ -526,7 +566,16 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     ExportFormat::Anthropic => Format::Anthropic,
                     ExportFormat::McpJson => Format::McpJson,
                 };
-                let exported = toolhost_client::export::export(&selected, format);
+                let mut exported = toolhost_client::export::export(&selected, format);
+                // One agent's tools: its procedure goes where the format takes instructions.
+                let agents: Vec<_> = servers.iter().filter_map(|s| s.agent.as_ref()).collect();
+                match agents.as_slice() {
+                    [] => {}
+                    [agent] => exported = exported.with_procedure(format, &agent.procedure),
+                    _ => anyhow::bail!(
+                        "export takes one agent at a time (its procedure is the one system prompt); give one agent's URL"
+                    ),
+                }
                 for note in &exported.notes {
                     eprintln!("toolhost: note: {note}");
                 }

@@ -10,9 +10,9 @@ use std::io::IsTerminal as _;
 use comfy_table::{Attribute, Cell, ContentArrangement, Table, presets};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
-use toolhost_client::lock::{Finding, Locked};
+use toolhost_client::lock::{Finding, Locked, LockedAgent};
 use toolhost_client::text::{self, one_line};
-use toolhost_client::{Server, Tool};
+use toolhost_client::{Agent, Server, Tool};
 use toolhost_core::validate::Expects as _;
 
 use super::Colour;
@@ -192,15 +192,11 @@ pub fn result(value: &Value) -> String {
 }
 
 /// `verify`'s report: one row per pinned tool.
-pub fn findings(findings: &[(Locked, Finding)], style: Style) -> String {
+pub fn findings(findings: &[(Locked, Finding)], agents: &[(LockedAgent, Finding)], style: Style) -> String {
     let mut table = style.table();
     table.set_header(style.header(&["TOOL", "VERSION", "SERVER", "STATUS"]));
     for (locked, finding) in findings {
-        let status = if finding.is_error() {
-            format!("ERROR: {finding}")
-        } else {
-            format!("ok: {finding}")
-        };
+        let status = status_of(finding);
         table.add_row(vec![
             one_line(&locked.name, text::MAX_NAME),
             one_line(locked.version.as_deref().unwrap_or("-"), 40),
@@ -208,7 +204,52 @@ pub fn findings(findings: &[(Locked, Finding)], style: Style) -> String {
             one_line(&status, 400),
         ]);
     }
+    for (locked, finding) in agents {
+        table.add_row(vec![
+            format!("agent {} (procedure)", one_line(&locked.name, text::MAX_NAME)),
+            "-".to_owned(),
+            one_line(&locked.url.to_string(), 120),
+            one_line(&status_of(finding), 400),
+        ]);
+    }
     table.to_string()
+}
+
+fn status_of(finding: &Finding) -> String {
+    if finding.is_error() {
+        format!("ERROR: {finding}")
+    } else {
+        format!("ok: {finding}")
+    }
+}
+
+/// The agents of a server as a table: name, tools, URL, description.
+pub fn agents_table(agents: &[Agent], style: Style) -> String {
+    if agents.is_empty() {
+        return "(the server serves no agents)".to_owned();
+    }
+    let mut table = style.table();
+    table.set_header(style.header(&["AGENT", "TOOLS", "URL", "DESCRIPTION"]));
+    for agent in agents {
+        table.add_row(vec![
+            one_line(&agent.name, text::MAX_NAME),
+            agent.tools.len().to_string(),
+            one_line(agent.url.as_str(), 200),
+            one_line(&agent.description, 200),
+        ]);
+    }
+    table.to_string()
+}
+
+/// One agent as JSON.
+pub fn agent_json(agent: &Agent) -> Value {
+    serde_json::json!({
+        "name": agent.name,
+        "description": agent.description,
+        "url": agent.url.as_str(),
+        "tools": agent.tools,
+        "endpoints": agent.endpoints.iter().map(|(p, u)| (p.to_string(), Value::String(u.to_string()))).collect::<serde_json::Map<_, _>>(),
+    })
 }
 
 /// Pretty JSON that is safe to print on a terminal (module docs).

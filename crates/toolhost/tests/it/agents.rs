@@ -13,7 +13,7 @@ use crate::client_peers::installed;
 use crate::ops::wait_ready;
 use crate::support::{ONE_TOOL, Scratch, Server, json_of, run};
 
-fn examples(dir: &str) -> String {
+pub fn examples(dir: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples")
         .join(dir)

@@ -223,6 +223,8 @@ fn a_locked_version_changed_in_place_fails_check_and_serve() {
 fn conformance_rows_name_existing_tests() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let doc = std::fs::read_to_string(root.join("docs/conformance.md")).unwrap();
+    // The requirement tables; the page ends with how to run the checker, whose tables are flags.
+    let doc = doc.split("\n## Running the checks").next().unwrap_or_default();
     let mut rows = 0;
     for line in doc
         .lines()

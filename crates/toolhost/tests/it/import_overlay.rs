@@ -70,7 +70,7 @@ async fn the_overlay_rewords_inputs_and_sets_auth_and_headers() {
     assert!(said.contains("[secrets]: SHOP_KEY\n"), "{said}");
     // `serve` refuses the catalog without them: the next commands take the config.
     assert!(
-        said.contains("next: toolhost check --lock --config toolhost.toml "),
+        said.contains("next: toolhost check --lock --config ") && said.contains("toolhost.toml "),
         "{said}"
     );
     let yaml = std::fs::read_to_string(out.join("pet_shop.yaml")).unwrap();

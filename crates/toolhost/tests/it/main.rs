@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
 mod agents;
+mod agents_client;
 mod asking;
 mod check;
 mod check_unworkable;
@@ -13,6 +14,8 @@ mod client_spec_servers;
 mod client_support;
 mod deploy;
 mod deploy_run;
+mod design;
+mod docs_blocks;
 mod examples;
 mod federation;
 mod federation_hostile;
@@ -21,6 +24,7 @@ mod federation_relay;
 mod http2;
 mod identity;
 mod import;
+mod import_aim;
 mod import_fidelity;
 mod import_overlay;
 mod import_peers;
@@ -47,4 +51,5 @@ mod unknown_outcome;
 mod verify;
 mod verify_safety;
 mod versions;
+mod walkthrough;
 mod woa;

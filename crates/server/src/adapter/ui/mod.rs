@@ -135,11 +135,25 @@ async fn summary(Extract(state): Extract<Arc<State>>, caller: Caller) -> Respons
         .into_iter()
         .map(|(tool, reason)| json!({"name": tool.name, "reason": reason}))
         .collect();
+    // Design mode: the tools whose versions differ from the lock or are not in it yet.
+    let design = state.config.design.as_deref().map(|lock| {
+        let locked = toolhost_core::catalog::lock::VersionLock::read(lock)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let unpublished: Vec<String> = locked
+            .unpublished(catalog)
+            .into_iter()
+            .filter(|name| catalog.find_for(name, &context.access).is_some())
+            .collect();
+        json!({"unpublished": unpublished})
+    });
     axum::Json(json!({
         "tools": count,
         "toolkits": toolkits,
         "tags": tags,
         "off_nact": off_nact,
+        "design": design,
         "paths": {"nact": state.config.nact_prefix.trim_end_matches('/')},
     }))
     .into_response()

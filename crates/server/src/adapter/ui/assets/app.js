@@ -80,6 +80,7 @@ async function listView() {
   main.append(
     el("h2", {}, "Tools"),
     el("p", { class: "count", id: "count" }, `${s.tools} tools in ${s.toolkits.length} toolkits`),
+    designPanel(s.design),
     offNact(s.off_nact || []),
     form,
     el("table", { class: "tools" }, el("caption", { class: "count" }, "Select tools to export or pin them"),
@@ -88,6 +89,17 @@ async function listView() {
     el("p", {}, el("button", { type: "button", id: "more", class: "secondary", hidden: true, on: { click: () => renderRows(false) } }, "Show more")),
     exportPanel());
   await renderRows(true);
+}
+
+// Design mode (`serve --dev`, issue #41.3): which tools have changes no version lock holds yet.
+function designPanel(design) {
+  if (!design) return el("span", {});
+  const names = design.unpublished || [];
+  if (!names.length) return el("p", { class: "panel", id: "design" }, "Design mode: every tool is published (versions.lock holds them).");
+  return el("details", { class: "panel", id: "design", open: true },
+    el("summary", {}, `Design mode: ${names.length} ${names.length === 1 ? "tool has" : "tools have"} unpublished changes`),
+    el("ul", {}, names.map((n) => el("li", {}, el("code", {}, n)))),
+    el("p", {}, "Publish with ", el("code", {}, "toolhost check --lock CATALOG"), "; a version changed since it was locked needs a new version number first."));
 }
 
 // Tools whose current version N-ACT cannot show (issue #38.2): named, with why, since the list
