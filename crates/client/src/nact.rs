@@ -435,6 +435,7 @@ fn invocation(name: &str, input: &Map<String, Value>) -> Invocation {
                 value: value.clone(),
             })
             .collect(),
+        confirmation: None,
     }
 }
 

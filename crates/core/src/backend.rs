@@ -123,6 +123,16 @@ pub struct CallContext {
     /// when the caller's protocol can carry it (MCP's progress and log messages); none by
     /// default. A call a tool makes inside its own has none: only the caller's call reports.
     pub progress: Option<Arc<dyn Progress>>,
+    /// Who calls, for confirmations bound to them: `jwt:<iss>:<sub>`, `key:<name>` or
+    /// `anonymous` (issue #40).
+    pub principal: Option<String>,
+    /// The protocol the call came over (`nact`, `otc`, `woa`, `mcp`), which a confirmation is
+    /// bound to.
+    pub protocol: Option<&'static str>,
+    /// OTC's `call_id`, which a confirmation is bound to when the call sent one.
+    pub call_id: Option<String>,
+    /// The confirmation the call presents, if any.
+    pub confirmation: Option<crate::confirm::Presented>,
 }
 
 /// How a call reports its course while it runs, protocol-free: the MCP adapter turns each

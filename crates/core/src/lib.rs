@@ -6,6 +6,7 @@
 
 pub mod backend;
 pub mod catalog;
+pub mod confirm;
 pub mod engine;
 pub mod fixed;
 pub mod native;

@@ -52,6 +52,8 @@ pub struct Config {
     /// being unreachable makes `/readyz` answer 503. JWKS URLs always do: without keys no
     /// token can be checked.
     pub ready_critical: Vec<String>,
+    /// Confirmations (issue #40): lifetimes, N-ACT's answer, an external service.
+    pub approvals: crate::approvals::Settings,
 }
 
 /// MCP streamable HTTP settings.
@@ -108,6 +110,7 @@ impl Default for Config {
             ready_requires_dependencies: false,
             ready_critical: Vec::new(),
             ui: false,
+            approvals: crate::approvals::Settings::default(),
         }
     }
 }

@@ -559,7 +559,8 @@ fn try_tool(a: TryArgs) -> anyhow::Result<ExitCode> {
     if let Some(settings) = &settings {
         loader = loader
             .with_default_timeout(settings.call_timeout)
-            .with_tag_scopes(settings.tag_scopes.clone());
+            .with_tag_scopes(settings.tag_scopes.clone())
+            .with_confirmation_for_actions(settings.require_confirmation);
     }
     let catalog = match load(Some(&a.catalog), None, None, &loader) {
         Ok((catalog, _)) => catalog,
@@ -876,7 +877,8 @@ fn make_loader(settings: &settings::Settings) -> anyhow::Result<Loader> {
         .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
         .with_backend(toolhost_upstream::KIND, Arc::new(upstreams))
         .with_default_timeout(settings.call_timeout)
-        .with_tag_scopes(settings.tag_scopes.clone()))
+        .with_tag_scopes(settings.tag_scopes.clone())
+        .with_confirmation_for_actions(settings.require_confirmation))
 }
 
 /// Resolves on Ctrl-C or SIGTERM; in-flight requests then finish before the server exits.

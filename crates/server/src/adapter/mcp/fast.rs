@@ -104,8 +104,16 @@ fn plain_headers(headers: &HeaderMap) -> bool {
 pub(super) async fn answer(state: &State, caller: Option<&Caller>, call: Call) -> Response {
     let Call { id, params, .. } = call;
     let pinned = params.meta.as_ref().and_then(|m| m.version.as_ref());
-    let context = super::handler::call_context(caller);
-    let message = match super::handler::call(state, context, params.name, params.arguments, pinned).await {
+    let mut context = super::handler::call_context(caller);
+    // A version before 2026-07-28: a confirmation's retry carries no state (APPROVALS.md §5.3).
+    context.confirmation = Some(toolhost_core::confirm::Presented::ByBinding);
+    let doorway = super::approval::Doorway::default();
+    let answered = super::handler::call(state, context, params.name, params.arguments, pinned, doorway).await;
+    let message = match answered.map(|response| match response {
+        rmcp::model::CallToolResponse::Complete(result) => result,
+        // Never made for an earlier version's peer (`Doorway::mrtr` is false).
+        _ => super::convert::failure("this answer needs MCP 2026-07-28".to_owned()),
+    }) {
         Ok(result) => {
             // As rmcp's handler dispatch does for every peer before 2026-07-28.
             let mut result = ServerResult::CallToolResult(result);

@@ -4,14 +4,15 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool as McpTool, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
+use toolhost_core::confirm::{Presented, Status as ConfirmStatus};
+use toolhost_core::{Access, CallContext, Error, Invocation, VersionSelector};
 
 use super::{VERSION_META, completion, content, convert, error, logging, progress, prompts, resources, subscriptions};
 use crate::State;
@@ -122,7 +123,8 @@ pub(super) async fn call(
     name: String,
     arguments: Option<rmcp::model::JsonObject>,
     pinned: Option<&serde_json::Value>,
-) -> Result<CallToolResult, ErrorData> {
+    doorway: super::approval::Doorway,
+) -> Result<CallToolResponse, ErrorData> {
     let version = match pinned {
         None => VersionSelector::Latest,
         // The same forms as OTC's `@x` / `@x.y.z`; a bare number too, as JSON allows it.
@@ -134,7 +136,7 @@ pub(super) async fn call(
             };
             match VersionSelector::pin(&text) {
                 Ok(selector) => selector,
-                Err(why) => return Ok(convert::failure(format!("`_meta.{VERSION_META}`: {why}"))),
+                Err(why) => return Ok(convert::failure(format!("`_meta.{VERSION_META}`: {why}")).into()),
             }
         }
     };
@@ -144,12 +146,27 @@ pub(super) async fn call(
         input: arguments.unwrap_or_default(),
         context,
     };
-    match crate::calls::invoke(state, crate::calls::Protocol::Mcp, invocation).await {
-        Ok(mut outcome) => {
-            let output = std::mem::take(&mut outcome.output);
-            Ok(content::success(outcome.version(), output))
+    let holds = doorway.mrtr && matches!(invocation.context.confirmation, Some(Presented::Id(_)));
+    let deadline = tokio::time::Instant::now() + super::approval::hold();
+    loop {
+        match crate::calls::invoke(state, crate::calls::Protocol::Mcp, invocation.clone()).await {
+            Ok(mut outcome) => {
+                let output = std::mem::take(&mut outcome.output);
+                return Ok(content::success(outcome.version(), output).into());
+            }
+            // A retry that presents a pending confirmation is held while the human decides
+            // (the flow has the client retry right after consent), then answered.
+            Err(Error::Confirmation { answer, .. })
+                if holds && answer.status == ConfirmStatus::Pending && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+            Err(Error::Confirmation { answer, .. }) => {
+                let key = state.approvals.as_deref().map(|a| a.seal_key()).unwrap_or_default();
+                return super::approval::answer(key, &answer, doorway);
+            }
+            Err(e) => return error::answer(e).map(Into::into),
         }
-        Err(e) => error::answer(e),
     }
 }
 
@@ -240,17 +257,51 @@ impl ServerHandler for Handler {
             tool: &name,
         };
         let mut call_context = self.call_context(&context);
-        let result = relay
+        let doorway = super::approval::Doorway {
+            mrtr: context
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str()),
+            url: context
+                .client_capabilities()
+                .map(|c| c.elicitation.is_some_and(|e| e.url.is_some())),
+        };
+        if super::approval::cancelled(request.input_responses.as_ref()) {
+            return Ok(super::approval::cancelled_result().into());
+        }
+        let meta_id = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(super::CONFIRMATION_META))
+            .or_else(|| context.meta.0.get(super::CONFIRMATION_META))
+            .and_then(serde_json::Value::as_str);
+        let key = self
+            .state
+            .approvals
+            .as_deref()
+            .map(|a| a.seal_key())
+            .unwrap_or_default();
+        call_context.confirmation =
+            super::approval::presented(key, request.request_state.as_deref(), meta_id, doorway)?;
+        let response = relay
             .run(&mut call_context, |call_context| {
-                call(&self.state, call_context, name.clone(), request.arguments, pinned)
+                call(
+                    &self.state,
+                    call_context,
+                    name.clone(),
+                    request.arguments,
+                    pinned,
+                    doorway,
+                )
             })
             .await?;
-        if self.can_notify() {
+        if self.can_notify()
+            && let CallToolResponse::Complete(result) = &response
+        {
             self.log_level
-                .call_outcome(&context.peer, &name, started.elapsed(), &result)
+                .call_outcome(&context.peer, &name, started.elapsed(), result)
                 .await;
         }
-        Ok(result.into())
+        Ok(response)
     }
 
     #[allow(deprecated)] // MCP logging (SEP-2577)
