@@ -349,7 +349,7 @@ impl Engine {
                 tracing::warn!(tool = %tool.name, version = %version.semver, timeout_ms = version.timeout.as_millis() as u64, "backend timed out");
                 // Cut short mid-request, a tool that changes things may already have acted: a
                 // retry could do it twice (issue #12).
-                if version.backend.may_act() && !Self::is_safe_to_repeat(&tool) {
+                if version.backend.may_act() && !Self::is_safe_to_repeat(tool) {
                     let failure = ToolFailure::outcome_unknown(format!(
                         "the tool did not finish within {} ms and may already have carried out this request; \
                          check whether it took effect before trying again",
@@ -389,7 +389,7 @@ impl Engine {
                 .with_code(crate::backend::INVALID_OUTPUT_CODE)
                 .with_developer_message("output shape check failed; see the server log");
             // The tool ran to its end, so whatever it does was done: not to be repeated blindly.
-            if version.backend.may_act() && !Self::is_safe_to_repeat(&tool) {
+            if version.backend.may_act() && !Self::is_safe_to_repeat(tool) {
                 failure = failure.into_outcome_unknown();
             }
             return Err(Error::Failed {

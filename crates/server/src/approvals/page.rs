@@ -60,9 +60,9 @@ fn form<T: serde::de::DeserializeOwned>(body: &[u8]) -> Option<T> {
     serde_json::from_value(serde_json::Value::Object(pairs)).ok()
 }
 
-fn approvals(state: &State) -> Result<&Approvals, Response> {
+fn approvals(state: &State) -> Result<&Approvals, Box<Response>> {
     state.approvals.as_deref().ok_or_else(|| {
-        ProblemResponse::new(StatusCode::NOT_FOUND, "not-found", "no confirmations here").into_response()
+        Box::new(ProblemResponse::new(StatusCode::NOT_FOUND, "not-found", "no confirmations here").into_response())
     })
 }
 
@@ -195,7 +195,7 @@ fn login_form(id: &str, why: Option<&str>) -> Response {
 }
 
 async fn load(state: &State, id: &str) -> Result<Entry, Response> {
-    let approvals = approvals(state)?;
+    let approvals = approvals(state).map_err(|r| *r)?;
     match approvals.store.get(id).await {
         Ok(Some(entry)) => Ok(entry),
         Ok(None) => Err(page(
@@ -425,7 +425,7 @@ fn refuse(status: StatusCode, kind: &str, detail: &str) -> Response {
 }
 
 async fn load_json(state: &State, id: &str) -> Result<Entry, Response> {
-    let approvals = approvals(state)?;
+    let approvals = approvals(state).map_err(|r| *r)?;
     match approvals.store.get(id).await {
         Ok(Some(entry)) => Ok(entry),
         Ok(None) => Err(refuse(

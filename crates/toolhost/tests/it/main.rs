@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed; the panic says why
 
 mod agents;
+mod approvals;
 mod check;
 mod check_unworkable;
 mod client_cli;

@@ -14,7 +14,7 @@ use crate::support::{Scratch, Server, json_of};
 
 /// `redis-server` on a free loopback port, nothing saved; `None` (with a note) when it is not
 /// installed, unless the peers are required.
-async fn redis(port: Option<u16>, extra: &[&str]) -> Option<(Peer, u16)> {
+pub(crate) async fn redis(port: Option<u16>, extra: &[&str]) -> Option<(Peer, u16)> {
     let found = std::process::Command::new("redis-server")
         .arg("--version")
         .output()

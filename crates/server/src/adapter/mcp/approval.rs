@@ -41,7 +41,8 @@ const HOLD: Duration = Duration::from_secs(20);
 pub(super) struct Doorway {
     /// 2026-07-28 or later: answers are input-required results, never `-32042`.
     pub mrtr: bool,
-    /// Whether the client declared `elicitation.url`.
+    /// Whether the client declared `elicitation.url` (read for 2026-07-28 requests, which
+    /// carry their capabilities).
     pub url: Option<bool>,
 }
 
@@ -107,8 +108,9 @@ pub(super) fn answer(key: &[u8], answer: &Answer, doorway: Doorway) -> Result<Ca
             ),
             Some(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})),
         )),
-        // Known not to take URLs (a session's capabilities): say it in a result the model reads.
-        (_, false, Some(false)) => Ok(CallToolResponse::Complete(failure(message))),
+        // Before 2026-07-28 a stateless request carries no capabilities, so whether the client
+        // takes URL elicitation is not known: -32042 is the spec's answer, and its message
+        // holds the link for a client that only shows it.
         (_, false, _) => Err(ErrorData::new(
             URL_ELICITATION_REQUIRED,
             message.clone(),
