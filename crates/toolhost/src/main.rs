@@ -1,5 +1,6 @@
 //! `toolhost`: serve a tool catalog over N-ACT, OTC, WoA and MCP, check it, and the client subcommands.
 
+mod approvals;
 mod auth_config;
 mod check_report;
 mod client;
@@ -69,6 +70,18 @@ enum Command {
         /// The key; omit to read it from stdin.
         key: Option<String>,
     },
+    /// List a server's pending and recent confirmations (who asked, which call, who decided),
+    /// with an operator's credential (docs/approvals.md).
+    Approvals {
+        /// The server's root URL.
+        server: String,
+        /// An operator's API key or token (sent as a bearer token).
+        #[arg(long, env = "TOOLHOST_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Print JSON, with each confirmation's signed audit records.
+        #[arg(long)]
+        json: bool,
+    },
     #[command(flatten)]
     Client(client::Command),
 }
@@ -77,6 +90,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Client(command) => client::run(command),
+        Command::Approvals { server, token, json } => match approvals::run(&server, token.as_deref(), json) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Check {
             path,
             config,

@@ -247,6 +247,9 @@ struct ApprovalsFile {
     /// The `[secrets]` entry MCP's `requestState` is sealed with (the same on every replica)
     /// [default: a random key per process].
     state_key_secret: Option<String>,
+    /// The `[secrets]` entry seeding the Ed25519 key audit records are signed with (the same
+    /// on every replica) [default: a random key per process].
+    audit_key_secret: Option<String>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -466,18 +469,22 @@ impl ServeArgs {
             None => Ok(default),
         };
         let approval_defaults = toolhost_server::approvals::Settings::default();
+        let secret = |key: &str, name: Option<&str>| match name {
+            None => Ok(None),
+            Some(name) => secrets
+                .get(name)
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| anyhow::anyhow!("[approvals] {key}: `{name}` is not one of the [secrets]")),
+        };
         let approvals = toolhost_server::approvals::Settings {
             pending: lifetime("pending_secs", a.pending_secs, approval_defaults.pending)?,
             approved: lifetime("approved_secs", a.approved_secs, approval_defaults.approved)?,
             keep: lifetime("keep_secs", a.keep_secs, approval_defaults.keep)?,
             nact_403: a.nact_403,
             service: a.service.clone(),
-            state_key: match &a.state_key_secret {
-                None => None,
-                Some(name) => Some(secrets.get(name).cloned().ok_or_else(|| {
-                    anyhow::anyhow!("[approvals] state_key_secret: `{name}` is not one of the [secrets]")
-                })?),
-            },
+            state_key: secret("state_key_secret", a.state_key_secret.as_deref())?,
+            audit_key: secret("audit_key_secret", a.audit_key_secret.as_deref())?,
         };
         Ok(Settings {
             require_confirmation: a.require_confirmation,

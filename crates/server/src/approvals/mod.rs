@@ -13,6 +13,7 @@
 //!   racing retries on any replicas exactly one runs; its outcome is stored
 //!   ([`Gate::settle`]) and every later identical retry gets it back.
 
+mod audit;
 mod page;
 mod record;
 mod store;
@@ -27,6 +28,7 @@ use sha2::{Digest as _, Sha256};
 use toolhost_core::confirm::{self, Admission, Answer, Gate, GateCall, Presented, Stored};
 use toolhost_core::{BoxFuture, Error, ToolFailure};
 
+pub use audit::{JWKS_PATH, Signer};
 pub use page::{is_page, routes};
 pub use record::{Entry, Record, Status};
 pub use store::{Memory, Redis, Store};
@@ -51,6 +53,9 @@ pub struct Settings {
     /// The key MCP's `requestState` is sealed under; replicas share it. A random one per
     /// process when not set (one replica).
     pub state_key: Option<toolhost_core::Secret>,
+    /// The seed of the Ed25519 key audit records are signed with; replicas share it. A random
+    /// key per process when not set.
+    pub audit_key: Option<toolhost_core::Secret>,
 }
 
 impl Default for Settings {
@@ -62,6 +67,7 @@ impl Default for Settings {
             nact_403: false,
             service: None,
             state_key: None,
+            audit_key: None,
         }
     }
 }
@@ -73,6 +79,7 @@ pub struct Approvals {
     settings: Settings,
     base: String,
     key: Vec<u8>,
+    signer: Signer,
 }
 
 impl Approvals {
@@ -82,12 +89,19 @@ impl Approvals {
             Some(secret) => secret.expose().as_bytes().to_vec(),
             None => [uuid::Uuid::new_v4().into_bytes(), uuid::Uuid::new_v4().into_bytes()].concat(),
         };
+        let signer = Signer::new(settings.audit_key.as_ref().map(|k| k.expose().as_bytes()));
         Self {
             store,
             settings,
             base,
             key,
+            signer,
         }
+    }
+
+    /// The signer of audit records (its keys at [`JWKS_PATH`]).
+    pub fn signer(&self) -> &Signer {
+        &self.signer
     }
 
     /// The key MCP's `requestState` is sealed under.
@@ -174,14 +188,19 @@ impl Approvals {
                 }
                 Status::Approved => {
                     let now = toolhost_core::unix_ms();
+                    let evidence = self.signer.record(&entry, "consumed", &self.base);
+                    let change = store::Change {
+                        evidence: Some(("evidence_consumed", evidence.clone())),
+                        ..store::Change::default()
+                    };
                     let moved = self
                         .store
-                        .transition(id, Status::Approved, Status::Consuming, store::Change::default(), now)
+                        .transition(id, Status::Approved, Status::Consuming, change, now)
                         .await
                         .map_err(|Unavailable| unavailable(call))?;
                     if moved {
                         count("consumed");
-                        tracing::info!(confirmation = %id, tool = %entry.record.tool, args_sha256 = %entry.record.args_sha256, "confirmation consumed; the call runs");
+                        tracing::info!(target: "toolhost::audit", confirmation = %id, tool = %entry.record.tool, args_sha256 = %entry.record.args_sha256, jws = %evidence, "confirmation consumed; the call runs");
                         return Ok(Admission::Run(id.to_owned()));
                     }
                 }
@@ -214,22 +233,31 @@ impl Approvals {
 
     /// Records a decision on a pending request: whether it was pending (and now is decided).
     pub async fn decide(&self, id: &str, approve: bool, approver: &str) -> Result<bool, Unavailable> {
+        let Some(mut entry) = self.store.get(id).await? else {
+            return Ok(false);
+        };
         let now = toolhost_core::unix_ms();
         let (to, expires_ms) = if approve {
             (Status::Approved, Some(now + self.settings.approved.as_millis() as u64))
         } else {
             (Status::Declined, None)
         };
+        // The record as the decision leaves it, signed before it is written.
+        entry.status = to;
+        entry.decided_by = Some(approver.to_owned());
+        entry.decided_ms = Some(now);
+        let evidence = self.signer.record(&entry, to.as_str(), &self.base);
         let change = store::Change {
             expires_ms,
             decided_by: Some(approver.to_owned()),
             decided_ms: Some(now),
             outcome: None,
+            evidence: Some(("evidence_decided", evidence.clone())),
         };
         let moved = self.store.transition(id, Status::Pending, to, change, now).await?;
         if moved {
             count(if approve { "approved" } else { "declined" });
-            tracing::info!(confirmation = %id, decision = to.as_str(), approver = %approver, "confirmation decided");
+            tracing::info!(target: "toolhost::audit", confirmation = %id, decision = to.as_str(), approver = %approver, jws = %evidence, "confirmation decided");
         }
         Ok(moved)
     }

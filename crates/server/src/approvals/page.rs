@@ -29,7 +29,7 @@ const COOKIE: &str = "toolhost_approver";
 
 /// Paths the front auth layer lets through: the page authenticates by its own cookie.
 pub fn is_page(path: &str) -> bool {
-    path.starts_with("/confirm/")
+    path.starts_with("/confirm/") || path == super::JWKS_PATH
 }
 
 /// The page's and CHEQ's routes.
@@ -39,6 +39,57 @@ pub fn routes() -> Router<Arc<State>> {
         .route("/confirm/{id}/login", axum::routing::post(login))
         .route("/cheq/{id}", get(cheq_object).post(cheq_decide))
         .route("/cheq/{id}/result", get(result))
+        .route(super::JWKS_PATH, get(jwks))
+        .route("/approvals", get(list))
+}
+
+/// The public keys audit records are signed with.
+async fn jwks(Extract(state): Extract<Arc<State>>) -> Response {
+    match approvals(&state) {
+        Ok(approvals) => axum::Json(approvals.signer().jwks()).into_response(),
+        Err(response) => *response,
+    }
+}
+
+/// `GET /approvals`: pending and recent confirmations, newest first, for operators
+/// (`toolhost approvals`): what each is for, where it stands, and its signed evidence.
+async fn list(Extract(state): Extract<Arc<State>>, caller: Caller) -> Response {
+    if !state.auth().is_operator(&caller) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "not-an-operator",
+            "listing confirmations needs the operator scope",
+        );
+    }
+    let approvals = match approvals(&state) {
+        Ok(approvals) => approvals,
+        Err(response) => return *response,
+    };
+    match approvals.store.recent(200).await {
+        Ok(entries) => {
+            let items: Vec<serde_json::Value> = entries
+                .iter()
+                .map(|e| {
+                    let mut item = e.status_json();
+                    item["tool"] = e.record.tool.clone().into();
+                    item["version"] = e.record.version.clone().into();
+                    item["principal"] = e.record.principal.clone().into();
+                    item["protocol"] = e.record.protocol.clone().into();
+                    item["args_sha256"] = e.record.args_sha256.clone().into();
+                    item["created"] = super::rfc3339(e.record.created_ms).into();
+                    item["decided_by"] = e.decided_by.clone().into();
+                    item["evidence"] = e.evidence.clone().into();
+                    item
+                })
+                .collect();
+            axum::Json(serde_json::json!({"confirmations": items})).into_response()
+        }
+        Err(_) => refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store-unavailable",
+            "the confirmation store is not reachable",
+        ),
+    }
 }
 
 /// The peer's address, when the connection gave one.

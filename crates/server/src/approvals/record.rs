@@ -125,6 +125,8 @@ pub struct Entry {
     pub decided_ms: Option<u64>,
     /// The stored outcome (JSON of [`toolhost_core::confirm::Stored`]), once consumed.
     pub outcome: Option<String>,
+    /// The signed audit records (JWS) of its decision and its consumption.
+    pub evidence: Vec<String>,
 }
 
 impl Entry {
@@ -137,6 +139,7 @@ impl Entry {
             decided_by: None,
             decided_ms: None,
             outcome: None,
+            evidence: Vec::new(),
         }
     }
 
@@ -162,6 +165,9 @@ impl Entry {
         if change.outcome.is_some() {
             self.outcome = change.outcome;
         }
+        if let Some((_, jws)) = change.evidence {
+            self.evidence.push(jws);
+        }
     }
 
     /// The entry of a stored hash, if it is one.
@@ -174,6 +180,10 @@ impl Entry {
             decided_by: fields.get("decided_by").cloned(),
             decided_ms: fields.get("decided_at").and_then(|t| t.parse().ok()),
             outcome: fields.get("outcome").cloned(),
+            evidence: ["evidence_decided", "evidence_consumed"]
+                .iter()
+                .filter_map(|f| fields.get(*f).cloned())
+                .collect(),
         })
     }
 

@@ -25,6 +25,8 @@ pub struct Change {
     pub decided_ms: Option<u64>,
     /// The stored outcome (`consumed`), as JSON.
     pub outcome: Option<String>,
+    /// A signed audit record of this transition (field name, JWS).
+    pub evidence: Option<(&'static str, String)>,
 }
 
 /// A record store: every method answers `Err(Unavailable)` when the store cannot be reached,
@@ -290,6 +292,9 @@ impl Change {
         }
         if let Some(outcome) = &self.outcome {
             fields.push(("outcome", outcome.clone()));
+        }
+        if let Some((field, jws)) = &self.evidence {
+            fields.push((field, jws.clone()));
         }
         fields
     }

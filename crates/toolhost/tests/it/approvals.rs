@@ -200,6 +200,31 @@ async fn decide(http: &reqwest::Client, base: &str, id: &str, decision: &str) ->
         .as_u16()
 }
 
+async fn get(http: &reqwest::Client, url: &str) -> Value {
+    http.get(url).send().await.unwrap().json().await.unwrap()
+}
+
+/// The claims of an audit record (JWS, General JSON Serialization) whose signature verifies
+/// under the key in `jwks`.
+fn verified(jws: &Value, jwks: &Value) -> Value {
+    let document: Value = serde_json::from_str(jws.as_str().unwrap()).unwrap();
+    let signature = &document["signatures"][0];
+    let compact = format!(
+        "{}.{}.{}",
+        signature["protected"].as_str().unwrap(),
+        document["payload"].as_str().unwrap(),
+        signature["signature"].as_str().unwrap()
+    );
+    let key = jsonwebtoken::DecodingKey::from_ed_components(jwks["keys"][0]["x"].as_str().unwrap()).unwrap();
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::EdDSA);
+    validation.required_spec_claims.clear();
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    jsonwebtoken::decode::<Value>(&compact, &key, &validation)
+        .unwrap_or_else(|e| panic!("the audit record does not verify: {e}"))
+        .claims
+}
+
 fn id_of(answer: &Value) -> String {
     answer["confirmation"]
         .as_str()
@@ -363,6 +388,35 @@ async fn an_approved_confirmation_runs_its_call_once_and_only_that_call() {
         .await
         .unwrap();
     assert_eq!(result["status"], "consumed", "{result}");
+    // The decision and the consumption each left a record signed with the published key.
+    let listed = get(&http, &format!("{base}/approvals")).await;
+    let item = listed["confirmations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["confirmation"] == json!(id))
+        .unwrap();
+    let jwks = get(&http, &format!("{base}/approvals/jwks.json")).await;
+    let claims: Vec<Value> = item["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|jws| verified(jws, &jwks))
+        .collect();
+    assert_eq!(claims.len(), 2, "{item}");
+    assert_eq!(
+        (&claims[0]["event"], &claims[1]["event"]),
+        (&json!("approved"), &json!("consumed"))
+    );
+    assert_eq!(claims[1]["jti"], json!(id));
+    assert_eq!(claims[1]["args_sha256"], item["args_sha256"]);
+    assert_eq!(claims[1]["operation name"], "send_payment");
+    let cli = crate::support::run(&["approvals", base]);
+    let table = String::from_utf8_lossy(&cli.stdout);
+    assert!(
+        cli.status.success() && table.contains(&id[..8]) && table.contains("consumed"),
+        "{table}"
+    );
     // The same confirmation does not run other arguments: a fresh request, saying why.
     let (status, other) = nact(&http, base, "mallory", Some(&id)).await;
     assert_eq!(status, 202, "{other}");
