@@ -319,6 +319,7 @@ impl Loader {
                     continue;
                 }
             }
+            let approvers_here = vdef.approvers.is_some() || (i == 0 && def.approvers.is_some());
             if vdef.confirmation.is_some() {
                 confirmation.0 = vdef.confirmation.take();
             }
@@ -326,7 +327,13 @@ impl Loader {
                 confirmation.1 = vdef.approvers.take();
             }
             let place_of_policy = if i == 0 { &place } else { &vplace };
-            let policy = self.confirmation(&confirmation, def.annotations.read_only, place_of_policy, ctx);
+            let policy = self.confirmation(
+                &confirmation,
+                approvers_here,
+                def.annotations.read_only,
+                place_of_policy,
+                ctx,
+            );
             let parts = ToolParts {
                 tool: &def.name,
                 description: &def.description,
@@ -550,6 +557,7 @@ impl Loader {
     fn confirmation(
         &self,
         (confirmation, approvers): &(Option<String>, Option<Vec<String>>),
+        approvers_here: bool,
         read_only: Option<bool>,
         place: &Place,
         ctx: &mut Context,
@@ -565,7 +573,7 @@ impl Loader {
                 return None;
             }
         };
-        if let Some(list) = approvers {
+        if let Some(list) = approvers.as_ref().filter(|_| approvers_here) {
             if list.iter().any(|a| a.trim().is_empty()) {
                 ctx.error(
                     &at(place, "approvers"),
