@@ -356,6 +356,34 @@ async fn every_protocol_answers_a_call_needing_confirmation_and_nothing_reaches_
     assert_eq!(tool["_meta"]["toolhost/confirmation"], "required", "{tool}");
     assert_eq!(tool["annotations"]["destructiveHint"], true, "{tool}");
 
+    // toolhost's client says on every protocol that nothing ran and where to confirm.
+    for (protocol, at, tool) in [
+        ("nact", "/nact", "send_payment"),
+        ("otc", "/otc", "Pay_send_payment"),
+        ("woa", "", "send_payment"),
+        ("mcp", "/mcp", "send_payment"),
+    ] {
+        let url = format!("{base}{at}");
+        let said = crate::support::run(&[
+            "call",
+            &url,
+            tool,
+            "--arg",
+            "to=cleo",
+            "--arg",
+            "amount=5",
+            "--protocol",
+            protocol,
+            "--allow-private",
+            "--no-cache",
+        ]);
+        let text = String::from_utf8_lossy(&said.stderr);
+        assert!(
+            !said.status.success() && text.contains(&format!("{base}/confirm/")),
+            "{protocol}: {text}"
+        );
+    }
+
     assert_eq!(count(&seen), 0, "nothing may reach the upstream before a confirmation");
     assert!(server.terminate());
 }
