@@ -148,8 +148,21 @@ pub(super) async fn call(
     };
     let holds = doorway.mrtr && matches!(invocation.context.confirmation, Some(Presented::Id(_)));
     let deadline = tokio::time::Instant::now() + super::approval::hold();
+    // Only a held retry needs the invocation again: every other call gives it away.
+    let mut once = Some(invocation);
+    let mut kept = None;
     loop {
-        match crate::calls::invoke(state, crate::calls::Protocol::Mcp, invocation.clone()).await {
+        let attempt = match once.take() {
+            Some(invocation) if holds => {
+                kept = Some(invocation.clone());
+                invocation
+            }
+            Some(invocation) => invocation,
+            None => kept
+                .clone()
+                .unwrap_or_else(|| unreachable!("kept when the call may be held")),
+        };
+        match crate::calls::invoke(state, crate::calls::Protocol::Mcp, attempt).await {
             Ok(mut outcome) => {
                 let output = std::mem::take(&mut outcome.output);
                 return Ok(content::success(outcome.version(), output).into());
