@@ -26,8 +26,8 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt as _;
 
-use crate::client::CallContext;
 use crate::asking::Askers;
+use crate::client::CallContext;
 use crate::discover::{Found, Limits};
 use crate::error::{Error, ToolFailure};
 use crate::http::{Http, chain};
@@ -295,7 +295,10 @@ impl Session {
         timeout: Duration,
         context: &CallContext,
     ) -> Result<Value, Error> {
-        let _asking = context.ask.as_ref().map(|ask| self.askers.register(&tool.name, Arc::clone(ask)));
+        let _asking = context
+            .ask
+            .as_ref()
+            .map(|ask| self.askers.register(&tool.name, Arc::clone(ask)));
         let mut params = CallToolRequestParams::new(tool.name.clone()).with_arguments(input.clone());
         if let Some(Value::Object(meta)) = pin {
             params.meta = Some(RequestMetaObject(MetaObject(meta.clone())));

@@ -362,6 +362,9 @@ pub(crate) async fn invoke(
     if !(200..300).contains(&reply.status) {
         return Err(problem_error(&reply, &tool.name));
     }
+    if let Some(refusal) = confirmation_required(&url, &reply) {
+        return Err(refusal);
+    }
     let result: InvocationResult = serde_json::from_slice(&reply.body)
         .map_err(|e| protocol_error(&url, &format!("the invocation result is not N-ACT ({e})")))?;
     Ok(Value::Object(
@@ -371,6 +374,28 @@ pub(crate) async fn invoke(
             .map(|p| (p.name, p.value))
             .collect(),
     ))
+}
+
+/// CHEQ's `202` (issue #40): the tool did not run and waits for a human's confirmation at the
+/// `confirmation uri`. Said as an HTTP answer that is not to be retried as it is, with the
+/// server's prompt, which names the link and the id to retry with.
+fn confirmation_required(url: &Url, reply: &crate::http::Reply) -> Option<error::Error> {
+    if reply.status != 202 {
+        return None;
+    }
+    let body: Value = serde_json::from_slice(&reply.body).ok()?;
+    let link = body.get("confirmation uri")?.as_str()?;
+    let detail = body["prompt"].as_str().map_or_else(
+        || format!("the call needs the user's confirmation at {link}; nothing was done"),
+        str::to_owned,
+    );
+    Some(error::Error::Status {
+        url: url.to_string(),
+        status: 202,
+        detail,
+        retry_after: None,
+        retryable: Some(false),
+    })
 }
 
 /// A non-2xx answer with (or without) a problem document, as N-ACT and WoA send them
@@ -435,6 +460,7 @@ fn invocation(name: &str, input: &Map<String, Value>) -> Invocation {
                 value: value.clone(),
             })
             .collect(),
+        confirmation: None,
     }
 }
 

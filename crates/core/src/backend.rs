@@ -127,6 +127,16 @@ pub struct CallContext {
     /// caller's protocol can carry them (MCP); none by default, and then a tool that must ask
     /// fails saying so. A tool a tool calls asks through its caller's.
     pub ask: Option<Arc<dyn crate::ask::Ask>>,
+    /// Who calls, for confirmations bound to them: `jwt:<iss>:<sub>`, `key:<name>` or
+    /// `anonymous` (issue #40).
+    pub principal: Option<String>,
+    /// The protocol the call came over (`nact`, `otc`, `woa`, `mcp`), which a confirmation is
+    /// bound to.
+    pub protocol: Option<&'static str>,
+    /// OTC's `call_id`, which a confirmation is bound to when the call sent one.
+    pub call_id: Option<String>,
+    /// The confirmation the call presents, if any.
+    pub confirmation: Option<crate::confirm::Presented>,
 }
 
 /// How a call reports its course while it runs, protocol-free: the MCP adapter turns each

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::backend::{BackendCall, CallContext, ToolFailure};
 use crate::catalog::{Access, Catalog, Tool, Version, VersionSelector};
+use crate::confirm::{Admission, Gate, GateCall, Stored};
 use crate::validate::{self, ParameterError};
 
 /// Runs tools from the current catalog. Cheap to share behind an `Arc`.
@@ -21,6 +22,9 @@ pub struct Engine {
     /// For an agent's engine, the whole catalog's: the tools a backend calls in turn (a
     /// sculpted `tool` step) are found there, not among the agent's tools.
     outer: Option<Arc<Engine>>,
+    /// Who admits calls of versions that need confirmation ([`Engine::set_gate`]); without
+    /// one, such calls fail closed.
+    gate: std::sync::OnceLock<Arc<dyn Gate>>,
 }
 
 /// One call of a tool, as an adapter decoded it.
@@ -80,6 +84,13 @@ pub enum Error {
     /// The backend did not answer within the version's timeout.
     #[error("tool `{tool}` did not finish within {} ms", .after.as_millis())]
     Timeout { tool: String, after: Duration },
+    /// The version needs a human's confirmation of this exact call first, and has none that
+    /// is approved: nothing ran (issue #40).
+    #[error("{}", .answer.prompt())]
+    Confirmation {
+        tool: String,
+        answer: Box<crate::confirm::Answer>,
+    },
 }
 
 /// Something a call must carry beside its input.
@@ -152,6 +163,7 @@ impl Engine {
             generation: std::sync::atomic::AtomicU64::new(1),
             reloads: tokio::sync::watch::Sender::new(1),
             outer: None,
+            gate: std::sync::OnceLock::new(),
         }
     }
 
@@ -163,7 +175,18 @@ impl Engine {
             generation: std::sync::atomic::AtomicU64::new(1),
             reloads: tokio::sync::watch::Sender::new(1),
             outer: Some(outer),
+            gate: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Installs the confirmation service (once; later calls keep the first).
+    pub fn set_gate(&self, gate: Arc<dyn Gate>) {
+        let _ = self.gate.set(gate);
+    }
+
+    /// The confirmation service: this engine's, or the whole catalog's for an agent's.
+    fn gate(&self) -> Option<&Arc<dyn Gate>> {
+        self.gate.get().or_else(|| self.outer.as_deref().and_then(Engine::gate))
     }
 
     /// The current catalog. Calls already running keep the catalog they started with.
@@ -223,13 +246,74 @@ impl Engine {
                 errors: refused,
             });
         }
-        if invocation.context.nesting > crate::backend::MAX_NESTING {
+        // Only a valid call reaches a human; only a confirmed one reaches the backend.
+        let Some(policy) = &version.confirmation else {
+            return self.run(&tool, index, input, &invocation.context).await;
+        };
+        let Some(gate) = self.gate() else {
+            let failure = ToolFailure::permanent(
+                "this tool needs a human's confirmation, and this server has no confirmation service; nothing was done",
+            );
+            return Err(Error::Failed {
+                tool: tool.name.clone(),
+                failure: Box::new(failure),
+            });
+        };
+        let call = GateCall {
+            tool: &tool,
+            version,
+            policy,
+            input: &input,
+            context: &invocation.context,
+        };
+        match gate.admit(call).await? {
+            Admission::Replay(Stored::Output(output)) => Ok(Outcome {
+                tool: Arc::clone(&tool),
+                version: index,
+                output,
+                elapsed: Duration::ZERO,
+            }),
+            Admission::Replay(Stored::Failure { message, code }) => {
+                let mut failure = ToolFailure::permanent(message);
+                failure.code = code;
+                Err(Error::Failed {
+                    tool: tool.name.clone(),
+                    failure: Box::new(failure),
+                })
+            }
+            Admission::Run(id) => {
+                let result = self.run(&tool, index, input, &invocation.context).await;
+                let stored = match &result {
+                    Ok(outcome) => Stored::Output(outcome.output.clone()),
+                    Err(Error::Failed { failure, .. }) => Stored::failure(failure),
+                    Err(other) => Stored::Failure {
+                        message: other.to_string(),
+                        code: None,
+                    },
+                };
+                gate.settle(&id, stored).await;
+                result
+            }
+        }
+    }
+
+    /// Runs a call that passed every check: the backend under its timeout, then the output's.
+    async fn run(
+        &self,
+        tool: &Arc<Tool>,
+        index: usize,
+        input: Map<String, Value>,
+        context: &CallContext,
+    ) -> Result<Outcome, Error> {
+        let version = &tool.versions[index];
+        let invocation_context = context;
+        if invocation_context.nesting > crate::backend::MAX_NESTING {
             let failure = ToolFailure::permanent("this tool is misconfigured: its tools call one another too deeply")
                 .with_code("nesting")
                 .with_developer_message(format!(
                     "`{}` was called {} tools deep (at most {}): do its steps call each other in a loop?",
                     tool.name,
-                    invocation.context.nesting,
+                    invocation_context.nesting,
                     crate::backend::MAX_NESTING
                 ));
             return Err(Error::Failed {
@@ -239,8 +323,8 @@ impl Engine {
         }
         let call = BackendCall {
             input: &input,
-            context: &invocation.context,
-            tool: &tool,
+            context: invocation_context,
+            tool,
             version,
             engine: self.outer.as_deref().unwrap_or(self),
         };
@@ -265,7 +349,7 @@ impl Engine {
                 tracing::warn!(tool = %tool.name, version = %version.semver, timeout_ms = version.timeout.as_millis() as u64, "backend timed out");
                 // Cut short mid-request, a tool that changes things may already have acted: a
                 // retry could do it twice (issue #12).
-                if version.backend.may_act() && !Self::is_safe_to_repeat(&tool) {
+                if version.backend.may_act() && !Self::is_safe_to_repeat(tool) {
                     let failure = ToolFailure::outcome_unknown(format!(
                         "the tool did not finish within {} ms and may already have carried out this request; \
                          check whether it took effect before trying again",
@@ -305,7 +389,7 @@ impl Engine {
                 .with_code(crate::backend::INVALID_OUTPUT_CODE)
                 .with_developer_message("output shape check failed; see the server log");
             // The tool ran to its end, so whatever it does was done: not to be repeated blindly.
-            if version.backend.may_act() && !Self::is_safe_to_repeat(&tool) {
+            if version.backend.may_act() && !Self::is_safe_to_repeat(tool) {
                 failure = failure.into_outcome_unknown();
             }
             return Err(Error::Failed {
@@ -318,7 +402,7 @@ impl Engine {
         };
         drop(input);
         Ok(Outcome {
-            tool,
+            tool: Arc::clone(tool),
             version: index,
             output,
             elapsed,

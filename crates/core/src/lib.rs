@@ -7,6 +7,7 @@
 pub mod ask;
 pub mod backend;
 pub mod catalog;
+pub mod confirm;
 pub mod engine;
 pub mod fixed;
 pub mod native;

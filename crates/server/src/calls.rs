@@ -18,6 +18,7 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
         invocation.context.request_id.get_or_insert(ids.request_id);
         invocation.context.traceparent.get_or_insert(ids.traceparent);
     }
+    invocation.context.protocol.get_or_insert(protocol.as_str());
     // A tool at its concurrency cap fails fast and retryably rather than queueing. Caps are by
     // the tool's own name, whichever name or id the call gave; a tool the caller may not see
     // (or that does not exist) is not capped, so it answers exactly as unknown, below.
@@ -54,7 +55,8 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
             | Error::MissingRequirement { tool, .. }
             | Error::InvalidInput { tool, .. }
             | Error::Failed { tool, .. }
-            | Error::Timeout { tool, .. }),
+            | Error::Timeout { tool, .. }
+            | Error::Confirmation { tool, .. }),
         ) => {
             let catalog = state.engine.catalog();
             let version = catalog
@@ -158,5 +160,6 @@ fn outcome(error: &Error) -> &'static str {
         Error::InvalidInput { .. } => "invalid_input",
         Error::Failed { .. } => "tool_error",
         Error::Timeout { .. } => "timeout",
+        Error::Confirmation { .. } => "confirmation",
     }
 }

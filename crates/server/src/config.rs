@@ -56,6 +56,8 @@ pub struct Config {
     /// the page names the tools with unpublished changes. A reload may then change a version
     /// in place: nothing is published while designing.
     pub design: Option<std::path::PathBuf>,
+    /// Confirmations (issue #40): lifetimes, N-ACT's answer, an external service.
+    pub approvals: crate::approvals::Settings,
 }
 
 /// MCP streamable HTTP settings.
@@ -126,6 +128,7 @@ impl Default for Config {
             ready_critical: Vec::new(),
             design: None,
             ui: false,
+            approvals: crate::approvals::Settings::default(),
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod adapter;
 pub mod agents;
+pub mod approvals;
 pub mod auth;
 pub mod calls;
 pub mod config;
@@ -64,6 +65,8 @@ pub struct State {
     pub(crate) shared: Option<shared::Shared>,
     /// Per-caller rate buckets in the shared store, when there is one.
     shared_rates: Option<shared::Rates>,
+    /// The confirmation service (issue #40), installed as the engine's gate.
+    pub(crate) approvals: Option<Arc<approvals::Approvals>>,
     /// In an agent's state, the agent served (its endpoints under `/agents/{name}/`).
     pub(crate) agent: Option<agents::Serving>,
     /// The agents of the engine's catalog, each with its state and routes; rebuilt on reload.
@@ -152,6 +155,18 @@ impl State {
             }),
             None => seal::Seal::random(ttl),
         };
+        // Confirmation records live where `call_id` results do: in the shared store when
+        // replicas share one (approved → consumed must happen once across them).
+        let store: Arc<dyn approvals::Store> = match &shared {
+            Some(shared) => Arc::new(approvals::Redis::new(shared.clone())),
+            None => Arc::new(approvals::Memory::default()),
+        };
+        let gate = Arc::new(approvals::Approvals::new(
+            store,
+            config.approvals.clone(),
+            config.public_base(),
+        ));
+        engine.set_gate(Arc::clone(&gate) as Arc<dyn toolhost_core::confirm::Gate>);
         let state = Arc::new(Self {
             seal: Arc::new(seal),
             engine,
@@ -171,6 +186,7 @@ impl State {
             readiness: ops::Readiness::default(),
             shared_rates: shared.clone().map(shared::Rates::new),
             shared,
+            approvals: Some(gate),
             agent: None,
             agents: arc_swap::ArcSwap::default(),
         });
@@ -250,6 +266,7 @@ pub fn app(state: Arc<State>) -> Router {
         .merge(adapter::woa::routes(&state.config.woa_prefix))
         .merge(adapter::openapi::routes())
         .merge(agents::routes())
+        .merge(approvals::routes())
         .merge(if state.config.ui {
             adapter::ui::routes()
         } else {

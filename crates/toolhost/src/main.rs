@@ -1,5 +1,6 @@
 //! `toolhost`: serve a tool catalog over N-ACT, OTC, WoA and MCP, check it, and the client subcommands.
 
+mod approvals;
 mod auth_config;
 mod check;
 mod check_report;
@@ -76,6 +77,18 @@ enum Command {
     /// Claude Code, Cursor, VS Code or a plain mcp.json), over stdio or HTTP, keeping the
     /// file's other servers.
     Install(install::InstallArgs),
+    /// List a server's pending and recent confirmations (who asked, which call, who decided),
+    /// with an operator's credential (docs/approvals.md).
+    Approvals {
+        /// The server's root URL.
+        server: String,
+        /// An operator's API key or token (sent as a bearer token).
+        #[arg(long, env = "TOOLHOST_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Print JSON, with each confirmation's signed audit records.
+        #[arg(long)]
+        json: bool,
+    },
     #[command(flatten)]
     Client(client::Command),
 }
@@ -84,6 +97,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Client(command) => client::run(command),
+        Command::Approvals { server, token, json } => match approvals::run(&server, token.as_deref(), json) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Check {
             path,
             config,
@@ -454,7 +474,8 @@ fn try_tool(a: TryArgs) -> anyhow::Result<ExitCode> {
     if let Some(settings) = &settings {
         loader = loader
             .with_default_timeout(settings.call_timeout)
-            .with_tag_scopes(settings.tag_scopes.clone());
+            .with_tag_scopes(settings.tag_scopes.clone())
+            .with_confirmation_for_actions(settings.require_confirmation);
     }
     let catalog = match load(Some(&a.catalog), None, None, &loader) {
         Ok((catalog, _)) => catalog,
@@ -803,7 +824,8 @@ fn make_loader(settings: &settings::Settings) -> anyhow::Result<Loader> {
         .with_backend(toolhost_sculpt::KIND, Arc::new(sculpt))
         .with_backend(toolhost_upstream::KIND, Arc::new(upstreams))
         .with_default_timeout(settings.call_timeout)
-        .with_tag_scopes(settings.tag_scopes.clone()))
+        .with_tag_scopes(settings.tag_scopes.clone())
+        .with_confirmation_for_actions(settings.require_confirmation))
 }
 
 /// Resolves on Ctrl-C or SIGTERM; in-flight requests then finish before the server exits.

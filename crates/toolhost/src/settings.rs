@@ -243,6 +243,35 @@ struct File {
     otlp_endpoint: Option<String>,
     log_format: Option<LogFormat>,
     log: Option<String>,
+    /// Confirmations by a human (issue #40; docs/approvals.md).
+    #[serde(default)]
+    approvals: ApprovalsFile,
+}
+
+/// `[approvals]`: confirmation by a human before a tool acts (docs/approvals.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApprovalsFile {
+    /// Every tool that is not read-only needs confirmation [default: only those the catalog marks].
+    #[serde(default)]
+    require_confirmation: bool,
+    /// How long a request waits for a decision [default: 600].
+    pending_secs: Option<u64>,
+    /// How long an approval waits to be used [default: 300].
+    approved_secs: Option<u64>,
+    /// How long a used confirmation's outcome is kept for identical retries [default: 3600].
+    keep_secs: Option<u64>,
+    /// Answer N-ACT's confirmation request `403` problem instead of `202` [default: false].
+    #[serde(default)]
+    nact_403: bool,
+    /// An external confirmation service's URI, given instead of toolhost's page.
+    service: Option<String>,
+    /// The `[secrets]` entry MCP's `requestState` is sealed with (the same on every replica)
+    /// [default: a random key per process].
+    state_key_secret: Option<String>,
+    /// The `[secrets]` entry seeding the Ed25519 key audit records are signed with (the same
+    /// on every replica) [default: a random key per process].
+    audit_key_secret: Option<String>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -260,6 +289,8 @@ pub struct Settings {
     pub otlp_endpoint: Option<String>,
     pub tls: Option<toolhost_server::tls::TlsFiles>,
     pub tag_scopes: std::collections::BTreeMap<String, Vec<String>>,
+    /// `[approvals] require_confirmation`: every tool that is not read-only needs confirmation.
+    pub require_confirmation: bool,
     /// The `[secrets]` of the config file, read at start (values never logged).
     pub secrets: std::collections::HashMap<String, toolhost_core::Secret>,
     pub config_file: Option<PathBuf>,
@@ -481,7 +512,32 @@ impl ServeArgs {
                 Some((url, password))
             }
         };
+        let a = &file.approvals;
+        let lifetime = |key: &str, value: Option<u64>, default: Duration| match value {
+            Some(0) => anyhow::bail!("[approvals] {key} must be positive"),
+            Some(secs) => Ok(Duration::from_secs(secs)),
+            None => Ok(default),
+        };
+        let approval_defaults = toolhost_server::approvals::Settings::default();
+        let secret = |key: &str, name: Option<&str>| match name {
+            None => Ok(None),
+            Some(name) => secrets
+                .get(name)
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| anyhow::anyhow!("[approvals] {key}: `{name}` is not one of the [secrets]")),
+        };
+        let approvals = toolhost_server::approvals::Settings {
+            pending: lifetime("pending_secs", a.pending_secs, approval_defaults.pending)?,
+            approved: lifetime("approved_secs", a.approved_secs, approval_defaults.approved)?,
+            keep: lifetime("keep_secs", a.keep_secs, approval_defaults.keep)?,
+            nact_403: a.nact_403,
+            service: a.service.clone(),
+            state_key: secret("state_key_secret", a.state_key_secret.as_deref())?,
+            audit_key: secret("audit_key_secret", a.audit_key_secret.as_deref())?,
+        };
         Ok(Settings {
+            require_confirmation: a.require_confirmation,
             state_dir: self.state_dir.or(file.state_dir.map(relative)),
             state,
             state_lease: file.state_lease_secs.map(Duration::from_secs),
@@ -551,6 +607,7 @@ impl ServeArgs {
                     .or(file.ready_critical)
                     .unwrap_or(defaults.ready_critical),
                 design: None,
+                approvals,
                 shutdown_timeout: self
                     .shutdown_timeout_secs
                     .or(file.shutdown_timeout_secs)

@@ -154,6 +154,10 @@ pub struct Invocation {
     /// The arguments as name/value pairs.
     #[serde(default)]
     pub input_parameters: Vec<NamedValue>,
+    /// Extension (toolhost, issue #40; CHEQ): the id of the confirmation a human gave this
+    /// call, from the `202` that asked for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<String>,
 }
 
 /// A name/value pair of an invocation or its result.

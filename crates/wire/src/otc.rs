@@ -49,6 +49,11 @@ pub struct Requirements {
     /// Whether a call must carry a user id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<bool>,
+    /// Extension (toolhost, issue #40): a human confirms each call before the tool runs; the
+    /// call is answered `400` with a link until then, and retried with
+    /// `context.confirmation`. Not an authorization: nothing can be obtained before calling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<bool>,
 }
 
 /// One authorization requirement.
@@ -119,6 +124,9 @@ pub struct Context {
     /// The end user.
     #[serde(default)]
     pub user_id: Option<String>,
+    /// Extension (toolhost, issue #40): the id of the confirmation a human gave this call.
+    #[serde(default)]
+    pub confirmation: Option<String>,
 }
 
 /// A token for one provider; its `Debug` never shows the token.

@@ -64,6 +64,11 @@ pub struct Agent {
     /// Named operations; absent means one unnamed operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operations: Option<Vec<Operation>>,
+    /// Extension (toolhost, issue #40; WoA §6 allows deployment metadata): `required` when a
+    /// human confirms each call before it runs (answered `403` `confirmation-required` until
+    /// then, retried with the envelope member `confirmation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<String>,
 }
 
 /// One operation of an agent that has several (draft §4.1).
@@ -134,6 +139,9 @@ pub struct Envelope {
     /// when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// Extension (toolhost, issue #40): the id of the confirmation a human gave this call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<String>,
 }
 
 #[cfg(test)]

@@ -138,6 +138,10 @@ struct FrontMatter {
     arguments: Vec<super::prompt::ArgumentDef>,
     #[serde(default)]
     attach: Vec<String>,
+    /// Tools (named as in `tools`, or by name) whose every call a human confirms when this
+    /// agent makes it, whatever the catalog says (issue #40).
+    #[serde(default)]
+    confirmation: Vec<String>,
 }
 
 /// Why `name` is not an agent name, for a person to fix; `None` when it is one.
@@ -368,7 +372,7 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
     // Resolve every selected tool.
     let mentions = mentions(procedure);
     let mut tools: Vec<AgentTool> = Vec::new();
-    let mut picked: Vec<(Arc<Tool>, Option<usize>)> = Vec::new();
+    let mut picked: Vec<(Arc<Tool>, Option<usize>, bool)> = Vec::new();
     for (i, written) in front.tools.iter().enumerate() {
         let field = format!("tools[{i}]");
         let r = reference(written.trim());
@@ -384,7 +388,7 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
             );
             continue;
         };
-        if picked.iter().any(|(t, _)| t.name == tool.name) {
+        if picked.iter().any(|(t, _, _)| t.name == tool.name) {
             report(Severity::Error, &field, format!("`{}` is selected twice", tool.name));
             continue;
         }
@@ -417,7 +421,23 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
             .filter(|m| m.names(tool))
             .map(|m| m.line.clone())
             .collect::<Vec<_>>();
-        if uses.is_empty() {
+        let confirmed = front
+            .confirmation
+            .iter()
+            .any(|c| c.trim() == written.trim() || reference(c.trim()).name == tool.name);
+        let needs_confirmation = confirmed || pin.map_or(tool.latest(), |v| v).confirmation.is_some();
+        if uses.is_empty() && needs_confirmation {
+            report_naming(
+                Severity::Warning,
+                &field,
+                format!(
+                    "the procedure never mentions `{}()`, which needs the user's confirmation before it runs: \
+                     say when to call it and that the user will be asked to confirm it (issue #40)",
+                    tool.name
+                ),
+                Some(Named::Tool(tool.name.clone())),
+            );
+        } else if uses.is_empty() {
             report_naming(
                 Severity::Warning,
                 &field,
@@ -435,12 +455,12 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
             pin: pin.map(|v| v.semver.clone()),
             uses,
         });
-        picked.push((Arc::clone(tool), pin.map(|v| v.number as usize - 1)));
+        picked.push((Arc::clone(tool), pin.map(|v| v.number as usize - 1), confirmed));
     }
     // Every mention is one of the agent's tools.
     let mut seen = BTreeSet::new();
     for mention in &mentions {
-        if !seen.insert(mention.text.as_str()) || picked.iter().any(|(t, _)| mention.names(t)) {
+        if !seen.insert(mention.text.as_str()) || picked.iter().any(|(t, _, _)| mention.names(t)) {
             continue;
         }
         match catalog.tools().iter().find(|t| mention.names(t)) {
@@ -456,7 +476,7 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
             None if mention.looks_like_a_call() => {
                 let names = picked
                     .iter()
-                    .map(|(t, _)| t.name.as_str())
+                    .map(|(t, _, _)| t.name.as_str())
                     .chain(catalog.tools().iter().map(|t| t.name.as_str()));
                 report(
                     Severity::Error,
@@ -469,6 +489,16 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
                 );
             }
             None => {}
+        }
+    }
+    for (i, written) in front.confirmation.iter().enumerate() {
+        let name = reference(written.trim()).name;
+        if !picked.iter().any(|(t, _, _)| t.name == name) {
+            report(
+                Severity::Error,
+                &format!("confirmation[{i}]"),
+                format!("`{written}` is not one of the agent's `tools`; name a selected tool"),
+            );
         }
     }
     let scopes = front.scopes;

@@ -69,6 +69,12 @@ pub(super) struct ToolDef {
     /// How to phrase a backend failure, by the failure's code.
     #[serde(default)]
     pub errors: BTreeMap<String, ErrorPhraseDef>,
+    /// `required`: a human confirms each call before it runs (issue #40); `none` to say not.
+    #[serde(default)]
+    pub confirmation: Option<String>,
+    /// Who may approve: `caller` and scopes whose holders may approve anyone's call.
+    #[serde(default)]
+    pub approvers: Option<Vec<String>>,
     pub versions: Vec<VersionDef>,
 }
 
@@ -153,6 +159,12 @@ pub(super) struct VersionDef {
     pub backend: Option<BackendDef>,
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// The tool's `confirmation` for this version on (`required` or `none`).
+    #[serde(default)]
+    pub confirmation: Option<String>,
+    /// The tool's `approvers` for this version on.
+    #[serde(default)]
+    pub approvers: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -358,6 +358,8 @@ pub struct Version {
     pub timeout: Duration,
     /// What runs this version.
     pub backend: Arc<dyn Backend>,
+    /// Whether a human must confirm each call first, and who may (issue #40).
+    pub confirmation: Option<Arc<crate::confirm::Confirmation>>,
     pub(crate) validators: Validators,
 }
 
@@ -601,12 +603,13 @@ impl Catalog {
     /// A catalog of only `picked` tools (an agent's): a tool with a version index is served
     /// at that version alone (later versions are not there, earlier ones are retired), the
     /// others as they are, following their latest.
-    pub(crate) fn restricted(&self, picked: &[(Arc<Tool>, Option<usize>)]) -> Self {
+    /// A tool marked to confirm is served with every version needing confirmation.
+    pub(crate) fn restricted(&self, picked: &[(Arc<Tool>, Option<usize>, bool)]) -> Self {
         let tools = picked
             .iter()
-            .map(|(tool, pin)| match pin {
-                Some(index) => Arc::new(tool.pinned(*index)),
-                None => Arc::clone(tool),
+            .map(|(tool, pin, confirm)| match (pin, confirm) {
+                (None, false) => Arc::clone(tool),
+                (pin, confirm) => Arc::new(tool.copy(*pin, *confirm)),
             })
             .collect::<Vec<_>>();
         let toolkits = self
@@ -623,14 +626,21 @@ impl Catalog {
 }
 
 impl Tool {
-    /// This tool as an agent that pins version `index` sees it: that version is its latest and
+    /// This tool as an agent sees it. Pinned to version `index`: that version is its latest and
     /// only served one; the earlier ones keep their numbers, retired; later ones are not there.
-    fn pinned(&self, index: usize) -> Self {
-        let versions = self.versions[..=index]
+    /// With `confirm`, every version needs a human's confirmation (the agent's `confirmation`).
+    fn copy(&self, pin: Option<usize>, confirm: bool) -> Self {
+        let index = pin.unwrap_or(self.latest);
+        let last = pin.unwrap_or(self.versions.len() - 1);
+        let versions = self.versions[..=last]
             .iter()
             .enumerate()
             .map(|(i, v)| Version {
-                retired: v.retired || i != index,
+                retired: v.retired || pin.is_some_and(|p| i != p),
+                confirmation: match (&v.confirmation, confirm) {
+                    (None, true) => Some(Arc::new(crate::confirm::Confirmation::new(Vec::new()))),
+                    (policy, _) => policy.clone(),
+                },
                 ..v.clone()
             })
             .collect();

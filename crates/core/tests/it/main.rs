@@ -10,6 +10,7 @@
 mod agents;
 mod catalog_rules;
 mod compat;
+mod confirm;
 mod engine;
 mod json_schema;
 mod params;

@@ -25,8 +25,8 @@ mod outputs;
 mod poll;
 mod step;
 
-pub(crate) use poll::Poll;
 pub(crate) use ask::AskStep;
+pub(crate) use poll::Poll;
 
 /// Retries allowed at most, so a catalog cannot turn one call into a flood.
 const MAX_RETRIES: u32 = 10;

@@ -128,6 +128,7 @@ impl State {
             auth: Arc::clone(&self.auth),
             readiness: crate::ops::Readiness::default(),
             shared: self.shared.clone(),
+            approvals: self.approvals.clone(),
             shared_rates: None,
             agent: Some(Serving { agent, duration }),
             agents: arc_swap::ArcSwap::default(),

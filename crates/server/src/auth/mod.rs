@@ -113,6 +113,7 @@ impl Caller {
             caller_subject: self.subject.clone(),
             caller_claims: self.claims.clone(),
             user_id: self.end_user(),
+            principal: Some(self.id.to_string()),
             secrets: self.grants.as_ref().map(|g| g.secrets.clone()).unwrap_or_default(),
             authorization: self
                 .grants
@@ -360,6 +361,8 @@ fn exempt(state: &State, path: &str) -> bool {
     path == "/healthz"
         || (state.config.ui && crate::adapter::ui::PUBLIC_PATHS.contains(&path))
         || path == "/readyz"
+        // The confirmation page signs its approver in by its own cookie (issue #40).
+        || crate::approvals::is_page(path)
         || path.starts_with("/.well-known/oauth-protected-resource")
         || path.strip_prefix(otc).is_some_and(|rest| rest == "/health")
 }

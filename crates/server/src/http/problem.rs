@@ -19,6 +19,11 @@ pub struct ProblemResponse {
     pub retry_after: Option<Duration>,
     /// Sent as `Allow` (with 405).
     pub allow: Option<&'static str>,
+    /// Members beside the problem's own (a confirmation's id and URIs, issue #40). With a 2xx
+    /// status they are the whole body, as `application/json`: a 2xx is never a problem.
+    pub members: serde_json::Map<String, serde_json::Value>,
+    /// Sent as `Location`.
+    pub location: Option<String>,
 }
 
 impl ProblemResponse {
@@ -37,6 +42,8 @@ impl ProblemResponse {
             }),
             retry_after: None,
             allow: None,
+            members: serde_json::Map::new(),
+            location: None,
         }
     }
 
@@ -49,11 +56,27 @@ impl ProblemResponse {
 impl IntoResponse for ProblemResponse {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let body = serde_json::to_vec(&self.problem).unwrap_or_default();
+        let (body, content_type) = if status.is_success() {
+            (
+                serde_json::to_vec(&self.members).unwrap_or_default(),
+                "application/json",
+            )
+        } else if self.members.is_empty() {
+            (serde_json::to_vec(&self.problem).unwrap_or_default(), CONTENT_TYPE)
+        } else {
+            let mut document = serde_json::to_value(&self.problem).unwrap_or_default();
+            if let Some(object) = document.as_object_mut() {
+                object.extend(self.members);
+            }
+            (serde_json::to_vec(&document).unwrap_or_default(), CONTENT_TYPE)
+        };
         let mut response = Response::new(Body::from(body));
         *response.status_mut() = status;
         let headers = response.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        if let Some(location) = self.location.as_deref().and_then(|l| HeaderValue::from_str(l).ok()) {
+            headers.insert(header::LOCATION, location);
+        }
         if let Some(allow) = self.allow {
             headers.insert(header::ALLOW, HeaderValue::from_static(allow));
         }

@@ -4,6 +4,7 @@
 
 mod agents;
 mod agents_client;
+mod approvals;
 mod asking;
 mod check;
 mod check_unworkable;

@@ -34,6 +34,8 @@ pub struct Loader {
     backends: HashMap<String, Arc<dyn BackendFactory>>,
     tag_scopes: BTreeMap<String, Vec<String>>,
     default_timeout: Duration,
+    /// Every tool that is not read-only needs confirmation (`require_confirmation`).
+    confirm_actions: bool,
 }
 
 impl std::fmt::Debug for Loader {
@@ -60,7 +62,15 @@ impl Loader {
             backends: HashMap::new(),
             tag_scopes: BTreeMap::new(),
             default_timeout: DEFAULT_TIMEOUT,
+            confirm_actions: false,
         }
+    }
+
+    /// Requires a human's confirmation for every tool that is not read-only (server config
+    /// `require_confirmation`), beside the tools whose catalog asks for it (issue #40).
+    pub fn with_confirmation_for_actions(mut self, on: bool) -> Self {
+        self.confirm_actions = on;
+        self
     }
 
     /// Registers (or replaces) the factory for a backend kind.
@@ -287,6 +297,8 @@ impl Loader {
         let mut versions: Vec<Version> = Vec::with_capacity(def.versions.len());
         let mut complete = true;
         let mut last_backend: Option<super::file::BackendDef> = None;
+        // `confirmation` and `approvers` hold from where they are written on (issue #40).
+        let mut confirmation = (def.confirmation.clone(), def.approvers.clone());
         for (i, mut vdef) in def.versions.into_iter().enumerate() {
             let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let vplace = Place {
@@ -307,11 +319,27 @@ impl Loader {
                     continue;
                 }
             }
+            let approvers_here = vdef.approvers.is_some() || (i == 0 && def.approvers.is_some());
+            if vdef.confirmation.is_some() {
+                confirmation.0 = vdef.confirmation.take();
+            }
+            if vdef.approvers.is_some() {
+                confirmation.1 = vdef.approvers.take();
+            }
+            let place_of_policy = if i == 0 { &place } else { &vplace };
+            let policy = self.confirmation(
+                &confirmation,
+                approvers_here,
+                def.annotations.read_only,
+                place_of_policy,
+                ctx,
+            );
             let parts = ToolParts {
                 tool: &def.name,
                 description: &def.description,
                 timeout: tool_timeout,
                 requirements: &requirements,
+                confirmation: policy,
             };
             match self.version(number, &parts, vdef, &vplace, ctx) {
                 Some(version) => {
@@ -520,8 +548,48 @@ impl Loader {
             output_schema: Arc::new(output_schema),
             timeout,
             backend,
+            confirmation: parts.confirmation.clone(),
             validators,
         })
+    }
+
+    /// A version's confirmation policy from the `confirmation` and `approvers` in force, or the
+    /// server-wide one for a tool that is not read-only ([`Loader::with_confirmation_for_actions`]).
+    fn confirmation(
+        &self,
+        (confirmation, approvers): &(Option<String>, Option<Vec<String>>),
+        approvers_here: bool,
+        read_only: Option<bool>,
+        place: &Place,
+        ctx: &mut Context,
+    ) -> Option<Arc<crate::confirm::Confirmation>> {
+        let required = match confirmation.as_deref() {
+            Some("required") => true,
+            Some("none") | None => false,
+            Some(other) => {
+                ctx.error(
+                    &at(place, "confirmation"),
+                    format!("`{other}` is not a confirmation policy; write `required` (a human confirms each call) or `none`"),
+                );
+                return None;
+            }
+        };
+        if let Some(list) = approvers.as_ref().filter(|_| approvers_here) {
+            if list.iter().any(|a| a.trim().is_empty()) {
+                ctx.error(
+                    &at(place, "approvers"),
+                    "an approver is `caller` or a scope name, not empty".to_owned(),
+                );
+            }
+            if !required && !self.confirm_actions {
+                ctx.warn(
+                    &at(place, "approvers"),
+                    "`approvers` has no effect without `confirmation: required`".to_owned(),
+                );
+            }
+        }
+        let required = required || (self.confirm_actions && read_only != Some(true));
+        required.then(|| Arc::new(crate::confirm::Confirmation::new(approvers.clone().unwrap_or_default())))
     }
 }
 
@@ -531,6 +599,7 @@ struct ToolParts<'a> {
     description: &'a str,
     timeout: Option<Duration>,
     requirements: &'a Requirements,
+    confirmation: Option<Arc<crate::confirm::Confirmation>>,
 }
 
 /// Every tool a backend calls ([`Backend::calls`]) is in the catalog, at a served version.

@@ -7,7 +7,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool as 
 use serde_json::Value;
 use toolhost_core::{Catalog, Tool, Version};
 
-use super::{TOOLKIT_META, VERSION_META};
+use super::{CONFIRMATION_META, TOOLKIT_META, VERSION_META};
 use crate::view::View;
 
 /// The `tools/list` answer of one catalog, built once, and an index for `tools/call`.
@@ -56,7 +56,12 @@ pub(crate) fn tool(tool: &Tool, version: &Version) -> McpTool {
     if !version.outputs.is_empty() {
         t.output_schema = Some(output_schema(tool, version));
     }
-    let a = tool.annotations;
+    let mut a = tool.annotations;
+    let confirmed = version.confirmation.is_some();
+    if confirmed {
+        // A tool a human must confirm acts; say so to clients that only read the hints.
+        a.destructive = Some(a.destructive.unwrap_or(true));
+    }
     if a != toolhost_core::Annotations::default() || tool.title.is_some() {
         t.annotations = Some(ToolAnnotations::from_raw(
             tool.title.clone(),
@@ -69,6 +74,9 @@ pub(crate) fn tool(tool: &Tool, version: &Version) -> McpTool {
     let mut meta = JsonObject::new();
     meta.insert(TOOLKIT_META.into(), tool.toolkit.clone().into());
     meta.insert(VERSION_META.into(), version.semver.to_string().into());
+    if confirmed {
+        meta.insert(CONFIRMATION_META.into(), "required".into());
+    }
     t.meta = Some(MetaObject(meta));
     t
 }

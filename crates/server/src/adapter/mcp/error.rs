@@ -11,6 +11,9 @@ use super::convert::failure;
 pub(super) fn answer(error: Error) -> Result<CallToolResult, ErrorData> {
     match error {
         Error::ToolNotFound { .. } => Err(ErrorData::invalid_params(error.to_string(), None)),
+        // Reached only where the MCP handler did not answer it itself (approval.rs): a
+        // result telling the model plainly that nothing ran.
+        Error::Confirmation { answer, .. } => Ok(failure(answer.prompt())),
         Error::VersionNotFound { .. } | Error::MissingRequirement { .. } | Error::Timeout { .. } => {
             Ok(failure(error.to_string()))
         }

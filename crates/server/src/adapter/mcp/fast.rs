@@ -107,14 +107,21 @@ pub(super) async fn answer(state: &State, caller: Option<&Caller>, call: Call) -
     let mut context = super::handler::call_context(caller);
     // A plain version, stateless: a question cannot come back (`elicit.rs`).
     context.ask = Some(super::elicit::stateless());
+    // A version before 2026-07-28: a confirmation's retry carries no state (APPROVALS.md §5.3).
+    context.confirmation = Some(toolhost_core::confirm::Presented::ByBinding);
+    let doorway = super::approval::Doorway::default();
     // These clients cannot declare the tasks extension: a tool that runs only as a task refuses.
-    let answer =
+    let answered =
         if super::tasks::support(state, &params.name, &context.access).0 == toolhost_core::TaskSupport::Required {
             Err(super::tasks::required())
         } else {
-            super::handler::call(state, context, params.name, params.arguments, pinned, false).await
+            super::handler::call(state, context, params.name, params.arguments, pinned, false, doorway).await
         };
-    let message = match answer {
+    let message = match answered.map(|response| match response {
+        rmcp::model::CallToolResponse::Complete(result) => result,
+        // Never made for an earlier version's peer (`Doorway::mrtr` is false).
+        _ => super::convert::failure("this answer needs MCP 2026-07-28".to_owned()),
+    }) {
         Ok(result) => {
             // As rmcp's handler dispatch does for every peer before 2026-07-28.
             let mut result = ServerResult::CallToolResult(result);

@@ -4,16 +4,16 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListSkillsResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool as McpTool,
-    UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use toolhost_core::{Access, CallContext, Invocation, TaskSupport, VersionSelector};
+use toolhost_core::confirm::{Presented, Status as ConfirmStatus};
+use toolhost_core::{Access, CallContext, Error, Invocation, TaskSupport, VersionSelector};
 
 use super::{
     VERSION_META, completion, content, convert, elicit, error, logging, progress, prompts, resources, skills,
@@ -134,7 +134,11 @@ impl Handler {
                 &binding,
                 capabilities,
                 request.input_responses.clone(),
-                request.request_state.as_deref(),
+                // A confirmation's state is the approval's (`approval.rs`), not a question's.
+                request
+                    .request_state
+                    .as_deref()
+                    .filter(|s| !super::approval::is_sealed(s)),
             )?);
             call_context.ask = Some(Arc::clone(&rounds) as Arc<dyn toolhost_core::Ask>);
             return Ok(Asking::Rounds(rounds, binding));
@@ -190,7 +194,8 @@ pub(super) async fn call(
     arguments: Option<rmcp::model::JsonObject>,
     pinned: Option<&serde_json::Value>,
     in_task: bool,
-) -> Result<CallToolResult, ErrorData> {
+    doorway: super::approval::Doorway,
+) -> Result<CallToolResponse, ErrorData> {
     let version = match pinned {
         None => VersionSelector::Latest,
         // The same forms as OTC's `@x` / `@x.y.z`; a bare number too, as JSON allows it.
@@ -202,7 +207,7 @@ pub(super) async fn call(
             };
             match VersionSelector::pin(&text) {
                 Ok(selector) => selector,
-                Err(why) => return Ok(convert::failure(format!("`_meta.{VERSION_META}`: {why}"))),
+                Err(why) => return Ok(convert::failure(format!("`_meta.{VERSION_META}`: {why}")).into()),
             }
         }
     };
@@ -212,13 +217,41 @@ pub(super) async fn call(
         input: arguments.unwrap_or_default(),
         context,
     };
-    match crate::calls::invoke(state, crate::calls::Protocol::Mcp, invocation).await {
-        Ok(mut outcome) => {
-            let output = std::mem::take(&mut outcome.output);
-            Ok(content::success(outcome.version(), output))
+    let holds = doorway.mrtr && matches!(invocation.context.confirmation, Some(Presented::Id(_)));
+    let deadline = tokio::time::Instant::now() + super::approval::hold();
+    // Only a held retry needs the invocation again: every other call gives it away.
+    let mut once = Some(invocation);
+    let mut kept = None;
+    loop {
+        let attempt = match once.take() {
+            Some(invocation) if holds => {
+                kept = Some(invocation.clone());
+                invocation
+            }
+            Some(invocation) => invocation,
+            None => kept
+                .clone()
+                .unwrap_or_else(|| unreachable!("kept when the call may be held")),
+        };
+        match crate::calls::invoke(state, crate::calls::Protocol::Mcp, attempt).await {
+            Ok(mut outcome) => {
+                let output = std::mem::take(&mut outcome.output);
+                return Ok(content::success(outcome.version(), output).into());
+            }
+            // A retry that presents a pending confirmation is held while the human decides
+            // (the flow has the client retry right after consent), then answered.
+            Err(Error::Confirmation { answer, .. })
+                if holds && answer.status == ConfirmStatus::Pending && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+            Err(Error::Confirmation { answer, .. }) => {
+                let key = state.approvals.as_deref().map(|a| a.seal_key()).unwrap_or_default();
+                return super::approval::answer(key, &answer, doorway);
+            }
+            Err(e) if in_task => return error::in_task(e).map(Into::into),
+            Err(e) => return error::answer(e).map(Into::into),
         }
-        Err(e) if in_task => error::in_task(e),
-        Err(e) => error::answer(e),
     }
 }
 
@@ -341,6 +374,31 @@ impl ServerHandler for Handler {
         let name = request.name.to_string();
         let mut call_context = self.call_context(&context);
         let asking = self.asking(&context, &name, &mut call_context, &request)?;
+        let doorway = super::approval::Doorway {
+            mrtr: context
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str()),
+            url: context
+                .client_capabilities()
+                .map(|c| c.elicitation.is_some_and(|e| e.url.is_some())),
+        };
+        if super::approval::cancelled(request.input_responses.as_ref()) {
+            return Ok(super::approval::cancelled_result().into());
+        }
+        let meta_id = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(super::CONFIRMATION_META))
+            .or_else(|| context.meta.0.get(super::CONFIRMATION_META))
+            .and_then(serde_json::Value::as_str);
+        let key = self
+            .state
+            .approvals
+            .as_deref()
+            .map(|a| a.seal_key())
+            .unwrap_or_default();
+        call_context.confirmation =
+            super::approval::presented(key, request.request_state.as_deref(), meta_id, doorway)?;
         let (support, timeout) = tasks::support(&self.state, &name, &call_context.access);
         if support.allowed() {
             let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
@@ -377,7 +435,7 @@ impl ServerHandler for Handler {
             level,
             tool: &name,
         };
-        let result = relay
+        let response = relay
             .run(&mut call_context, |call_context| {
                 call(
                     &self.state,
@@ -386,10 +444,13 @@ impl ServerHandler for Handler {
                     request.arguments,
                     pinned,
                     false,
+                    doorway,
                 )
             })
             .await?;
-        if let Asking::Rounds(rounds, binding) = &asking {
+        if let Asking::Rounds(rounds, binding) = &asking
+            && let CallToolResponse::Complete(result) = &response
+        {
             if let Some(asked) = rounds.input_required(&self.state.seal, binding) {
                 return Ok(CallToolResponse::InputRequired(asked));
             }
@@ -400,12 +461,14 @@ impl ServerHandler for Handler {
                 return Err(elicit::missing_capability(capability));
             }
         }
-        if let Some(level) = level {
+        if let Some(level) = level
+            && let CallToolResponse::Complete(result) = &response
+        {
             level
-                .call_outcome(&context.peer, &name, started.elapsed(), &result)
+                .call_outcome(&context.peer, &name, started.elapsed(), result)
                 .await;
         }
-        Ok(result.into())
+        Ok(response)
     }
 
     async fn get_task(

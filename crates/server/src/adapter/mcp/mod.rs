@@ -24,6 +24,7 @@
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
+mod approval;
 mod completion;
 mod content;
 mod convert;
@@ -55,6 +56,9 @@ use crate::State;
 pub const VERSION_META: &str = "toolhost/version";
 /// The `_meta` key naming a tool's toolkit in `tools/list`.
 pub const TOOLKIT_META: &str = "toolhost/toolkit";
+/// `_meta` key saying `required` on a tool whose calls a human confirms first (issue #40); on
+/// a call, the confirmation id it presents.
+pub const CONFIRMATION_META: &str = "toolhost/confirmation";
 
 tokio::task_local! {
     /// The access of the caller whose request is being handled: the SDK asks the handler for a

@@ -77,12 +77,17 @@ pub(super) async fn start(
     }
     let run_state = Arc::clone(state);
     let run = async move {
-        match super::handler::call(&run_state, context, name, arguments, pinned.as_ref(), true).await {
-            Ok(result) => match serde_json::to_value(result) {
+        let doorway = super::approval::Doorway::default();
+        match super::handler::call(&run_state, context, name, arguments, pinned.as_ref(), true, doorway).await {
+            Ok(CallToolResponse::Complete(result)) => match serde_json::to_value(result) {
                 Ok(result) => tasks::State::Completed { result },
                 Err(e) => tasks::State::Failed {
                     error: serde_json::json!({"code": -32603, "message": format!("the result could not be written: {e}")}),
                 },
+            },
+            // A confirmation or a question, which a task does not carry yet (docs/tasks.md).
+            Ok(_) => tasks::State::Failed {
+                error: serde_json::json!({"code": -32603, "message": "the tool needs a confirmation or an answer from the client, which a task cannot carry yet; call it without running it as a task"}),
             },
             Err(error) => tasks::State::Failed {
                 error: serde_json::to_value(error).unwrap_or_default(),

@@ -19,7 +19,12 @@ pub(super) fn signature(tool: &Tool, version: &Version, shown: &Shown) -> Signat
         version: version.number,
         current_version: tool.latest().number,
         semver: Some(version.semver.to_string()),
-        tags: tool.tags_with_toolkit().map(str::to_owned).collect(),
+        tags: tool
+            .tags_with_toolkit()
+            .map(str::to_owned)
+            // A hint for executors (APPROVALS.md §5.4); the gate holds whatever they know.
+            .chain(version.confirmation.as_ref().map(|_| CONFIRMATION_TAG.to_owned()))
+            .collect(),
         input_parameters: shown.inputs.iter().map(input).collect(),
         output_parameters: if version.outputs.is_empty() {
             vec![nothing()]
@@ -28,6 +33,9 @@ pub(super) fn signature(tool: &Tool, version: &Version, shown: &Shown) -> Signat
         },
     }
 }
+
+/// The tag of a version whose calls a human confirms first (issue #40).
+pub(crate) const CONFIRMATION_TAG: &str = "confirmation-required";
 
 /// The output N-ACT shows for a version that returns nothing (`returns_nothing: true`): N-ACT
 /// needs one or more outputs (§6.1), so one `json` output that is always `null` (issue #22.2).

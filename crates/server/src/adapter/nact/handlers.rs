@@ -217,11 +217,14 @@ async fn invoke(
         // The version resolved above, also when the call named the current one.
         version: VersionSelector::Number(served.number),
         input,
-        context: caller.context(),
+        context: toolhost_core::CallContext {
+            confirmation: body.confirmation.map(toolhost_core::confirm::Presented::Id),
+            ..caller.context()
+        },
     };
     let outcome = crate::calls::invoke(state, crate::calls::Protocol::Nact, invocation)
         .await
-        .map_err(error::problem)?;
+        .map_err(|e| error::answer(e, state.config.approvals.nact_403))?;
     Ok(axum::Json(convert::result(outcome)).into_response())
 }
 

@@ -31,7 +31,8 @@ pub(super) fn schema_form(given: Option<&str>) -> Result<&'static str, String> {
 /// The definition of one version (`ToolDefinition`).
 pub(super) fn definition(tool: &Tool, version: &Version) -> ToolDefinition {
     let r = &tool.requirements;
-    let requirements = (!r.is_empty()).then(|| Requirements {
+    let confirmation = version.confirmation.is_some();
+    let requirements = (!r.is_empty() || confirmation).then(|| Requirements {
         authorization: r
             .authorization
             .iter()
@@ -48,6 +49,7 @@ pub(super) fn definition(tool: &Tool, version: &Version) -> ToolDefinition {
             .map(|id| SecretRequirement { id: id.clone() })
             .collect(),
         user_id: r.user_id.then_some(true),
+        confirmation: confirmation.then_some(true),
     });
     ToolDefinition {
         id: format!("{}.{}@{}", tool.toolkit, tool.name, version.semver),
@@ -130,6 +132,7 @@ pub(super) fn context(context: Option<Context>, trace_id: Option<String>, caller
         authorization,
         user_id: context.user_id.or(caller.user_id.clone()),
         request_id: trace_id,
+        confirmation: context.confirmation.map(toolhost_core::confirm::Presented::Id),
         ..caller
     }
 }

@@ -83,6 +83,27 @@ pub(super) fn classify(error: Error, schema: &str, tool_id: &str) -> Answer {
             retry_after_ms: failure.retry_after.map(|d| d.as_millis() as u64),
             additional_prompt_content: failure.prompt,
         }),
+        // Refused before it ran: a 400 server error with the link in `message` (shown to the
+        // user and the model) and the id and URI pack in the extension member
+        // `confirmation`; never a `success: false`, which would say the tool ran.
+        Error::Confirmation { answer, .. } => {
+            let message = match answer.status {
+                toolhost_core::confirm::Status::Declined => answer.prompt(),
+                _ => answer.prompt(),
+            };
+            let mut body = serde_json::json!({
+                "$schema": schema,
+                "message": message,
+                "developer_message": "the tool needs a human's confirmation of this exact call; retry with request.context.confirmation set to confirmation.confirmation",
+            });
+            body["confirmation"] = serde_json::Value::Object(crate::approvals::cheq::members(&answer));
+            let mut response = serde_json::to_vec(&body).unwrap_or_default().into_response();
+            *response.status_mut() = StatusCode::BAD_REQUEST;
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            Answer::Refused(response)
+        }
         Error::Timeout { after, .. } => Answer::Execution(ToolError {
             message: "The tool did not finish in time; try again later".to_owned(),
             developer_message: Some(format!("the backend exceeded its {} ms timeout", after.as_millis())),

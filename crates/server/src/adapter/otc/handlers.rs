@@ -7,7 +7,7 @@ use axum::body::Bytes;
 use axum::extract::State as Extract;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use toolhost_core::{Invocation, VersionSelector};
+use toolhost_core::{CallContext, Invocation, VersionSelector};
 use toolhost_wire::otc::{CallBody, CallToolRequest, CallToolResult};
 
 use super::convert;
@@ -149,7 +149,10 @@ pub(super) async fn call(
         // The version the key names, even if a reload changes the latest meanwhile.
         version: VersionSelector::Semver(resolved),
         input,
-        context: convert::context(request.context, request.trace_id, caller.context()),
+        context: CallContext {
+            call_id: request.call_id.clone(),
+            ..convert::context(request.context, request.trace_id, caller.context())
+        },
     };
     let result = match keyed {
         // A long tool (one that may run as a task, docs/tasks.md) runs to its end even when the

@@ -39,6 +39,9 @@ pub(super) fn document(catalog: &Catalog, site: &Site, caller: &CallContext) -> 
     }
 }
 
+/// The agent field's value for a tool whose calls a human confirms (issue #40).
+const CONFIRMATION_REQUIRED: &str = "required";
+
 /// The agent of a tool's latest served version.
 pub(super) fn agent(tool: &Tool) -> Agent {
     let version = tool.latest();
@@ -54,6 +57,7 @@ pub(super) fn agent(tool: &Tool) -> Agent {
         outputs: schema_document(&tool.output_schema_for_any_version(version)),
         transports: vec![wire::REST.to_owned(), wire::MCP.to_owned()],
         operations: None,
+        confirmation: version.confirmation.as_ref().map(|_| CONFIRMATION_REQUIRED.to_owned()),
     }
 }
 
@@ -75,6 +79,8 @@ pub(super) struct Call {
     pub version: VersionSelector,
     /// The input object.
     pub input: Map<String, Value>,
+    /// The confirmation the envelope presents (issue #40).
+    pub confirmation: Option<String>,
 }
 
 /// Checks an envelope sent to the invocation URL of `agent` (draft §5.1, §5.2), in the order
@@ -116,7 +122,11 @@ pub(super) fn call(agent: &str, envelope: Envelope) -> Result<Call, String> {
             ));
         }
     };
-    Ok(Call { version, input })
+    Ok(Call {
+        version,
+        input,
+        confirmation: envelope.confirmation,
+    })
 }
 
 #[cfg(test)]

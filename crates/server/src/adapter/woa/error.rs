@@ -35,6 +35,10 @@ pub(super) fn problem(error: Error) -> ProblemResponse {
             "agent `{tool}` did not finish within {} ms; try again later",
             after.as_millis()
         )),
+        // A 2xx must match `outputs` (WoA §5.2): the request is a 403 problem.
+        Error::Confirmation { tool, answer } => {
+            crate::approvals::cheq::problem(&answer, &format!("agent `{tool}`"), true)
+        }
     }
 }
 

@@ -106,7 +106,10 @@ pub(super) async fn invoke(
         tool: tool.name.clone(),
         version: call.version,
         input: call.input,
-        context: caller.context(),
+        context: toolhost_core::CallContext {
+            confirmation: call.confirmation.map(toolhost_core::confirm::Presented::Id),
+            ..caller.context()
+        },
     };
     let outcome = crate::calls::invoke(&state, crate::calls::Protocol::Woa, invocation)
         .await
