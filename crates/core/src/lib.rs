@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod engine;
 pub mod fixed;
 pub mod native;
+pub mod search;
 pub mod testing;
 pub mod validate;
 

@@ -66,6 +66,8 @@ pub struct Catalog {
     agents: Vec<Arc<Agent>>,
     /// The documents the catalog files declare (`resources:`), in file order.
     resources: Arc<Vec<resource::Resource>>,
+    /// The tools' search index, by position (issue #42).
+    index: crate::search::Index,
 }
 
 impl fmt::Debug for Catalog {
@@ -529,7 +531,9 @@ impl Catalog {
             }
         }
         let watched = (0..tools.len()).filter(|&i| tools[i].watched).collect();
+        let index = crate::search::Index::build(&tools);
         Self {
+            index,
             tools,
             by_name,
             by_id,
@@ -540,6 +544,30 @@ impl Catalog {
             agents: Vec::new(),
             resources: Arc::default(),
         }
+    }
+
+    /// The tools that match `query` and that `keep` accepts, most relevant first, with their
+    /// scores; at most `limit` (see [`crate::search`]).
+    pub fn search(&self, query: &str, limit: usize, keep: impl Fn(&Tool) -> bool) -> Vec<(&Arc<Tool>, f32)> {
+        self.index
+            .search(query, limit, |i| keep(&self.tools[i]))
+            .into_iter()
+            .map(|(i, score)| (&self.tools[i], score))
+            .collect()
+    }
+
+    /// The pairs of tools whose names and descriptions the search cannot tell apart, in name
+    /// order (`toolhost check` warns of them).
+    pub fn alike(&self) -> Vec<(&Arc<Tool>, &Arc<Tool>)> {
+        crate::search::alike(&self.index, &self.tools)
+            .into_iter()
+            .map(|(a, b)| (&self.tools[a], &self.tools[b]))
+            .collect()
+    }
+
+    /// The bytes the search index holds.
+    pub fn search_index_bytes(&self) -> usize {
+        self.index.heap_bytes()
     }
 
     /// The agents designed over this catalog, sorted by name.
