@@ -29,6 +29,7 @@ mod problem;
 mod raw;
 mod retry;
 mod schema;
+pub mod search;
 pub mod text;
 mod validate;
 mod woa;

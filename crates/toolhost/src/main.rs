@@ -3,6 +3,7 @@
 mod auth_config;
 mod check_report;
 mod client;
+mod eval;
 mod reload;
 mod settings;
 mod telemetry;
@@ -69,6 +70,9 @@ enum Command {
         /// The key; omit to read it from stdin.
         key: Option<String>,
     },
+    /// Measure the server's own quality (search: `toolhost eval search QUERIES.jsonl`).
+    #[command(subcommand)]
+    Eval(eval::Command),
     #[command(flatten)]
     Client(client::Command),
 }
@@ -77,6 +81,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Client(command) => client::run(command),
+        Command::Eval(command) => eval::run(command),
         Command::Check {
             path,
             config,

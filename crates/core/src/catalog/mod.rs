@@ -106,7 +106,6 @@ pub struct Tool {
     /// The file the tool was defined in.
     pub source: String,
     latest: usize,
-    search_text: String,
     /// Whether a version's backend has an upstream, which may withdraw it ([`Backend::upstream`]).
     watched: bool,
     /// The tool's `toolhost_backend_duration_seconds` handle, made on its first call: the
@@ -374,8 +373,6 @@ impl Tool {
 pub struct ListQuery<'a> {
     /// Every one of these tags must be on the tool (the toolkit counts as a tag).
     pub tags: &'a [String],
-    /// Case-insensitive substring of the name or the latest description.
-    pub text: Option<&'a str>,
     /// Start after the tool with this name (keyset pagination).
     pub after: Option<&'a str>,
     /// At most this many tools.
@@ -473,18 +470,15 @@ impl Catalog {
 
     /// Lists one page of tools matching `query`.
     ///
-    /// Costs O(log n) to find the start plus the tools inspected to fill the page: without a
-    /// text filter, those are only the page's own tools (tag filters walk a per-tag index).
+    /// Costs O(log n) to find the start plus the tools inspected to fill the page: those are
+    /// only the page's own tools (tag filters walk a per-tag index). Text is [`Catalog::search`].
     pub fn list(&self, query: &ListQuery<'_>) -> Page<'_> {
         let start = match query.after {
             Some(after) => self.tools.partition_point(|t| t.name.as_str() <= after),
             None => 0,
         };
-        let text = query.text.map(str::to_lowercase);
         let matches = |tool: &Tool| {
-            tool.listed_for(&query.access)
-                && query.tags.iter().all(|tag| tool.tags_with_toolkit().any(|t| t == tag))
-                && text.as_deref().is_none_or(|q| tool.search_text.contains(q))
+            tool.listed_for(&query.access) && query.tags.iter().all(|tag| tool.tags_with_toolkit().any(|t| t == tag))
         };
         let mut tools = Vec::with_capacity(query.limit.min(self.tools.len()));
         let mut more = false;
@@ -531,7 +525,7 @@ impl Catalog {
             }
         }
         let watched = (0..tools.len()).filter(|&i| tools[i].watched).collect();
-        let index = crate::search::Index::build(&tools);
+        let index = crate::search::Index::of_tools(&tools);
         Self {
             index,
             tools,
@@ -652,14 +646,8 @@ impl Tool {
             versions,
             source: self.source.clone(),
             latest: index,
-            search_text: search_text(&self.name, &self.versions[index].description),
             watched: self.watched,
             backend_duration: std::sync::OnceLock::new(),
         }
     }
-}
-
-/// What a listing's `q` searches in a tool: its name and its description, lower-cased.
-pub(crate) fn search_text(name: &str, description: &str) -> String {
-    format!("{name}\n{description}").to_lowercase()
 }

@@ -28,6 +28,9 @@ const K1: f32 = 1.2;
 const SYNONYM_WEIGHT: f32 = 0.55;
 /// How much a word the query's last word begins counts (search as one types).
 const PREFIX_WEIGHT: f32 = 0.4;
+/// How much a query that covers a tool's whole name multiplies its score (see
+/// [`Index::name_coverage`]).
+const NAME_COVERAGE_BOOST: f32 = 1.0;
 /// At most this many vocabulary terms a prefix stands for.
 const MAX_PREFIX_TERMS: usize = 24;
 /// Tools sampled to estimate each field's average length.
@@ -70,20 +73,49 @@ impl Field {
         }
     }
 
-    /// The field's text in `tool` (its latest version), as terms.
-    fn terms(self, tool: &Tool) -> Vec<String> {
-        let version = tool.latest();
+    /// The field's text in `doc`, as terms.
+    fn terms(self, doc: &Document<'_>) -> Vec<String> {
         match self {
-            Self::Name => text::terms(&tool.name),
-            Self::Title => tool.title.as_deref().map(text::terms).unwrap_or_default(),
-            Self::Lead => text::terms(lead(&version.description)),
-            Self::Description => text::terms(&version.description),
-            Self::Tags => tool.tags_with_toolkit().flat_map(text::terms).collect(),
-            Self::InputNames => version.inputs.iter().flat_map(|p| text::terms(&p.name)).collect(),
-            Self::InputDescriptions => version
+            Self::Name => text::terms(doc.name),
+            Self::Title => doc.title.map(text::terms).unwrap_or_default(),
+            Self::Lead => text::terms(lead(doc.description)),
+            Self::Description => text::terms(doc.description),
+            Self::Tags => doc.tags.iter().flat_map(|t| text::terms(t)).collect(),
+            Self::InputNames => doc.inputs.iter().flat_map(|(name, _)| text::terms(name)).collect(),
+            Self::InputDescriptions => doc.inputs.iter().flat_map(|(_, about)| text::terms(about)).collect(),
+        }
+    }
+}
+
+/// What the ranking reads of one tool, whatever its origin (a catalog's tool, or one a client
+/// listed from a server without search).
+#[derive(Debug, Clone, Default)]
+pub struct Document<'a> {
+    /// The tool's name.
+    pub name: &'a str,
+    /// Its title, if any.
+    pub title: Option<&'a str>,
+    /// Its description.
+    pub description: &'a str,
+    /// Its tags (a catalog's toolkit among them).
+    pub tags: Vec<&'a str>,
+    /// Its inputs: name and description.
+    pub inputs: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Document<'a> {
+    /// A catalog tool as its latest version shows it.
+    pub fn of(tool: &'a Tool) -> Self {
+        let version = tool.latest();
+        Self {
+            name: &tool.name,
+            title: tool.title.as_deref(),
+            description: &version.description,
+            tags: tool.tags_with_toolkit().collect(),
+            inputs: version
                 .inputs
                 .iter()
-                .flat_map(|p| text::terms(&p.description))
+                .map(|p| (p.name.as_str(), p.description.as_str()))
                 .collect(),
         }
     }
@@ -108,21 +140,40 @@ pub struct Index {
     docs: Vec<u32>,
     /// Each posting's saturated BM25F term weight, `tf / (k1 + tf)` scaled to `u16::MAX`.
     weights: Vec<u16>,
+    /// Tool `i`'s name terms are `names[name_offsets[i]..name_offsets[i + 1]]` (ids before the
+    /// vocabulary is sorted are remapped): how much of a name a query covers.
+    names: Vec<u32>,
+    name_offsets: Vec<u32>,
     /// How many tools were indexed.
     count: u32,
 }
 
 impl Index {
-    /// Indexes `tools`, each by its latest version.
-    pub fn build(tools: &[Arc<Tool>]) -> Self {
-        let averages = average_lengths(tools);
+    /// Indexes catalog tools, each by its latest version.
+    pub fn of_tools(tools: &[Arc<Tool>]) -> Self {
+        Self::build(tools.len(), |i| Document::of(&tools[i]))
+    }
+
+    /// Indexes `count` documents, the `i`th being `doc(i)` (read once, and a sample of them
+    /// once more for the fields' average lengths).
+    pub fn build<'a>(count: usize, doc: impl Fn(usize) -> Document<'a>) -> Self {
+        let averages = average_lengths(count, &doc);
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut postings: Vec<Vec<(u32, u16)>> = Vec::new();
         let mut counts: HashMap<u32, f32> = HashMap::new();
-        for (doc, tool) in tools.iter().enumerate() {
+        let mut names: Vec<u32> = Vec::new();
+        let mut name_offsets: Vec<u32> = Vec::with_capacity(count + 1);
+        name_offsets.push(0);
+        for position in 0..count {
+            let document = doc(position);
             counts.clear();
+            for term in Field::Name.terms(&document) {
+                let next = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+                names.push(*ids.entry(term).or_insert(next));
+            }
+            name_offsets.push(u32::try_from(names.len()).unwrap_or(u32::MAX));
             for (field, average) in Field::ALL.iter().zip(averages) {
-                let terms = field.terms(tool);
+                let terms = field.terms(&document);
                 let (weight, b) = field.params();
                 let norm = 1.0 - b + b * terms.len() as f32 / average.max(1.0);
                 for term in terms {
@@ -137,18 +188,28 @@ impl Index {
                     postings.resize_with(index + 1, Vec::new);
                 }
                 let saturated = tf / (K1 + tf);
-                postings[index].push((doc as u32, (saturated * f32::from(u16::MAX)) as u16));
+                postings[index].push((position as u32, (saturated * f32::from(u16::MAX)) as u16));
             }
         }
         let mut vocabulary: Vec<(String, u32)> = ids.into_iter().collect();
         vocabulary.sort_unstable();
+        let mut sorted_id = vec![0u32; vocabulary.len()];
+        for (position, (_, id)) in vocabulary.iter().enumerate() {
+            sorted_id[*id as usize] = position as u32;
+        }
+        for id in &mut names {
+            *id = sorted_id[*id as usize];
+        }
+        postings.resize_with(vocabulary.len(), Vec::new);
         let total = postings.iter().map(Vec::len).sum();
         let mut index = Self {
             terms: Vec::with_capacity(vocabulary.len()),
             offsets: Vec::with_capacity(vocabulary.len() + 1),
             docs: Vec::with_capacity(total),
             weights: Vec::with_capacity(total),
-            count: u32::try_from(tools.len()).unwrap_or(u32::MAX),
+            count: u32::try_from(count).unwrap_or(u32::MAX),
+            names,
+            name_offsets,
         };
         index.offsets.push(0);
         for (term, id) in vocabulary {
@@ -165,13 +226,14 @@ impl Index {
     /// The tools (positions) matching `query` that `keep` accepts, best first, with their
     /// scores; at most `limit`. Equal scores keep catalog (name) order.
     pub fn search(&self, query: &str, limit: usize, keep: impl Fn(usize) -> bool) -> Vec<(usize, f32)> {
-        let wanted = self.query_terms(query);
+        let mut wanted = self.query_terms(query);
         if wanted.is_empty() || limit == 0 {
             return Vec::new();
         }
         let mut scores = vec![0f32; self.count as usize];
         let n = self.count as f32;
-        for (term, weight) in wanted {
+        wanted.sort_unstable_by_key(|&(term, _)| term);
+        for &(term, weight) in &wanted {
             let range = self.offsets[term] as usize..self.offsets[term + 1] as usize;
             let df = range.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
@@ -184,6 +246,12 @@ impl Index {
             .into_iter()
             .enumerate()
             .filter(|&(doc, score)| score > 0.0 && keep(doc))
+            .map(|(doc, score)| {
+                (
+                    doc,
+                    score * (1.0 + NAME_COVERAGE_BOOST * self.name_coverage(doc, &wanted)),
+                )
+            })
             .collect();
         let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         if hits.len() > limit {
@@ -223,6 +291,24 @@ impl Index {
         wanted.into_iter().collect()
     }
 
+    /// How much of tool `doc`'s name the query's terms (sorted) cover, from 0 to 1, each name
+    /// term by the weight the query gives it: a name is what a tool does, in short, so a tool
+    /// whose whole name the request says is likelier the one meant than one that shares a word.
+    fn name_coverage(&self, doc: usize, wanted: &[(usize, f32)]) -> f32 {
+        let name = &self.names[self.name_offsets[doc] as usize..self.name_offsets[doc + 1] as usize];
+        if name.is_empty() {
+            return 0.0;
+        }
+        let covered: f32 = name
+            .iter()
+            .filter_map(|&term| {
+                let i = wanted.binary_search_by_key(&(term as usize), |&(t, _)| t).ok()?;
+                Some(wanted[i].1)
+            })
+            .sum();
+        covered / name.len() as f32
+    }
+
     /// The id of `term`, if any tool has it.
     fn term(&self, term: &str) -> Option<usize> {
         self.terms.binary_search_by(|t| (**t).cmp(term)).ok()
@@ -245,17 +331,18 @@ impl Index {
             + self.offsets.len() * 4
             + self.docs.len() * 4
             + self.weights.len() * 2
+            + (self.names.len() + self.name_offsets.len()) * 4
     }
 }
 
 /// Each field's average length in terms, estimated from evenly spaced tools (BM25 needs the
 /// average, not every length; one pass over the text, not two).
-fn average_lengths(tools: &[Arc<Tool>]) -> [f32; 7] {
-    let step = tools.len().div_ceil(LENGTH_SAMPLE).max(1);
-    let sample: Vec<&Arc<Tool>> = tools.iter().step_by(step).collect();
+fn average_lengths<'a>(count: usize, doc: &impl Fn(usize) -> Document<'a>) -> [f32; 7] {
+    let step = count.div_ceil(LENGTH_SAMPLE).max(1);
+    let sample: Vec<Document<'a>> = (0..count).step_by(step).map(doc).collect();
     let mut averages = [0f32; 7];
     for (average, field) in averages.iter_mut().zip(Field::ALL) {
-        let total: usize = sample.iter().map(|t| field.terms(t).len()).sum();
+        let total: usize = sample.iter().map(|d| field.terms(d).len()).sum();
         *average = total as f32 / sample.len().max(1) as f32;
     }
     averages

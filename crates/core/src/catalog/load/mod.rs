@@ -341,7 +341,6 @@ impl Loader {
         }
         scopes.sort();
         scopes.dedup();
-        let search_text = super::search_text(&def.name, &versions[latest].description);
         Some(Tool {
             id,
             toolkit: toolkit.to_owned(),
@@ -374,7 +373,6 @@ impl Loader {
             versions,
             source: file.to_owned(),
             latest,
-            search_text,
             backend_duration: std::sync::OnceLock::new(),
         })
     }
