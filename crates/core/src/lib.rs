@@ -18,8 +18,8 @@ pub use backend::{
     StepOutcome, ToolFailure,
 };
 pub use catalog::{
-    Access, Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, MediaKind, Output,
-    OutputType, Page, Parameter, Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,
+    Access, Annotations, Authorization, Catalog, Disclosure, EnumValue, ErrorPhrase, InputType, ListQuery, MediaKind,
+    Output, OutputType, Page, Parameter, Problem, Requirements, Severity, Source, Tool, Version, VersionSelector,
 };
 pub use engine::{Engine, Error, Invocation, Outcome, Requirement, resolve};
 pub use validate::ParameterError;

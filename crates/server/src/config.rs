@@ -71,6 +71,9 @@ pub struct Mcp {
     pub allowed_hosts: Vec<String>,
     /// Browser `Origin`s accepted; empty means no Origin check.
     pub allowed_origins: Vec<String>,
+    /// How the root endpoint shows its tools: all, or `search_tools` and the always-visible
+    /// ones (issue #42.3); an agent's endpoint follows its own `disclosure:`.
+    pub disclosure: toolhost_core::Disclosure,
 }
 
 impl Default for Mcp {
@@ -82,6 +85,7 @@ impl Default for Mcp {
             session_idle: std::time::Duration::from_secs(300),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(str::to_owned).to_vec(),
             allowed_origins: Vec::new(),
+            disclosure: toolhost_core::Disclosure::All,
         }
     }
 }

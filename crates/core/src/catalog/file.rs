@@ -54,6 +54,9 @@ pub(super) struct ToolDef {
     pub tags: Vec<String>,
     #[serde(default)]
     pub annotations: AnnotationsDef,
+    /// Listed beside `search_tools` where MCP discloses tools by search.
+    #[serde(default)]
+    pub always_visible: bool,
     /// Default backend timeout for every version, in milliseconds.
     #[serde(default)]
     pub timeout_ms: Option<u64>,

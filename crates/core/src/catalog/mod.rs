@@ -95,6 +95,9 @@ pub struct Tool {
     pub tags: Vec<String>,
     /// Behaviour hints.
     pub annotations: Annotations,
+    /// Listed by an MCP endpoint that discloses by search, beside `search_tools`
+    /// (`always_visible: true`; issue #42.3).
+    pub always_visible: bool,
     /// What a caller must send beside the input.
     pub requirements: Requirements,
     /// Scopes a caller must hold to see or call the tool (toolkit's, tool's and its tags').
@@ -180,6 +183,19 @@ impl Tool {
     pub fn tags_with_toolkit(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.toolkit.as_str()).chain(self.tags.iter().map(String::as_str))
     }
+}
+
+/// How an MCP endpoint shows its tools (issue #42.3): config `mcp_disclosure`, an agent's
+/// `disclosure:`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Disclosure {
+    /// `tools/list` lists every tool the caller may see.
+    #[default]
+    All,
+    /// `tools/list` lists a `search_tools` tool and the tools marked `always_visible`; the
+    /// others are found by searching.
+    Search,
 }
 
 /// Behaviour hints (MCP tool annotations); `None` means the catalog does not say.
@@ -640,6 +656,7 @@ impl Tool {
             img: self.img.clone(),
             tags: self.tags.clone(),
             annotations: self.annotations,
+            always_visible: self.always_visible,
             requirements: self.requirements.clone(),
             scopes: self.scopes.clone(),
             errors: self.errors.clone(),

@@ -350,6 +350,7 @@ impl Loader {
             tags,
             requirements,
             scopes,
+            always_visible: def.always_visible,
             errors: def
                 .errors
                 .into_iter()

@@ -11,9 +11,11 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use toolhost_core::{Access, CallContext, Invocation, VersionSelector};
+use toolhost_core::{Access, CallContext, Disclosure, Invocation, VersionSelector};
 
-use super::{VERSION_META, completion, content, convert, error, logging, progress, prompts, resources, subscriptions};
+use super::{
+    VERSION_META, completion, content, convert, disclosure, error, logging, progress, prompts, resources, subscriptions,
+};
 use crate::State;
 use crate::auth::Caller;
 
@@ -27,6 +29,8 @@ pub struct Handler {
     subscriptions: Arc<subscriptions::Subscriptions>,
     /// This session's log level (`logging/setLevel`).
     log_level: Arc<logging::Level>,
+    /// The tools this session found with `search_tools` (issue #42.3).
+    found: Arc<disclosure::Found>,
 }
 
 impl Handler {
@@ -37,6 +41,7 @@ impl Handler {
             local: false,
             subscriptions: Arc::default(),
             log_level: Arc::default(),
+            found: Arc::default(),
         }
     }
 
@@ -45,6 +50,7 @@ impl Handler {
         Self {
             subscriptions: Arc::default(),
             log_level: Arc::default(),
+            found: Arc::default(),
             ..self.clone()
         }
     }
@@ -61,6 +67,7 @@ impl Handler {
             local: true,
             subscriptions: Arc::default(),
             log_level: Arc::default(),
+            found: Arc::default(),
         }
     }
 
@@ -123,6 +130,9 @@ pub(super) async fn call(
     arguments: Option<rmcp::model::JsonObject>,
     pinned: Option<&serde_json::Value>,
 ) -> Result<CallToolResult, ErrorData> {
+    if name == disclosure::SEARCH_TOOL && disclosure::of(state) == Disclosure::Search {
+        return Ok(disclosure::search(state, &context, arguments.as_ref()));
+    }
     let version = match pinned {
         None => VersionSelector::Latest,
         // The same forms as OTC's `@x` / `@x.y.z`; a bare number too, as JSON allows it.
@@ -165,6 +175,11 @@ impl ServerHandler for Handler {
             .enable_completions()
             .build();
         if self.can_notify() {
+            if disclosure::of(&self.state) == Disclosure::Search
+                && let Some(tools) = capabilities.tools.as_mut()
+            {
+                tools.list_changed = Some(true);
+            }
             if let Some(resources) = capabilities.resources.as_mut() {
                 resources.subscribe = Some(true);
             }
@@ -185,8 +200,14 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let built = self.state.mcp.get(&self.state.engine);
         let caller = self.call_context(&context);
+        if disclosure::of(&self.state) == Disclosure::Search {
+            let found = self.can_notify().then_some(&*self.found);
+            let mut result = ListToolsResult::with_all_items(disclosure::listed(&self.state, &caller, found));
+            result.cache_scope = Some(CacheScope::Private);
+            return Ok(result);
+        }
+        let built = self.state.mcp.get(&self.state.engine);
         let tools = if matches!(caller.access, Access::All) && caller.meets_none() && !built.catalog.any_withdrawn() {
             built.view.listed.as_ref().clone()
         } else {
@@ -210,6 +231,10 @@ impl ServerHandler for Handler {
     /// unknown here too, so a header check cannot tell it apart from a tool that does not exist
     /// (issue #21.11); the caller is the one [`super::CALLER_ACCESS`] holds for this request.
     fn get_tool(&self, name: &str) -> Option<McpTool> {
+        let searching = disclosure::of(&self.state) == Disclosure::Search;
+        if searching && name == disclosure::SEARCH_TOOL {
+            return Some(disclosure::search_tool().clone());
+        }
         if !self.local {
             let access = super::CALLER_ACCESS
                 .try_with(Clone::clone)
@@ -231,6 +256,17 @@ impl ServerHandler for Handler {
             .and_then(|m| m.0.get(VERSION_META))
             .or_else(|| context.meta.0.get(VERSION_META));
         let name = request.name.into_owned();
+        let searching = disclosure::of(&self.state) == Disclosure::Search;
+        // A session knows only what it found (stateless clients may call anything listable).
+        if searching && self.can_notify() && !disclosure::callable(&self.state, &self.found, &name) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{name}` in this session: this server lists its tools by search; call `{}` with what you want to do, then call a tool it found",
+                    disclosure::SEARCH_TOOL
+                ),
+                None,
+            ));
+        }
         let started = std::time::Instant::now();
         let relay = progress::Relay {
             peer: &context.peer,
@@ -245,6 +281,11 @@ impl ServerHandler for Handler {
                 call(&self.state, call_context, name.clone(), request.arguments, pinned)
             })
             .await?;
+        if searching && name == disclosure::SEARCH_TOOL && self.can_notify() && self.found.record(&result) {
+            // The session's listing grew: say so, as MCP asks of a server that declares
+            // `listChanged` (best effort: a client that went away misses nothing it needs).
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
         if self.can_notify() {
             self.log_level
                 .call_outcome(&context.peer, &name, started.elapsed(), &result)

@@ -15,12 +15,15 @@
 //!   (`subscriptions.rs`); `logging/setLevel` and each call's outcome there too (`logging.rs`).
 //! - A multi-step tool's steps as `notifications/progress` (with a `progressToken`) and as log
 //!   messages at the session's level (`progress.rs`).
+//! - Progressive disclosure (`mcp_disclosure = "search"`, an agent's `disclosure: search`):
+//!   `search_tools` and the `always_visible` tools are listed, the rest found (`disclosure.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
 mod completion;
 mod content;
 mod convert;
+mod disclosure;
 mod error;
 mod fast;
 mod front;
