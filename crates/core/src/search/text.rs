@@ -26,32 +26,43 @@ pub(super) fn is_stop_word(word: &str) -> bool {
 /// names write it. Stop words are kept: callers decide.
 pub(super) fn words(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let chars: Vec<char> = text.chars().collect();
     let mut joined_re = false;
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            push_word(&mut out, &mut current, &mut joined_re);
-            continue;
-        }
-        if c.is_uppercase() && !current.is_empty() {
-            let previous = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if previous.is_lowercase() || previous.is_ascii_digit() || (previous.is_uppercase() && next_lower) {
-                push_word(&mut out, &mut current, &mut joined_re);
+    for run in text.split(|c: char| !c.is_alphanumeric()).filter(|r| !r.is_empty()) {
+        let pieces = camel_pieces(run);
+        // A word in odd case ("wEaThEr", "iPhone") is one word: camelCase has no one-letter parts.
+        if pieces.len() > 1 && pieces.iter().all(|p| p.chars().count() >= 2) {
+            for piece in pieces {
+                push_word(&mut out, piece.to_lowercase(), &mut joined_re);
             }
+        } else {
+            push_word(&mut out, run.to_lowercase(), &mut joined_re);
         }
-        current.extend(c.to_lowercase());
     }
-    push_word(&mut out, &mut current, &mut joined_re);
     out
 }
 
-fn push_word(out: &mut Vec<String>, current: &mut String, joined_re: &mut bool) {
-    if current.is_empty() {
-        return;
+/// `run` split before an upper-case letter that follows a lower-case one or a digit, or that
+/// starts a lower-case tail after capitals (`HTTPServer` is `HTTP`, `Server`).
+fn camel_pieces(run: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = run.char_indices().collect();
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (at, c) = chars[i];
+        let previous = chars[i - 1].1;
+        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+        if c.is_uppercase()
+            && (previous.is_lowercase() || previous.is_ascii_digit() || (previous.is_uppercase() && next_lower))
+        {
+            pieces.push(&run[start..at]);
+            start = at;
+        }
     }
-    let word = std::mem::take(current);
+    pieces.push(&run[start..]);
+    pieces
+}
+
+fn push_word(out: &mut Vec<String>, word: String, joined_re: &mut bool) {
     // "re-run", "re run", `re_run_workflow`: one word, as "rerun" and `reRun` are.
     if *joined_re {
         *joined_re = false;
@@ -147,6 +158,7 @@ mod tests {
     fn re_joins_the_word_after_it() {
         assert_eq!(words("re-run a workflow"), ["rerun", "a", "workflow"]);
         assert_eq!(words("re_run_workflow"), ["rerun", "workflow"]);
+        assert_eq!(words("wEaThEr iPhone"), ["weather", "iphone"]);
         assert_eq!(words("reRun"), ["rerun"]);
         assert_eq!(words("rerun"), ["rerun"]);
     }
