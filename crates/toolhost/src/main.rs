@@ -173,6 +173,7 @@ fn check(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: Opt
     match load(Some(&path), agents.as_deref(), state_dir.as_deref(), &loader) {
         Ok((catalog, lock_warnings)) => {
             let mut warnings = check_report::collapse(catalog.warnings());
+            warnings.extend(check_report::alike(&catalog));
             // `serve` refuses a catalog reading secrets its config does not give: without one,
             // say which (issue #32.8), and nothing when it reads none.
             if let Some((sculpt, upstream)) = &unchecked {

@@ -226,7 +226,15 @@ impl Index {
     /// The tools (positions) matching `query` that `keep` accepts, best first, with their
     /// scores; at most `limit`. Equal scores keep catalog (name) order.
     pub fn search(&self, query: &str, limit: usize, keep: impl Fn(usize) -> bool) -> Vec<(usize, f32)> {
-        let mut wanted = self.query_terms(query);
+        self.ranked(self.query_terms(query, true), limit, keep)
+    }
+
+    /// Like [`Index::search`], with the query's own words only: no synonyms, no prefixes.
+    pub(crate) fn search_exact(&self, query: &str, limit: usize) -> Vec<(usize, f32)> {
+        self.ranked(self.query_terms(query, false), limit, |_| true)
+    }
+
+    fn ranked(&self, mut wanted: Vec<(usize, f32)>, limit: usize, keep: impl Fn(usize) -> bool) -> Vec<(usize, f32)> {
         if wanted.is_empty() || limit == 0 {
             return Vec::new();
         }
@@ -264,7 +272,7 @@ impl Index {
 
     /// The query's terms with their weights: each word itself (1), its synonyms, and, for the
     /// last word, the vocabulary terms it begins; one weight per term, the largest.
-    fn query_terms(&self, query: &str) -> Vec<(usize, f32)> {
+    fn query_terms(&self, query: &str, expand: bool) -> Vec<(usize, f32)> {
         let mut wanted: HashMap<usize, f32> = HashMap::new();
         let mut add = |term: Option<usize>, weight: f32| {
             if let Some(term) = term {
@@ -274,7 +282,7 @@ impl Index {
         };
         let words = text::words(query);
         for (i, word) in words.iter().enumerate() {
-            for synonym in synonyms::of(word) {
+            for synonym in synonyms::of(word).iter().filter(|_| expand) {
                 add(self.term(synonym), SYNONYM_WEIGHT);
             }
             if text::is_stop_word(word) {
@@ -282,7 +290,7 @@ impl Index {
             }
             let stem = text::stem(word);
             add(self.term(&stem), 1.0);
-            if i + 1 == words.len() && word.len() >= 3 {
+            if expand && i + 1 == words.len() && word.len() >= 3 {
                 for term in self.prefixed(word) {
                     add(Some(term), PREFIX_WEIGHT);
                 }

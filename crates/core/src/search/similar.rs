@@ -3,6 +3,7 @@
 //! ranking nor a hosted model's own tool search (which reads the same names and descriptions)
 //! can pick the right one.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::{Index, lead};
@@ -12,24 +13,25 @@ use crate::catalog::Tool;
 const TOO_CLOSE: f32 = 0.98;
 
 /// The pairs of tools (positions, the first the smaller) that `index` cannot tell apart, each
-/// once.
+/// once: each one's own name and first sentence (its words only, no synonyms) find the other
+/// as high as itself.
 pub fn alike(index: &Index, tools: &[Arc<Tool>]) -> Vec<(usize, usize)> {
-    let mut pairs = Vec::new();
+    let mut close: BTreeSet<(usize, usize)> = BTreeSet::new();
     for (i, tool) in tools.iter().enumerate() {
         let query = format!("{} {}", tool.name, lead(&tool.latest().description));
-        let hits = index.search(&query, 3, |_| true);
+        let hits = index.search_exact(&query, 4);
         let Some(own) = hits.iter().find(|(doc, _)| *doc == i).map(|&(_, s)| s) else {
             continue;
         };
-        for &(other, score) in &hits {
-            if other != i && score >= own * TOO_CLOSE {
-                let pair = (i.min(other), i.max(other));
-                if !pairs.contains(&pair) {
-                    pairs.push(pair);
-                }
-            }
-        }
+        close.extend(
+            hits.iter()
+                .filter(|&&(other, score)| other != i && score >= own * TOO_CLOSE)
+                .map(|&(other, _)| (i, other)),
+        );
     }
-    pairs.sort_unstable();
-    pairs
+    close
+        .iter()
+        .filter(|&&(a, b)| a < b && close.contains(&(b, a)))
+        .copied()
+        .collect()
 }

@@ -216,7 +216,7 @@ fn tools_too_alike_are_paired_and_distinct_ones_are_not() {
     let mut text = String::from("toolkits:\n  - name: api\n    tools:\n");
     for (name, description) in [
         ("get_user", "Get a user."),
-        ("fetch_user", "Get a user."),
+        ("get_users", "Get the users."),
         ("list_repos", "List repositories of an organization."),
         ("create_gist", "Create a gist from files."),
     ] {
@@ -235,7 +235,7 @@ fn tools_too_alike_are_paired_and_distinct_ones_are_not() {
         .into_iter()
         .map(|(a, b)| (a.name.clone(), b.name.clone()))
         .collect();
-    assert_eq!(pairs, [("fetch_user".to_owned(), "get_user".to_owned())]);
+    assert_eq!(pairs, [("get_user".to_owned(), "get_users".to_owned())]);
 }
 
 #[test]

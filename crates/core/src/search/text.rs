@@ -7,9 +7,9 @@
 /// Words that say nothing about which tool is meant ("please list all of my …"). A query made
 /// only of them finds nothing rather than everything.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
-    "could", "do", "does", "each", "for", "from", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its",
-    "just", "let", "like", "may", "me", "more", "must", "my", "need", "of", "on", "one", "or", "our", "please", "same",
+    "a", "about", "after", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
+    "do", "does", "each", "for", "from", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "just",
+    "let", "like", "may", "me", "more", "must", "my", "need", "of", "on", "one", "or", "our", "please", "same",
     "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "this", "those",
     "to", "too", "us", "use", "used", "using", "via", "want", "was", "we", "were", "what", "when", "where", "which",
     "while", "who", "will", "with", "would", "you", "your",
@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn terms_drop_stop_words() {
-        assert_eq!(terms("List all of my repositories"), ["list", "repository"]);
+        assert_eq!(terms("List all of my repositories"), ["list", "all", "repository"]);
         assert!(terms("the of and").is_empty());
     }
 }

@@ -34,6 +34,7 @@ mod quiet;
 mod refusal;
 mod replicas;
 mod sculpt;
+mod search;
 mod serve;
 mod slow_clients;
 mod support;
