@@ -9,10 +9,10 @@
 const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
     "do", "does", "each", "for", "from", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "just",
-    "let", "like", "may", "me", "more", "must", "my", "need", "of", "on", "one", "or", "our", "please", "same",
-    "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "this", "those",
-    "to", "too", "us", "use", "used", "using", "via", "want", "was", "we", "were", "what", "when", "where", "which",
-    "while", "who", "will", "with", "would", "you", "your",
+    "let", "like", "may", "more", "must", "need", "of", "on", "one", "or", "our", "please", "same", "should", "so",
+    "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "this", "those", "to", "too",
+    "us", "use", "used", "using", "via", "want", "was", "we", "were", "what", "when", "where", "which", "while", "who",
+    "will", "with", "would", "you", "your",
 ];
 
 /// Whether `word` (lower-case) is a stop word.
