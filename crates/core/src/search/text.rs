@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn terms_drop_stop_words() {
-        assert_eq!(terms("List all of my repositories"), ["list", "all", "repository"]);
+        assert_eq!(terms("List all of the repositories"), ["list", "all", "repository"]);
         assert!(terms("the of and").is_empty());
     }
 }
