@@ -32,6 +32,7 @@ mod raw;
 mod relay;
 mod retry;
 mod schema;
+pub mod search;
 pub mod text;
 mod validate;
 mod woa;

@@ -11,6 +11,7 @@ pub mod confirm;
 pub mod engine;
 pub mod fixed;
 pub mod native;
+pub mod search;
 pub mod testing;
 pub mod validate;
 
@@ -20,8 +21,9 @@ pub use backend::{
     Signature, StepOutcome, ToolFailure,
 };
 pub use catalog::{
-    Access, Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, MediaKind, Output,
-    OutputType, Page, Parameter, Problem, Requirements, Severity, Source, TaskSupport, Tool, Version, VersionSelector,
+    Access, Annotations, Authorization, Catalog, Disclosure, EnumValue, ErrorPhrase, InputType, ListQuery, MediaKind,
+    Output, OutputType, Page, Parameter, Problem, Requirements, Severity, Source, TaskSupport, Tool, Version,
+    VersionSelector,
 };
 pub use engine::{Engine, Error, Invocation, Outcome, Requirement, resolve};
 pub use validate::ParameterError;

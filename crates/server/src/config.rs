@@ -86,6 +86,9 @@ pub struct Mcp {
     pub request_state_key: Option<toolhost_core::Secret>,
     /// How long a `requestState` may be brought back.
     pub request_state_ttl: std::time::Duration,
+    /// How the root endpoint shows its tools: all, or `search_tools` and the always-visible
+    /// ones (issue #42.3); an agent's endpoint follows its own `disclosure:`.
+    pub disclosure: toolhost_core::Disclosure,
 }
 
 impl Default for Mcp {
@@ -101,6 +104,7 @@ impl Default for Mcp {
             task_keep: std::time::Duration::from_secs(600),
             request_state_key: None,
             request_state_ttl: std::time::Duration::from_secs(600),
+            disclosure: toolhost_core::Disclosure::All,
         }
     }
 }

@@ -60,6 +60,7 @@ pub fn run(path: Option<PathBuf>, config: Option<PathBuf>, lock: bool, agents: O
     match crate::load(Some(&path), agents.as_deref(), state_dir.as_deref(), &loader) {
         Ok((catalog, lock_warnings)) => {
             let mut warnings = crate::check_report::collapse(catalog.warnings());
+            warnings.extend(crate::check_report::alike(&catalog));
             // `serve` refuses a catalog reading secrets its config does not give: without one,
             // say which (issue #32.8), and nothing when it reads none.
             if let Some((sculpt, upstream)) = &unchecked {

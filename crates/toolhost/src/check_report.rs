@@ -84,6 +84,21 @@ pub fn nact_notes(tool: &Tool) -> Vec<String> {
     notes
 }
 
+/// One warning per pair of tools whose names and descriptions the search cannot tell apart
+/// (issue #42.4): nor can a hosted model's own tool search, which reads the same text.
+pub fn alike(catalog: &toolhost_core::Catalog) -> Vec<String> {
+    catalog
+        .alike()
+        .into_iter()
+        .map(|(a, b)| {
+            format!(
+                "warning: {}: tools `{}` and `{}` are too alike to tell apart: a request naming either finds both as high; say in each name or description what sets it apart (what it acts on, when to use it)",
+                a.source, a.name, b.name
+            )
+        })
+        .collect()
+}
+
 fn push_new(list: &mut Vec<String>, item: Option<&String>) {
     if let Some(item) = item
         && !list.contains(item)

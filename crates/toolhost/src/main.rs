@@ -5,6 +5,7 @@ mod auth_config;
 mod check;
 mod check_report;
 mod client;
+mod eval;
 mod import_next;
 mod install;
 mod reload;
@@ -89,6 +90,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure the server's own quality (search: `toolhost eval search QUERIES.jsonl`).
+    #[command(subcommand)]
+    Eval(eval::Command),
     #[command(flatten)]
     Client(client::Command),
 }
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Eval(command) => eval::run(command),
         Command::Check {
             path,
             config,

@@ -92,6 +92,10 @@ pub struct ServeArgs {
     /// Browser Origins MCP accepts, comma-separated, e.g. https://app.example.com:443 [default: no check].
     #[arg(long, env = "TOOLHOST_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
     mcp_allowed_origins: Option<Vec<String>>,
+    /// How MCP at the root shows tools: `all`, or `search` (`search_tools` and the catalog's
+    /// `always_visible` tools; the rest found by search) [default: all].
+    #[arg(long, env = "TOOLHOST_MCP_DISCLOSURE", value_parser = parse_disclosure)]
+    mcp_disclosure: Option<toolhost_core::Disclosure>,
     /// The URL clients reach this server at, advertised in the WoA document; https on the open
     /// Internet [default: http:// and the listen address].
     #[arg(long, env = "TOOLHOST_PUBLIC_URL")]
@@ -208,6 +212,7 @@ struct File {
     mcp_request_state_secret: Option<String>,
     /// How long a call's `requestState` may be brought back, in seconds [default: 600].
     mcp_request_state_ttl_secs: Option<u64>,
+    mcp_disclosure: Option<toolhost_core::Disclosure>,
     public_url: Option<String>,
     allow_http_public_url: Option<bool>,
     /// The longest lifetime of a bearer JWT (`exp` − `iat`), in seconds [default: not enforced].
@@ -450,6 +455,10 @@ impl ServeArgs {
                 .mcp_allowed_origins
                 .or(file.mcp_allowed_origins)
                 .unwrap_or(defaults.mcp.allowed_origins),
+            disclosure: self
+                .mcp_disclosure
+                .or(file.mcp_disclosure)
+                .unwrap_or(defaults.mcp.disclosure),
         };
         let public_url = self
             .public_url
@@ -650,4 +659,13 @@ fn read(path: &Path) -> anyhow::Result<File> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("failed to read config file {}", path.display()))?;
     toml::from_str(&text).with_context(|| format!("failed to parse config file {}", path.display()))
+}
+
+/// `--mcp-disclosure`: `all` or `search`.
+fn parse_disclosure(text: &str) -> Result<toolhost_core::Disclosure, String> {
+    match text {
+        "all" => Ok(toolhost_core::Disclosure::All),
+        "search" => Ok(toolhost_core::Disclosure::Search),
+        other => Err(format!("expected `all` or `search`, but got `{other}`")),
+    }
 }

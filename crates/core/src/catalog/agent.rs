@@ -42,6 +42,8 @@ pub struct Agent {
     pub arguments: Vec<super::prompt::PromptArgument>,
     /// The resources the prompt attaches (`attach:`): URIs, `{{argument}}` filled in.
     pub attach: Vec<String>,
+    /// How its MCP endpoint shows its tools (`disclosure:`): all listed, or found by search.
+    pub disclosure: super::Disclosure,
     /// The file the agent was read from.
     pub source: String,
     /// The check's warnings about this agent.
@@ -142,6 +144,8 @@ struct FrontMatter {
     /// agent makes it, whatever the catalog says (issue #40).
     #[serde(default)]
     confirmation: Vec<String>,
+    #[serde(default)]
+    disclosure: super::Disclosure,
 }
 
 /// Why `name` is not an agent name, for a person to fix; `None` when it is one.
@@ -519,6 +523,7 @@ fn parse(source: &super::Source, catalog: &Catalog, problems: &mut Vec<Problem>)
         handoffs,
         arguments,
         attach: front.attach,
+        disclosure: front.disclosure,
         procedure: procedure.trim_start_matches(['\r', '\n']).to_owned(),
         source: source.name.clone(),
         findings: findings.into_inner(),

@@ -57,6 +57,9 @@ pub(super) struct ToolDef {
     /// How the tool runs: `{ task: optional | required }` lets it run as a task.
     #[serde(default)]
     pub execution: ExecutionDef,
+    /// Listed beside `search_tools` where MCP discloses tools by search.
+    #[serde(default)]
+    pub always_visible: bool,
     /// Default backend timeout for every version, in milliseconds.
     #[serde(default)]
     pub timeout_ms: Option<u64>,

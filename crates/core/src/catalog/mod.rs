@@ -66,6 +66,8 @@ pub struct Catalog {
     agents: Vec<Arc<Agent>>,
     /// The documents the catalog files declare (`resources:`), in file order.
     resources: Arc<Vec<resource::Resource>>,
+    /// The tools' search index, by position (issue #42).
+    index: crate::search::Index,
 }
 
 impl fmt::Debug for Catalog {
@@ -96,6 +98,9 @@ pub struct Tool {
     /// Whether the tool may or must run as a task (MCP's tasks extension; catalog key
     /// `execution: { task: optional | required }`).
     pub task: TaskSupport,
+    /// Listed by an MCP endpoint that discloses by search, beside `search_tools`
+    /// (`always_visible: true`; issue #42.3).
+    pub always_visible: bool,
     /// What a caller must send beside the input.
     pub requirements: Requirements,
     /// Scopes a caller must hold to see or call the tool (toolkit's, tool's and its tags').
@@ -107,7 +112,6 @@ pub struct Tool {
     /// The file the tool was defined in.
     pub source: String,
     latest: usize,
-    search_text: String,
     /// Whether a version's backend has an upstream, which may withdraw it ([`Backend::upstream`]).
     watched: bool,
     /// The tool's `toolhost_backend_duration_seconds` handle, made on its first call: the
@@ -182,6 +186,19 @@ impl Tool {
     pub fn tags_with_toolkit(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.toolkit.as_str()).chain(self.tags.iter().map(String::as_str))
     }
+}
+
+/// How an MCP endpoint shows its tools (issue #42.3): config `mcp_disclosure`, an agent's
+/// `disclosure:`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Disclosure {
+    /// `tools/list` lists every tool the caller may see.
+    #[default]
+    All,
+    /// `tools/list` lists a `search_tools` tool and the tools marked `always_visible`; the
+    /// others are found by searching.
+    Search,
 }
 
 /// Behaviour hints (MCP tool annotations); `None` means the catalog does not say.
@@ -398,8 +415,6 @@ impl Tool {
 pub struct ListQuery<'a> {
     /// Every one of these tags must be on the tool (the toolkit counts as a tag).
     pub tags: &'a [String],
-    /// Case-insensitive substring of the name or the latest description.
-    pub text: Option<&'a str>,
     /// Start after the tool with this name (keyset pagination).
     pub after: Option<&'a str>,
     /// At most this many tools.
@@ -497,18 +512,15 @@ impl Catalog {
 
     /// Lists one page of tools matching `query`.
     ///
-    /// Costs O(log n) to find the start plus the tools inspected to fill the page: without a
-    /// text filter, those are only the page's own tools (tag filters walk a per-tag index).
+    /// Costs O(log n) to find the start plus the tools inspected to fill the page: those are
+    /// only the page's own tools (tag filters walk a per-tag index). Text is [`Catalog::search`].
     pub fn list(&self, query: &ListQuery<'_>) -> Page<'_> {
         let start = match query.after {
             Some(after) => self.tools.partition_point(|t| t.name.as_str() <= after),
             None => 0,
         };
-        let text = query.text.map(str::to_lowercase);
         let matches = |tool: &Tool| {
-            tool.listed_for(&query.access)
-                && query.tags.iter().all(|tag| tool.tags_with_toolkit().any(|t| t == tag))
-                && text.as_deref().is_none_or(|q| tool.search_text.contains(q))
+            tool.listed_for(&query.access) && query.tags.iter().all(|tag| tool.tags_with_toolkit().any(|t| t == tag))
         };
         let mut tools = Vec::with_capacity(query.limit.min(self.tools.len()));
         let mut more = false;
@@ -555,7 +567,9 @@ impl Catalog {
             }
         }
         let watched = (0..tools.len()).filter(|&i| tools[i].watched).collect();
+        let index = crate::search::Index::of_tools(&tools);
         Self {
+            index,
             tools,
             by_name,
             by_id,
@@ -566,6 +580,30 @@ impl Catalog {
             agents: Vec::new(),
             resources: Arc::default(),
         }
+    }
+
+    /// The tools that match `query` and that `keep` accepts, most relevant first, with their
+    /// scores; at most `limit` (see [`crate::search`]).
+    pub fn search(&self, query: &str, limit: usize, keep: impl Fn(&Tool) -> bool) -> Vec<(&Arc<Tool>, f32)> {
+        self.index
+            .search(query, limit, |i| keep(&self.tools[i]))
+            .into_iter()
+            .map(|(i, score)| (&self.tools[i], score))
+            .collect()
+    }
+
+    /// The pairs of tools whose names and descriptions the search cannot tell apart, in name
+    /// order (`toolhost check` warns of them).
+    pub fn alike(&self) -> Vec<(&Arc<Tool>, &Arc<Tool>)> {
+        crate::search::alike(&self.index, &self.tools)
+            .into_iter()
+            .map(|(a, b)| (&self.tools[a], &self.tools[b]))
+            .collect()
+    }
+
+    /// The bytes the search index holds.
+    pub fn search_index_bytes(&self) -> usize {
+        self.index.heap_bytes()
     }
 
     /// The agents designed over this catalog, sorted by name.
@@ -653,20 +691,15 @@ impl Tool {
             tags: self.tags.clone(),
             annotations: self.annotations,
             task: self.task,
+            always_visible: self.always_visible,
             requirements: self.requirements.clone(),
             scopes: self.scopes.clone(),
             errors: self.errors.clone(),
             versions,
             source: self.source.clone(),
             latest: index,
-            search_text: search_text(&self.name, &self.versions[index].description),
             watched: self.watched,
             backend_duration: std::sync::OnceLock::new(),
         }
     }
-}
-
-/// What a listing's `q` searches in a tool: its name and its description, lower-cased.
-pub(crate) fn search_text(name: &str, description: &str) -> String {
-    format!("{name}\n{description}").to_lowercase()
 }

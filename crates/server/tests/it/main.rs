@@ -31,6 +31,7 @@ mod otc_requirements;
 mod otc_spec_examples;
 mod otc_versions;
 mod projections;
+mod search;
 mod support;
 mod woa_document;
 mod woa_invoke;

@@ -46,6 +46,22 @@ pub enum Command {
         #[command(flatten)]
         net: Net,
     },
+    /// Find a server's tools by what you want done, most relevant first: the server's own
+    /// ranking (toolhost's N-ACT `?q=`), else ranked here over what it lists.
+    Search {
+        /// The server (as for `tools`).
+        source: String,
+        /// What you want done, in your words.
+        query: String,
+        /// At most this many tools.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        net: Net,
+    },
     /// Show one tool: its inputs with what each accepts, its outputs and versions.
     Describe {
         /// The server (as for `tools`).
@@ -324,6 +340,11 @@ fn parse_net(text: &str) -> Result<IpNet, String> {
 }
 
 impl Net {
+    /// The protocol `--protocol` names, if any.
+    pub(crate) fn protocol(&self) -> Option<Protocol> {
+        self.protocol
+    }
+
     fn options(&self) -> anyhow::Result<Options> {
         let mut policy = Policy::strict();
         if self.allow_private {
@@ -417,6 +438,33 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     render::json(&Value::Array(agents.iter().map(render::agent_json).collect()))
                 } else {
                     render::agents_table(&agents, style)
+                };
+                print(&out)?;
+                Ok(ExitCode::SUCCESS)
+            })
+            .await
+        }
+        Command::Search {
+            source,
+            query,
+            limit,
+            json,
+            net,
+        } => {
+            let style = Style::new(net.color);
+            with_client(&net, vec![source.clone()], false, |client| async move {
+                let mut server = discover(&client, &source, net.protocol).await?;
+                let (found, by) = client.search(&server, &query, limit).await?;
+                if by == toolhost_client::search::RankedBy::Client {
+                    eprintln!("toolhost: note: the server does not rank searches; ranked here over the tools it lists");
+                }
+                server.tools = found;
+                let out = if json {
+                    render::json(&Value::Array(server.tools.iter().map(render::tool_json).collect()))
+                } else if server.tools.is_empty() {
+                    "no tool matches; try other words".to_owned()
+                } else {
+                    render::tools_table(&server, style)
                 };
                 print(&out)?;
                 Ok(ExitCode::SUCCESS)
@@ -620,7 +668,12 @@ fn context_value(flag: &str, text: &str) -> anyhow::Result<(String, toolhost_cor
 /// origins of the URLs in `typed` (what the user gave on the command line) are reachable even on
 /// loopback or a private address, with a note; everything learned from a server stays guarded.
 /// A lockfile's commands run only with `allow_stdio`.
-async fn with_client<F, Fut>(net: &Net, typed: Vec<String>, allow_stdio: bool, body: F) -> anyhow::Result<ExitCode>
+pub(crate) async fn with_client<F, Fut>(
+    net: &Net,
+    typed: Vec<String>,
+    allow_stdio: bool,
+    body: F,
+) -> anyhow::Result<ExitCode>
 where
     F: FnOnce(std::sync::Arc<Client>) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<ExitCode>>,
@@ -675,7 +728,7 @@ fn verbose_log() {
         .try_init();
 }
 
-async fn discover(client: &Client, source: &str, protocol: Option<Protocol>) -> anyhow::Result<Server> {
+pub(crate) async fn discover(client: &Client, source: &str, protocol: Option<Protocol>) -> anyhow::Result<Server> {
     let source = Source::parse(source).map_err(anyhow::Error::msg)?;
     Ok(client.discover_as(&source, protocol).await?)
 }
@@ -766,7 +819,7 @@ fn arguments(tool: &Tool, pairs: &[String], input: Option<&str>) -> anyhow::Resu
     Ok(Value::Object(map))
 }
 
-fn print(text: &str) -> anyhow::Result<()> {
+pub(crate) fn print(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     if !text.ends_with('\n') {

@@ -41,6 +41,7 @@ mod quiet;
 mod refusal;
 mod replicas;
 mod sculpt;
+mod search;
 mod serve;
 mod slow_clients;
 mod support;

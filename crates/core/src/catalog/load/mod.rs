@@ -369,7 +369,6 @@ impl Loader {
         }
         scopes.sort();
         scopes.dedup();
-        let search_text = super::search_text(&def.name, &versions[latest].description);
         Some(Tool {
             id,
             toolkit: toolkit.to_owned(),
@@ -379,6 +378,7 @@ impl Loader {
             tags,
             requirements,
             scopes,
+            always_visible: def.always_visible,
             errors: def
                 .errors
                 .into_iter()
@@ -403,7 +403,6 @@ impl Loader {
             versions,
             source: file.to_owned(),
             latest,
-            search_text,
             backend_duration: std::sync::OnceLock::new(),
         })
     }

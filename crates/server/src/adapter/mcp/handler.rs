@@ -13,11 +13,11 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::confirm::{Presented, Status as ConfirmStatus};
-use toolhost_core::{Access, CallContext, Error, Invocation, TaskSupport, VersionSelector};
+use toolhost_core::{Access, CallContext, Disclosure, Error, Invocation, TaskSupport, VersionSelector};
 
 use super::{
-    VERSION_META, completion, content, convert, elicit, error, logging, progress, prompts, resources, skills,
-    subscriptions, tasks,
+    VERSION_META, completion, content, convert, disclosure, elicit, error, logging, progress, prompts, resources,
+    skills, subscriptions, tasks,
 };
 use crate::State;
 use crate::auth::Caller;
@@ -32,6 +32,8 @@ pub struct Handler {
     subscriptions: Arc<subscriptions::Subscriptions>,
     /// This session's log level (`logging/setLevel`).
     log_level: Arc<logging::Level>,
+    /// The tools this session found with `search_tools` (issue #42.3).
+    found: Arc<disclosure::Found>,
 }
 
 impl Handler {
@@ -42,6 +44,7 @@ impl Handler {
             local: false,
             subscriptions: Arc::default(),
             log_level: Arc::default(),
+            found: Arc::default(),
         }
     }
 
@@ -50,6 +53,7 @@ impl Handler {
         Self {
             subscriptions: Arc::default(),
             log_level: Arc::default(),
+            found: Arc::default(),
             ..self.clone()
         }
     }
@@ -66,6 +70,7 @@ impl Handler {
             local: true,
             subscriptions: Arc::default(),
             log_level: Arc::default(),
+            found: Arc::default(),
         }
     }
 
@@ -196,6 +201,9 @@ pub(super) async fn call(
     in_task: bool,
     doorway: super::approval::Doorway,
 ) -> Result<CallToolResponse, ErrorData> {
+    if name == disclosure::SEARCH_TOOL && disclosure::of(state) == Disclosure::Search {
+        return Ok(disclosure::search(state, &context, arguments.as_ref()).into());
+    }
     let version = match pinned {
         None => VersionSelector::Latest,
         // The same forms as OTC's `@x` / `@x.y.z`; a bare number too, as JSON allows it.
@@ -268,6 +276,12 @@ impl ServerHandler for Handler {
             .enable_skills()
             .build();
         tasks::declare(&mut capabilities);
+        if self.can_notify()
+            && disclosure::of(&self.state) == Disclosure::Search
+            && let Some(tools) = capabilities.tools.as_mut()
+        {
+            tools.list_changed = Some(true);
+        }
         // Subscriptions and log messages reach a 2026-07-28 client on its own streams
         // (`subscriptions/listen`, each request's response), stateless or not; an older client
         // is told of them only where it has a session ([`Handler::initialize`]).
@@ -326,8 +340,14 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let built = self.state.mcp.get(&self.state.engine);
         let caller = self.call_context(&context);
+        if disclosure::of(&self.state) == Disclosure::Search {
+            let found = self.can_notify().then_some(&*self.found);
+            let mut result = ListToolsResult::with_all_items(disclosure::listed(&self.state, &caller, found));
+            result.cache_scope = Some(CacheScope::Private);
+            return Ok(result);
+        }
+        let built = self.state.mcp.get(&self.state.engine);
         let tools = if matches!(caller.access, Access::All) && caller.meets_none() && !built.catalog.any_withdrawn() {
             built.view.listed.as_ref().clone()
         } else {
@@ -351,6 +371,10 @@ impl ServerHandler for Handler {
     /// unknown here too, so a header check cannot tell it apart from a tool that does not exist
     /// (issue #21.11); the caller is the one [`super::CALLER_ACCESS`] holds for this request.
     fn get_tool(&self, name: &str) -> Option<McpTool> {
+        let searching = disclosure::of(&self.state) == Disclosure::Search;
+        if searching && name == disclosure::SEARCH_TOOL {
+            return Some(disclosure::search_tool().clone());
+        }
         if !self.local {
             let access = super::CALLER_ACCESS
                 .try_with(Clone::clone)
@@ -372,6 +396,17 @@ impl ServerHandler for Handler {
             .and_then(|m| m.0.get(VERSION_META))
             .or_else(|| context.meta.0.get(VERSION_META));
         let name = request.name.to_string();
+        let searching = disclosure::of(&self.state) == Disclosure::Search;
+        // A session knows only what it found (stateless clients may call anything listable).
+        if searching && self.can_notify() && !disclosure::callable(&self.state, &self.found, &name) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{name}` in this session: this server lists its tools by search; call `{}` with what you want to do, then call a tool it found",
+                    disclosure::SEARCH_TOOL
+                ),
+                None,
+            ));
+        }
         let mut call_context = self.call_context(&context);
         let asking = self.asking(&context, &name, &mut call_context, &request)?;
         let doorway = super::approval::Doorway {
@@ -448,6 +483,16 @@ impl ServerHandler for Handler {
                 )
             })
             .await?;
+        if searching
+            && name == disclosure::SEARCH_TOOL
+            && self.can_notify()
+            && let CallToolResponse::Complete(result) = &response
+            && self.found.record(result)
+        {
+            // The session's listing grew: say so, as MCP asks of a server that declares
+            // `listChanged` (best effort: a client that went away misses nothing it needs).
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
         if let Asking::Rounds(rounds, binding) = &asking
             && let CallToolResponse::Complete(result) = &response
         {

@@ -21,6 +21,8 @@
 //!   messages at the session's level (`progress.rs`).
 //! - Tools whose catalog entry allows it run as tasks (SEP-2663), for clients that declare the
 //!   extension: `tasks.rs`.
+//! - Progressive disclosure (`mcp_disclosure = "search"`, an agent's `disclosure: search`):
+//!   `search_tools` and the `always_visible` tools are listed, the rest found (`disclosure.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
@@ -28,6 +30,7 @@ mod approval;
 mod completion;
 mod content;
 mod convert;
+mod disclosure;
 mod elicit;
 mod error;
 mod fast;

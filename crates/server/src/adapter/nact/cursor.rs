@@ -11,6 +11,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 pub(super) enum Kind {
     Tools,
     Versions,
+    /// A ranked listing (`q`): the position of the next result and the query it ranks.
+    Ranked,
 }
 
 impl Kind {
@@ -18,6 +20,7 @@ impl Kind {
         match self {
             Self::Tools => 't',
             Self::Versions => 'v',
+            Self::Ranked => 'r',
         }
     }
 }

@@ -6,6 +6,7 @@ use axum::extract::{Path, RawQuery, State as Extract};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
+use toolhost_client::search::RANKED_HEADER;
 use toolhost_core::{Invocation, ListQuery, VersionSelector};
 use toolhost_wire::nact::{self as wire, Page, Paging};
 
@@ -35,12 +36,14 @@ pub(super) async fn list(
     headers: HeaderMap,
 ) -> Result<Response> {
     let params = Params::parse(query.as_deref(), &["pageLimit", "pageCursor", "tag", "q"])?;
+    if let Some(q) = &params.q {
+        return ranked(&state, caller, &params, q, &headers);
+    }
     let after = params.cursor(Kind::Tools)?;
     let built = state.nact.get(&state.engine);
     let context = caller.context();
     let page = built.catalog.list(&ListQuery {
         tags: &params.tags,
-        text: params.q.as_deref(),
         after: after.as_deref(),
         limit: params.limit as usize,
         access: caller.access,
@@ -58,6 +61,45 @@ pub(super) async fn list(
         .then(|| page.tools.last().map(|t| cursor::encode(Kind::Tools, &t.name)))
         .flatten();
     Ok(page_response(&state, &headers, items, params.limit, next))
+}
+
+/// `GET {root}/tools?q=TEXT`: the matching tools' latest signatures, most relevant first
+/// (toolhost's extension of §6.1's enumeration, docs/protocols.md §3), with the tag filters and
+/// pagination of the plain listing. The page says it is ranked in [`RANKED_HEADER`].
+fn ranked(state: &State, caller: Caller, params: &Params, q: &str, headers: &HeaderMap) -> Result<Response> {
+    let skip = match params.cursor(Kind::Ranked)? {
+        None => 0,
+        Some(key) => key
+            .split_once(':')
+            .filter(|(_, query)| *query == q)
+            .and_then(|(position, _)| position.parse::<usize>().ok())
+            .ok_or_else(|| {
+                ProblemResponse::bad_request(
+                    "pageCursor continues a search for other text; send the same `q` as the page it came from, or start again without pageCursor",
+                )
+            })?,
+    };
+    let built = state.nact.get(&state.engine);
+    let context = caller.context();
+    let limit = params.limit as usize;
+    let hits = built.catalog.search(q, skip + limit + 1, |t| {
+        t.listed_for(&caller.access)
+            && params.tags.iter().all(|tag| t.tags_with_toolkit().any(|x| x == tag))
+            && t.unmet_requirement(&context).is_none()
+            && built.view.get(&t.name, t.latest().number).is_some()
+    });
+    let items: Vec<&RawValue> = hits
+        .iter()
+        .skip(skip)
+        .take(limit)
+        .filter_map(|(t, _)| built.view.get(&t.name, t.latest().number))
+        .collect();
+    let next = (hits.len() > skip + limit).then(|| cursor::encode(Kind::Ranked, &format!("{}:{q}", skip + limit)));
+    let mut response = page_response(state, headers, items, params.limit, next);
+    response
+        .headers_mut()
+        .insert(RANKED_HEADER, axum::http::HeaderValue::from_static("bm25f"));
+    Ok(response)
 }
 
 /// `GET {root}/tools/{toolID}`: the current signature (N-ACT §6.2).

@@ -67,7 +67,7 @@ async function listView() {
   if (!summary.ok) return main.append(authProblem(summary));
   const s = summary.body;
   state.nact = s.paths.nact;
-  const search = el("input", { id: "search", type: "search", value: state.query.q, placeholder: "name or description" });
+  const search = el("input", { id: "search", type: "search", value: state.query.q, placeholder: "what you want to do, or a name (ranked by relevance)" });
   const toolkit = el("select", { id: "toolkit" }, el("option", { value: "" }, "All toolkits"), s.toolkits.map((t) => el("option", { value: t.name, selected: state.query.tag === t.name }, `${t.name} (${t.tools})`)));
   const tag = el("select", { id: "tag" }, el("option", { value: "" }, "All tags"), s.tags.map((t) => el("option", { value: t, selected: state.query.tag === t }, t)));
   const form = el("form", { class: "filters", role: "search", on: { submit: (e) => { e.preventDefault(); state.query = { q: search.value.trim(), tag: tag.value || toolkit.value }; state.cursor = null; renderRows(true); } } },
