@@ -205,7 +205,7 @@ fn an_agents_catalog_searches_only_its_own_tools() {
     let catalog = catalog();
     let picked: Vec<_> = ["issues_create_label", "pulls_merge"]
         .iter()
-        .map(|n| (Arc::clone(catalog.find(n).unwrap()), None))
+        .map(|n| (Arc::clone(catalog.find(n).unwrap()), None, false))
         .collect();
     let own = catalog.restricted(&picked);
     assert_eq!(top(&own, "label", 5), ["issues_create_label"]);
