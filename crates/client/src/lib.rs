@@ -28,6 +28,7 @@ mod otc;
 mod problem;
 mod raw;
 mod relay;
+pub mod resources;
 mod retry;
 mod schema;
 pub mod text;

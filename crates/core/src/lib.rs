@@ -13,7 +13,7 @@ pub mod testing;
 pub mod validate;
 
 pub use backend::{
-    Backend, BackendCall, BackendFactory, BoxFuture, CallContext, LogLevel, Note, Progress, Secret, SharedValues,
+    Backend, BackendCall, BackendFactory, BoxFuture, CallContext, LogLevel, Note, Progress, ResourceReader, Secret, SharedValues,
     Signature, StepOutcome, ToolFailure,
 };
 pub use catalog::{

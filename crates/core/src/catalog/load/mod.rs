@@ -93,6 +93,7 @@ impl Loader {
         let mut toolkits: BTreeMap<String, Option<String>> = BTreeMap::new();
         let mut resources = Vec::new();
         let mut resource_uris = std::collections::BTreeSet::new();
+        let mut federated = Vec::new();
         // Agent files (`agents/*.md`) are read after the tools, against them.
         let (agents, sources): (Vec<&Source>, Vec<&Source>) = sources.iter().partition(|s| s.is_agent());
         for (source, (file, problems)) in sources.iter().zip(parse_all(&sources)) {
@@ -122,6 +123,16 @@ impl Loader {
                     check_description(&text, &place, &mut ctx.problems);
                     description.get_or_insert(text);
                 }
+                super::federated::load(
+                    &source.name,
+                    &toolkit.name,
+                    &toolkit.scopes,
+                    toolkit.backend.as_ref(),
+                    &self.backends,
+                    toolkit.resources,
+                    &mut federated,
+                    &mut ctx.problems,
+                );
                 for mut def in toolkit.tools {
                     inherit_backends(&mut def);
                     if let Some(defaults) = &toolkit.backend {
@@ -147,6 +158,7 @@ impl Loader {
         }
         let mut catalog = Catalog::from_tools(tools, toolkits, Vec::new());
         catalog.resources = Arc::new(resources);
+        catalog.federated = Arc::new(federated);
         catalog.agents = super::agent::load(&agents, &catalog, &mut ctx.problems);
         if ctx.problems.iter().any(|p| p.severity == Severity::Error) {
             ctx.problems.sort_by_key(|p| std::cmp::Reverse(p.severity));
