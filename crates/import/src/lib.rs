@@ -14,6 +14,7 @@ pub mod merge;
 mod names;
 mod operation;
 pub mod overlay;
+pub mod resources;
 mod schema;
 mod server;
 pub mod tools;
@@ -77,6 +78,8 @@ pub struct Imported {
     /// What the operator set (a flag, the overlay), which a re-import writes over the file's
     /// own values; see [`overlay::Overlay::fixed`].
     pub fixed: BTreeSet<String>,
+    /// The toolkit's federated resources (`resources:`, MCP upstreams; see [`resources`]).
+    pub resources: Vec<Value>,
 }
 
 impl Imported {
@@ -353,6 +356,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         notes,
         secrets,
         fixed,
+        resources: Vec::new(),
     })
 }
 
@@ -390,6 +394,12 @@ pub fn render(imported: &Imported, tools: &[(Option<String>, Value)]) -> String 
             let _ = writeln!(yaml, "      # {comment}");
         }
         emit_tool(&mut yaml, tool);
+    }
+    if !imported.resources.is_empty() {
+        let _ = writeln!(yaml, "    resources:");
+        for entry in &imported.resources {
+            let _ = writeln!(yaml, "      - {entry}");
+        }
     }
     yaml
 }

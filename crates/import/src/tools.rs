@@ -244,6 +244,7 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         notes,
         secrets,
         fixed,
+        resources: Vec::new(),
     })
 }
 
