@@ -90,7 +90,11 @@ impl Client {
             let mut done = false;
             for _ in 0..pages {
                 let params = Some(PaginatedRequestParams::default().with_cursor(cursor.clone()));
-                let method = if template { "resources/templates/list" } else { "resources/list" };
+                let method = if template {
+                    "resources/templates/list"
+                } else {
+                    "resources/list"
+                };
                 let page = async {
                     if template {
                         let page = session.peer().list_resource_templates(params).await?;
@@ -116,7 +120,9 @@ impl Client {
                     .map_err(|e| session.error(text::plain_error(&chain(&e))))?;
                 for (uri, name, title, description, mime_type) in items {
                     if listed.resources.len() >= max {
-                        listed.skipped.push(format!("stopped after {max} resources and templates (the limit)"));
+                        listed
+                            .skipped
+                            .push(format!("stopped after {max} resources and templates (the limit)"));
                         return Ok(listed);
                     }
                     if uri.len() > 2048 || uri.chars().any(char::is_control) || !text::is_plain_name(&name) {
@@ -173,7 +179,12 @@ impl Client {
         .await;
         lease.done().await;
         let result = read
-            .map_err(|_| session.error(format!("no answer to `resources/read` within {} ms", timeout.as_millis())))?
+            .map_err(|_| {
+                session.error(format!(
+                    "no answer to `resources/read` within {} ms",
+                    timeout.as_millis()
+                ))
+            })?
             .map_err(|e| match e {
                 rmcp::ServiceError::McpError(data) => Error::McpError {
                     server: source.to_string(),
@@ -187,15 +198,23 @@ impl Client {
         for contents in result.contents {
             let (own, item) = match contents {
                 ResourceContents::TextResourceContents {
-                    uri: at, mime_type, text, ..
+                    uri: at,
+                    mime_type,
+                    text,
+                    ..
                 } => (at, Contents::Text { mime_type, text }),
                 ResourceContents::BlobResourceContents {
-                    uri: at, mime_type, blob, ..
+                    uri: at,
+                    mime_type,
+                    blob,
+                    ..
                 } => {
                     let compact: String = blob.split_whitespace().collect();
-                    let bytes = base64::engine::general_purpose::STANDARD
-                        .decode(compact)
-                        .map_err(|e| session.error(format!("`resources/read` of `{uri}` gave a blob that is not base64 ({e})")))?;
+                    let bytes = base64::engine::general_purpose::STANDARD.decode(compact).map_err(|e| {
+                        session.error(format!(
+                            "`resources/read` of `{uri}` gave a blob that is not base64 ({e})"
+                        ))
+                    })?;
                     (at, Contents::Blob { mime_type, bytes })
                 }
                 // A kind of contents a later revision adds is not passed on unread.

@@ -407,14 +407,14 @@ pub trait BackendFactory: Send + Sync {
     }
 }
 
+/// What a federated resource read gives: each contents with its media type, if given.
+pub type ReadContents = Vec<(Option<String>, crate::catalog::resource::Content)>;
+
 /// Reads one federated resource (or every URI of one template) from where it lives.
 pub trait ResourceReader: Send + Sync + fmt::Debug {
     /// The contents at `uri` (an URI of the upstream's, which the catalog imported), each with
     /// its media type when the upstream gave one: bounded, scrubbed of the server's secrets.
-    fn read<'a>(
-        &'a self,
-        uri: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<(Option<String>, crate::catalog::resource::Content)>, ToolFailure>>;
+    fn read<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<ReadContents, ToolFailure>>;
 
     /// Why the resource is not served now (its upstream changed or removed it since its pin),
     /// as a word for logs and listings; `None` while it is served.

@@ -13,8 +13,8 @@ pub mod testing;
 pub mod validate;
 
 pub use backend::{
-    Backend, BackendCall, BackendFactory, BoxFuture, CallContext, LogLevel, Note, Progress, ResourceReader, Secret, SharedValues,
-    Signature, StepOutcome, ToolFailure,
+    Backend, BackendCall, BackendFactory, BoxFuture, CallContext, LogLevel, Note, Progress, ReadContents,
+    ResourceReader, Secret, SharedValues, Signature, StepOutcome, ToolFailure,
 };
 pub use catalog::{
     Access, Annotations, Authorization, Catalog, EnumValue, ErrorPhrase, InputType, ListQuery, MediaKind, Output,

@@ -19,7 +19,11 @@ pub fn entries(listed: &[Resource]) -> Vec<Value> {
         .iter()
         .map(|r| {
             let mut entry = json!({ if r.template { "resource_template" } else { "resource" }: r.uri, "name": r.name });
-            for (key, value) in [("title", &r.title), ("description", &r.description), ("mime_type", &r.mime_type)] {
+            for (key, value) in [
+                ("title", &r.title),
+                ("description", &r.description),
+                ("mime_type", &r.mime_type),
+            ] {
                 if let Some(value) = value {
                     entry[key] = json!(value);
                 }

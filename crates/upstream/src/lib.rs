@@ -159,7 +159,7 @@ impl Factory {
             .map(|(k, v)| Ok((k.clone(), self.fill(&format!("headers.{k}"), v)?)))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|e| vec![e])?;
-        let env = def::env(&def, &source, &self.secrets, self.lenient())?;
+        let env = def::env(def, &source, &self.secrets, self.lenient())?;
         let max_response_bytes = def
             .max_response_bytes
             .unwrap_or(toolhost_sculpt::DEFAULT_MAX_RESPONSE_BYTES);
@@ -290,7 +290,10 @@ impl BackendFactory for Factory {
     }
 
     fn resource(&self, config: &Map<String, Value>) -> Result<Arc<dyn toolhost_core::ResourceReader>, Vec<String>> {
-        let def = parse(config, "{source, ...} in the toolkit's `backend`, with `resource` and `pin` per resource")?;
+        let def = parse(
+            config,
+            "{source, ...} in the toolkit's `backend`, with `resource` and `pin` per resource",
+        )?;
         let (upstream, call_auth, _, max_bytes) = self.upstream(&def)?;
         if matches!(call_auth, CallAuth::Forward | CallAuth::Token(_)) && upstream.listing_auth.is_none() {
             return Err(vec![

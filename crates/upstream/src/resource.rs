@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use toolhost_client::resources::{Contents, Listed};
 use toolhost_core::catalog::resource::Content;
-use toolhost_core::{BoxFuture, ResourceReader, ToolFailure};
+use toolhost_core::{BoxFuture, ReadContents, ResourceReader, ToolFailure};
 
 use crate::def::Def;
 use crate::{LISTING_TTL, State, Upstream};
@@ -45,7 +45,8 @@ impl Reader {
             (None, Some(template)) if def.tool.is_empty() => (template.clone(), true),
             _ => {
                 return Err(vec![
-                    "a federated resource gives exactly one of `resource` and `resource_template`, and no `tool`".to_owned(),
+                    "a federated resource gives exactly one of `resource` and `resource_template`, and no `tool`"
+                        .to_owned(),
                 ]);
             }
         };
@@ -120,7 +121,7 @@ impl Reader {
         .with_developer_message(detail)
     }
 
-    async fn read_now(&self, uri: &str) -> Result<Vec<(Option<String>, Content)>, ToolFailure> {
+    async fn read_now(&self, uri: &str) -> Result<ReadContents, ToolFailure> {
         let listed = self.listed().await?;
         match self.judge(&listed) {
             State::Ok | State::Unreachable => {}
@@ -174,7 +175,7 @@ impl Reader {
 }
 
 impl ResourceReader for Reader {
-    fn read<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<Vec<(Option<String>, Content)>, ToolFailure>> {
+    fn read<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<ReadContents, ToolFailure>> {
         Box::pin(self.read_now(uri))
     }
 

@@ -68,6 +68,8 @@ pub struct Federated {
     pub title: Option<String>,
     pub description: Option<String>,
     pub mime_type: Option<String>,
+    /// The hash of what the upstream's listing said of it when imported.
+    pub pin: String,
     /// Reads it from the upstream.
     pub reader: Arc<dyn ResourceReader>,
 }
@@ -85,7 +87,10 @@ impl Federated {
     /// The upstream's URI that `uri` (one of toolhost's) stands for, when this resource is
     /// served there.
     pub fn upstream_uri(&self, uri: &str) -> Option<String> {
-        let own = uri.strip_prefix(PREFIX)?.strip_prefix(&self.toolkit)?.strip_prefix('/')?;
+        let own = uri
+            .strip_prefix(PREFIX)?
+            .strip_prefix(&self.toolkit)?
+            .strip_prefix('/')?;
         match &self.upstream {
             Address::Uri(fixed) => (fixed == own).then(|| own.to_owned()),
             Address::Template(template) => resource::match_template(template, own).map(|_| own.to_owned()),
@@ -110,14 +115,13 @@ impl Federated {
 /// appending them to `out` and problems to `problems`.
 pub(super) fn load(
     file: &str,
-    toolkit: &str,
-    scopes: &[String],
-    backend: Option<&Map<String, Value>>,
+    def: &mut super::file::ToolkitDef,
     factories: &std::collections::HashMap<String, Arc<dyn BackendFactory>>,
-    defs: Vec<FederatedDef>,
     out: &mut Vec<Federated>,
     problems: &mut Vec<Problem>,
 ) {
+    let (toolkit, scopes, backend) = (def.name.as_str(), def.scopes.as_slice(), def.backend.as_ref());
+    let defs = std::mem::take(&mut def.resources);
     if defs.is_empty() {
         return;
     }
@@ -196,7 +200,7 @@ pub(super) fn load(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         config.insert(key.to_owned(), Value::String(written.clone()));
-        config.insert("pin".to_owned(), Value::String(def.pin));
+        config.insert("pin".to_owned(), Value::String(def.pin.clone()));
         let reader = match factory.resource(&config) {
             Ok(reader) => reader,
             Err(messages) => {
@@ -219,6 +223,7 @@ pub(super) fn load(
             title: def.title,
             description: def.description,
             mime_type: def.mime_type,
+            pin: def.pin,
             reader,
         });
     }

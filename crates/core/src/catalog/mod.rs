@@ -564,7 +564,10 @@ impl Catalog {
     /// The federated resource served at `uri` (a fixed URI first, then the first template that
     /// matches), with the upstream's URI it stands for; `None` for a URI not imported.
     pub fn find_federated(&self, uri: &str) -> Option<(&federated::Federated, String)> {
-        let fixed = self.federated.iter().filter(|r| matches!(r.address, resource::Address::Uri(_)));
+        let fixed = self
+            .federated
+            .iter()
+            .filter(|r| matches!(r.address, resource::Address::Uri(_)));
         let templates = self
             .federated
             .iter()

@@ -2,6 +2,7 @@
 //! tools`, listed and read through toolhost by rmcp's client over a real session. The upstream
 //! is `tests/peer/mcp_resource_server.py` (the official Python SDK over stdio, started by
 //! toolhost).
+#![allow(deprecated)] // resources/subscribe (sessions, before 2026-07-28)
 
 use base64::Engine as _;
 use rmcp::ServiceExt as _;
@@ -27,7 +28,13 @@ fn serve(dir: &Scratch, out: &std::path::Path, rug: &std::path::Path) -> Server 
     std::fs::write(&file, with_toolkit_keys(&yaml, &env)).unwrap();
     let config = dir.write("toolhost.toml", "[secrets]\nNOTE_KEY = { env = \"NOTE_KEY\" }\n");
     Server::start(
-        &["--catalog", out.to_str().unwrap(), "--config", config.to_str().unwrap()],
+        &[
+            "--catalog",
+            out.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--mcp-sessions",
+        ],
         &[("NOTE_KEY", KEY)],
         None,
     )
@@ -102,7 +109,9 @@ async fn a_federated_upstreams_resources_are_imported_pinned_listed_and_read() {
 
     // A template's URI.
     let read = client
-        .read_resource(ReadResourceRequestParams::new("toolhost://upstream/Notes/note://items/42"))
+        .read_resource(ReadResourceRequestParams::new(
+            "toolhost://upstream/Notes/note://items/42",
+        ))
         .await
         .unwrap();
     let item = serde_json::to_value(&read.contents).unwrap();
@@ -121,6 +130,15 @@ async fn a_federated_upstreams_resources_are_imported_pinned_listed_and_read() {
             .unwrap_err();
         assert!(refused.to_string().contains("no resource at"), "{uri}: {refused}");
     }
+    // A federated resource may be subscribed to (updates on reload: a re-import or withdrawal).
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new(README))
+        .await
+        .unwrap();
+    client
+        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(README))
+        .await
+        .unwrap();
     client.cancel().await.unwrap();
     drop(server);
 }
@@ -143,7 +161,10 @@ async fn a_rug_pulled_resource_is_withdrawn_and_reported_on_reimport() {
         .await
         .unwrap_err();
     let changed = changed.to_string();
-    assert!(changed.contains("changed it") && changed.contains("upstream_changed"), "{changed}");
+    assert!(
+        changed.contains("changed it") && changed.contains("upstream_changed"),
+        "{changed}"
+    );
     let missing = client
         .read_resource(ReadResourceRequestParams::new(PIXEL))
         .await
@@ -165,7 +186,12 @@ async fn a_rug_pulled_resource_is_withdrawn_and_reported_on_reimport() {
     client.cancel().await.unwrap();
     drop(server);
 
-    let said = import(&source, &out, &["--toolkit", "Notes"], &[("RUG_FILE", rug.to_str().unwrap())]);
+    let said = import(
+        &source,
+        &out,
+        &["--toolkit", "Notes"],
+        &[("RUG_FILE", rug.to_str().unwrap())],
+    );
     assert!(
         said.contains("resource `note://readme`: changed by the upstream")
             && said.contains("resource `note://pixel`: removed by the upstream")

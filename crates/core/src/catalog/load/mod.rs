@@ -108,7 +108,7 @@ impl Loader {
                 &mut resources,
                 &mut ctx.problems,
             );
-            for toolkit in file.toolkits {
+            for mut toolkit in file.toolkits {
                 let place = Place {
                     file: source.name.clone(),
                     field: Some(format!("toolkit `{}`", toolkit.name)),
@@ -119,17 +119,14 @@ impl Loader {
                     ctx.error(&at(&place, "tags"), "a tag is empty; remove it".to_owned());
                 }
                 let description = toolkits.entry(toolkit.name.clone()).or_default();
-                if let Some(text) = toolkit.description {
+                if let Some(text) = toolkit.description.take() {
                     check_description(&text, &place, &mut ctx.problems);
                     description.get_or_insert(text);
                 }
                 super::federated::load(
                     &source.name,
-                    &toolkit.name,
-                    &toolkit.scopes,
-                    toolkit.backend.as_ref(),
+                    &mut toolkit,
                     &self.backends,
-                    toolkit.resources,
                     &mut federated,
                     &mut ctx.problems,
                 );

@@ -155,6 +155,26 @@ pub fn contents(catalog: &Catalog, caller: &CallContext, uri: &str) -> Option<(R
     Some((contents.with_mime_type(declared.mime_type.clone()), CacheScope::Public))
 }
 
+/// What a subscription compares across reloads at `uri`: the contents of a catalog resource;
+/// for a federated one (whose contents are the upstream's, read only when asked), what the
+/// catalog says of it (its pin included) and whether it is served, so a re-import or a
+/// withdrawal is an update. Never sent to a client.
+pub fn seen(catalog: &Catalog, caller: &CallContext, uri: &str) -> Option<ResourceContents> {
+    if uri.starts_with(federated::PREFIX) {
+        let (found, _) = catalog.find_federated(uri).filter(|(r, _)| r.allows(&caller.access))?;
+        let described = format!(
+            "{:?} {:?} {:?} {:?} {}",
+            found.upstream,
+            found.description,
+            found.mime_type,
+            found.pin,
+            found.is_served()
+        );
+        return Some(ResourceContents::text(described, uri));
+    }
+    contents(catalog, caller, uri).map(|(c, _)| c)
+}
+
 /// The error for a URI nothing is served at (SEP-2164): `-32602` with the URI in `data`.
 pub fn not_found(uri: &str) -> ErrorData {
     ErrorData::invalid_params(
