@@ -168,7 +168,7 @@ pub(crate) fn http_for(options: &Options, cache: Option<Cache>) -> Result<Http, 
 #[derive(Debug)]
 pub struct Client {
     http: Http,
-    options: Options,
+    pub(crate) options: Options,
     /// One slot per MCP server: the map's lock is held only to find a slot, so opening a
     /// session to one server never waits for another (issue #12.12).
     sessions: tokio::sync::Mutex<HashMap<SessionKey, Entry>>,
@@ -510,7 +510,7 @@ impl Client {
     /// [`MAX_SESSIONS_PER_OWNER`] of them one owner's: past either, the least recently used
     /// idle one is closed, never one a call is using; when every one is in use, the new session
     /// serves its call alone.
-    async fn session(
+    pub(crate) async fn session(
         &self,
         source: &Source,
         bearer: Option<&toolhost_core::Secret>,

@@ -30,6 +30,7 @@ mod otc;
 mod problem;
 mod raw;
 mod relay;
+pub mod resources;
 mod retry;
 mod schema;
 pub mod search;

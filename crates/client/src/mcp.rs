@@ -353,6 +353,11 @@ impl Session {
         serde_json::to_value(&result.content).map_err(|e| self.error(e.to_string()))
     }
 
+    /// The server's side of the session, for requests beside calls (resources).
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
     /// Whether the session can still carry calls: its transport has not closed.
     pub fn is_alive(&self) -> bool {
         !self.peer.is_transport_closed()
@@ -365,7 +370,7 @@ impl Session {
         }
     }
 
-    fn error(&self, message: String) -> Error {
+    pub(crate) fn error(&self, message: String) -> Error {
         let tail = self
             .stderr
             .as_ref()

@@ -409,6 +409,32 @@ impl fmt::Display for ToolFailure {
 pub trait BackendFactory: Send + Sync {
     /// Builds the backend for one tool version, or says what is wrong with its config.
     fn build(&self, config: &Map<String, Value>, signature: &Signature<'_>) -> Result<Arc<dyn Backend>, Vec<String>>;
+
+    /// Builds the reader of a toolkit's federated resource (`resources:` of a toolkit, see
+    /// `catalog::federated`) from the toolkit's `backend` block and the resource's `resource`
+    /// (or `resource_template`) and `pin`; a kind that serves no resources says so.
+    fn resource(&self, config: &Map<String, Value>) -> Result<Arc<dyn ResourceReader>, Vec<String>> {
+        let _ = config;
+        Err(vec![
+            "this backend kind serves no resources; a toolkit's `resources:` come from an `upstream` backend (toolhost import tools)".to_owned(),
+        ])
+    }
+}
+
+/// What a federated resource read gives: each contents with its media type, if given.
+pub type ReadContents = Vec<(Option<String>, crate::catalog::resource::Content)>;
+
+/// Reads one federated resource (or every URI of one template) from where it lives.
+pub trait ResourceReader: Send + Sync + fmt::Debug {
+    /// The contents at `uri` (an URI of the upstream's, which the catalog imported), each with
+    /// its media type when the upstream gave one: bounded, scrubbed of the server's secrets.
+    fn read<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<ReadContents, ToolFailure>>;
+
+    /// Why the resource is not served now (its upstream changed or removed it since its pin),
+    /// as a word for logs and listings; `None` while it is served.
+    fn withdrawn(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The signature of the version a backend is built for.

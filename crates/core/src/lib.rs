@@ -17,8 +17,8 @@ pub mod validate;
 
 pub use ask::{Ask, Capability, Question, Reply};
 pub use backend::{
-    Backend, BackendCall, BackendFactory, BoxFuture, CallContext, LogLevel, Note, Progress, Secret, SharedValues,
-    Signature, StepOutcome, ToolFailure,
+    Backend, BackendCall, BackendFactory, BoxFuture, CallContext, LogLevel, Note, Progress, ReadContents,
+    ResourceReader, Secret, SharedValues, Signature, StepOutcome, ToolFailure,
 };
 pub use catalog::{
     Access, Annotations, Authorization, Catalog, Disclosure, EnumValue, ErrorPhrase, InputType, ListQuery, MediaKind,

@@ -15,6 +15,7 @@ pub mod merge;
 mod names;
 mod operation;
 pub mod overlay;
+pub mod resources;
 mod schema;
 mod server;
 pub mod tools;
@@ -84,6 +85,8 @@ pub struct Imported {
     /// Every operation the filters let through, with the tool it became or why it did not
     /// (`import openapi --list`, issue #41.4); empty for other imports.
     pub operations: Vec<Listed>,
+    /// The toolkit's federated resources (`resources:`, MCP upstreams; see [`resources`]).
+    pub resources: Vec<Value>,
 }
 
 /// One operation of a description, as `import openapi --list` shows it.
@@ -405,6 +408,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, String> {
         secrets,
         fixed,
         operations,
+        resources: Vec::new(),
     })
 }
 
@@ -442,6 +446,12 @@ pub fn render(imported: &Imported, tools: &[(Option<String>, Value)]) -> String 
             let _ = writeln!(yaml, "      # {comment}");
         }
         emit_tool(&mut yaml, tool);
+    }
+    if !imported.resources.is_empty() {
+        let _ = writeln!(yaml, "    resources:");
+        for entry in &imported.resources {
+            let _ = writeln!(yaml, "      - {entry}");
+        }
     }
     yaml
 }

@@ -245,6 +245,7 @@ pub fn import(server: &Server, options: &Options) -> Result<Imported, String> {
         secrets,
         fixed,
         operations: Vec::new(),
+        resources: Vec::new(),
     })
 }
 

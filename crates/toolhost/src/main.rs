@@ -353,12 +353,32 @@ fn import_tools(
         ..toolhost_client::Options::default()
     })?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let server = runtime.block_on(async {
+    let (server, resources) = runtime.block_on(async {
         let found = client.discover_as(&parsed, protocol).await;
+        // An MCP upstream's resources and templates are imported beside its tools (#39.5).
+        let resources = match &found {
+            Ok(server) if server.protocol == toolhost_client::Protocol::Mcp => Some(
+                client
+                    .mcp_resources(&parsed, None, toolhost_import::resources::MAX_IMPORTED)
+                    .await,
+            ),
+            _ => None,
+        };
         client.close().await;
-        found
-    })?;
-    let imported = toolhost_import::tools::import(&server, options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+        (found, resources)
+    });
+    let mut imported =
+        toolhost_import::tools::import(&server?, options).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    match resources {
+        Some(Ok(listed)) => {
+            imported.resources = toolhost_import::resources::entries(&listed.resources);
+            imported.notes.extend(listed.skipped);
+        }
+        Some(Err(e)) => imported
+            .notes
+            .push(format!("its resources could not be listed, so none were imported: {e}")),
+        None => {}
+    }
     write_import(imported, out)
 }
 
@@ -382,8 +402,13 @@ fn write_import(mut imported: toolhost_import::Imported, out: &std::path::Path) 
     }
     let (tools, report) = match std::fs::read_to_string(&file) {
         Ok(existing) => {
-            let merged = toolhost_import::merge::merge(&existing, &file.display().to_string(), &imported)
+            let mut merged = toolhost_import::merge::merge(&existing, &file.display().to_string(), &imported)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
+            merged.report.extend(toolhost_import::resources::report(
+                &existing,
+                &imported.toolkit,
+                &imported.resources,
+            ));
             imported.defaults = merged.defaults;
             // What the file reads after the merge: its own values kept, its older versions too.
             imported.secrets = toolhost_import::overlay::secret_names(

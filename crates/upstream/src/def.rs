@@ -23,8 +23,15 @@ pub(crate) struct Def {
     /// The protocol to speak (probed when absent).
     #[serde(default)]
     pub protocol: Option<toolhost_client::Protocol>,
-    /// The upstream's name for the tool.
+    /// The upstream's name for the tool (a tool's backend).
+    #[serde(default)]
     pub tool: String,
+    /// The upstream's URI of a federated resource (a toolkit's `resources:`, issue #39.5).
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// The upstream's URI template of a federated resource template.
+    #[serde(default)]
+    pub resource_template: Option<String>,
     /// The hash of the upstream's definition the signature was imported from.
     pub pin: String,
     /// The upstream's version calls go to, a semver (`"1.2.0"`) or an N-ACT version number

@@ -33,6 +33,7 @@
 mod call;
 mod def;
 mod relay;
+mod resource;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -142,13 +143,10 @@ impl Factory {
     }
 }
 
-impl BackendFactory for Factory {
-    fn build(&self, config: &Map<String, Value>, signature: &Signature<'_>) -> Result<Arc<dyn Backend>, Vec<String>> {
-        let def: Def = serde_json::from_value(Value::Object(config.clone())).map_err(|e| {
-            vec![format!(
-                "{e}; an upstream backend is {{source, tool, pin}} (see docs/federation.md)"
-            )]
-        })?;
+impl Factory {
+    /// The upstream a backend block names (shared with every other block naming the same), how
+    /// its calls are authorized, the key it is shared under, and the most bytes passed on.
+    fn upstream(&self, def: &Def) -> Result<(Arc<Upstream>, CallAuth, UpstreamKey, u64), Vec<String>> {
         let source = Source::parse(&def.source).map_err(|e| vec![format!("`source`: {e}")])?;
         if !def.pin.starts_with("sha256:") {
             return Err(vec![
@@ -161,7 +159,7 @@ impl BackendFactory for Factory {
             .map(|(k, v)| Ok((k.clone(), self.fill(&format!("headers.{k}"), v)?)))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|e| vec![e])?;
-        let env = def::env(&def, &source, &self.secrets, self.lenient())?;
+        let env = def::env(def, &source, &self.secrets, self.lenient())?;
         let max_response_bytes = def
             .max_response_bytes
             .unwrap_or(toolhost_sculpt::DEFAULT_MAX_RESPONSE_BYTES);
@@ -204,6 +202,7 @@ impl BackendFactory for Factory {
                 Some(found) => {
                     // Loaded again (a reload): the next call reads the listing first.
                     found.stale.store(true, Ordering::SeqCst);
+                    found.resources_stale.store(true, Ordering::SeqCst);
                     found
                 }
                 None => {
@@ -225,6 +224,25 @@ impl BackendFactory for Factory {
                 }
             }
         };
+        Ok((upstream, call_auth, key, max_response_bytes))
+    }
+}
+
+/// An upstream block, read.
+fn parse(config: &Map<String, Value>, shape: &str) -> Result<Def, Vec<String>> {
+    serde_json::from_value(Value::Object(config.clone()))
+        .map_err(|e| vec![format!("{e}; an upstream backend is {shape} (see docs/federation.md)")])
+}
+
+impl BackendFactory for Factory {
+    fn build(&self, config: &Map<String, Value>, signature: &Signature<'_>) -> Result<Arc<dyn Backend>, Vec<String>> {
+        let def = parse(config, "{source, tool, pin}")?;
+        if def.tool.is_empty() || def.resource.is_some() || def.resource_template.is_some() {
+            return Err(vec![
+                "`tool` names the upstream's tool; `resource` belongs in a toolkit's `resources:`".to_owned(),
+            ]);
+        }
+        let (upstream, call_auth, key, max_response_bytes) = self.upstream(&def)?;
         let pins = {
             let mut all = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
             all.retain(|_, p| p.strong_count() > 0);
@@ -270,6 +288,20 @@ impl BackendFactory for Factory {
             max_response_bytes,
         }))
     }
+
+    fn resource(&self, config: &Map<String, Value>) -> Result<Arc<dyn toolhost_core::ResourceReader>, Vec<String>> {
+        let def = parse(
+            config,
+            "{source, ...} in the toolkit's `backend`, with `resource` and `pin` per resource",
+        )?;
+        let (upstream, call_auth, _, max_bytes) = self.upstream(&def)?;
+        if matches!(call_auth, CallAuth::Forward | CallAuth::Token(_)) && upstream.listing_auth.is_none() {
+            return Err(vec![
+                "a federated resource is read with the listing's credentials (`headers`, or `auth: {oauth2: ...}`); a caller's own or exchanged token is not used for resources".to_owned(),
+            ]);
+        }
+        resource::Reader::new(upstream, &def, max_bytes).map(|r| Arc::new(r) as _)
+    }
 }
 
 /// One upstream server: its client and its last listing.
@@ -303,6 +335,10 @@ struct Upstream {
     scrubber: Scrubber,
     /// What token endpoints are asked with.
     http: reqwest::Client,
+    /// The last resource listing, for federated resources' pins.
+    resources: tokio::sync::Mutex<Option<resource::ResourceRead>>,
+    /// Set on a reload and a failed read: the resource listing is read again first.
+    resources_stale: std::sync::atomic::AtomicBool,
 }
 
 /// A listing, when it was read, and the client's count of `notifications/tools/list_changed`
@@ -380,7 +416,26 @@ impl Upstream {
             listing_auth,
             http,
             scrubber,
+            resources: tokio::sync::Mutex::default(),
+            resources_stale: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// The token the upstream is listed with (client credentials), if it takes one.
+    async fn listing_token(&self) -> Result<Option<Secret>, Error> {
+        let Some(tokens) = &self.listing_auth else {
+            return Ok(None);
+        };
+        tokens
+            .token(&self.http, None, Instant::now() + TOKEN_WAIT)
+            .await
+            .map(Some)
+            .map_err(|f| {
+                Error::Setup(format!(
+                    "no token to list the upstream with: {}",
+                    f.developer_message.as_deref().unwrap_or(&f.message)
+                ))
+            })
     }
 
     /// Reads the upstream shortly after load and then every [`LISTING_TTL`], whether or not its
@@ -507,20 +562,7 @@ impl Upstream {
 
     /// Lists the upstream's tools, and the older versions that `served` ones are pinned to.
     async fn read(&self, served: &[Arc<Watched>]) -> Result<Listing, Error> {
-        let bearer = match &self.listing_auth {
-            Some(tokens) => Some(
-                tokens
-                    .token(&self.http, None, Instant::now() + TOKEN_WAIT)
-                    .await
-                    .map_err(|f| {
-                        Error::Setup(format!(
-                            "no token to list the upstream with: {}",
-                            f.developer_message.as_deref().unwrap_or(&f.message)
-                        ))
-                    })?,
-            ),
-            None => None,
-        };
+        let bearer = self.listing_token().await?;
         // An upstream may echo the listing's token in what it answers (an error's detail): the
         // call's scrubber knows the call's token, not this one, so it is taken out here.
         let echoed = |e: Error| match &bearer {

@@ -37,6 +37,9 @@ pub(super) struct ToolkitDef {
     #[serde(default)]
     pub backend: Option<Map<String, Value>>,
     pub tools: Vec<ToolDef>,
+    /// Resources of the toolkit's upstream, read through its `backend` (see `federated`).
+    #[serde(default)]
+    pub resources: Vec<super::federated::FederatedDef>,
 }
 
 #[derive(Debug, Deserialize)]

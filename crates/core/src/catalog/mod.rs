@@ -6,6 +6,7 @@
 
 pub mod agent;
 mod compat;
+pub mod federated;
 mod file;
 mod load;
 pub mod lock;
@@ -68,6 +69,8 @@ pub struct Catalog {
     resources: Arc<Vec<resource::Resource>>,
     /// The tools' search index, by position (issue #42).
     index: crate::search::Index,
+    /// The resources toolkits import from their upstreams, in file order.
+    federated: Arc<Vec<federated::Federated>>,
 }
 
 impl fmt::Debug for Catalog {
@@ -579,6 +582,7 @@ impl Catalog {
             warnings,
             agents: Vec::new(),
             resources: Arc::default(),
+            federated: Arc::default(),
         }
     }
 
@@ -614,6 +618,25 @@ impl Catalog {
     /// The resources the catalog files declare, in file order.
     pub fn resources(&self) -> &Arc<Vec<resource::Resource>> {
         &self.resources
+    }
+
+    /// The resources toolkits import from their upstreams, withdrawn ones included.
+    pub fn federated(&self) -> &Arc<Vec<federated::Federated>> {
+        &self.federated
+    }
+
+    /// The federated resource served at `uri` (a fixed URI first, then the first template that
+    /// matches), with the upstream's URI it stands for; `None` for a URI not imported.
+    pub fn find_federated(&self, uri: &str) -> Option<(&federated::Federated, String)> {
+        let fixed = self
+            .federated
+            .iter()
+            .filter(|r| matches!(r.address, resource::Address::Uri(_)));
+        let templates = self
+            .federated
+            .iter()
+            .filter(|r| matches!(r.address, resource::Address::Template(_)));
+        fixed.chain(templates).find_map(|r| r.upstream_uri(uri).map(|u| (r, u)))
     }
 
     /// The declared resource served at `uri` (a fixed URI first, then the first template that
@@ -659,6 +682,7 @@ impl Catalog {
         let mut own = Self::from_tools(tools, toolkits, Vec::new());
         // The declared documents are not tools: an agent's prompt may attach any of them.
         own.resources = Arc::clone(&self.resources);
+        own.federated = Arc::clone(&self.federated);
         own
     }
 }

@@ -22,6 +22,7 @@ mod federation;
 mod federation_hostile;
 mod federation_peers;
 mod federation_relay;
+mod federation_resources;
 mod http2;
 mod identity;
 mod import;

@@ -103,6 +103,7 @@ impl Loader {
         let mut toolkits: BTreeMap<String, Option<String>> = BTreeMap::new();
         let mut resources = Vec::new();
         let mut resource_uris = std::collections::BTreeSet::new();
+        let mut federated = Vec::new();
         // Agent files (`agents/*.md`) are read after the tools, against them.
         let (agents, sources): (Vec<&Source>, Vec<&Source>) = sources.iter().partition(|s| s.is_agent());
         for (source, (file, problems)) in sources.iter().zip(parse_all(&sources)) {
@@ -117,7 +118,7 @@ impl Loader {
                 &mut resources,
                 &mut ctx.problems,
             );
-            for toolkit in file.toolkits {
+            for mut toolkit in file.toolkits {
                 let place = Place {
                     file: source.name.clone(),
                     field: Some(format!("toolkit `{}`", toolkit.name)),
@@ -128,10 +129,17 @@ impl Loader {
                     ctx.error(&at(&place, "tags"), "a tag is empty; remove it".to_owned());
                 }
                 let description = toolkits.entry(toolkit.name.clone()).or_default();
-                if let Some(text) = toolkit.description {
+                if let Some(text) = toolkit.description.take() {
                     check_description(&text, &place, &mut ctx.problems);
                     description.get_or_insert(text);
                 }
+                super::federated::load(
+                    &source.name,
+                    &mut toolkit,
+                    &self.backends,
+                    &mut federated,
+                    &mut ctx.problems,
+                );
                 for mut def in toolkit.tools {
                     inherit_backends(&mut def);
                     if let Some(defaults) = &toolkit.backend {
@@ -157,6 +165,7 @@ impl Loader {
         }
         let mut catalog = Catalog::from_tools(tools, toolkits, Vec::new());
         catalog.resources = Arc::new(resources);
+        catalog.federated = Arc::new(federated);
         catalog.agents = super::agent::load(&agents, &catalog, &mut ctx.problems);
         if ctx.problems.iter().any(|p| p.severity == Severity::Error) {
             ctx.problems.sort_by_key(|p| std::cmp::Reverse(p.severity));

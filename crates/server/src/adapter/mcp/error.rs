@@ -58,3 +58,18 @@ pub(super) fn in_task(error: Error) -> Result<CallToolResult, ErrorData> {
         _ => answer(error),
     }
 }
+
+/// The error for a federated resource whose upstream read failed: `-32603` with the failure's
+/// message for callers (never its developer detail, which the log has), its `code`, whether a
+/// retry may help, and the URI.
+pub(super) fn resource_failure(uri: &str, failure: &toolhost_core::ToolFailure) -> ErrorData {
+    ErrorData::internal_error(
+        format!("failed to read `{uri}`: {}", failure.message),
+        Some(serde_json::json!({
+            "uri": uri,
+            "code": failure.code,
+            "retryable": failure.retryable,
+            "retryAfterMs": failure.retry_after.map(|d| d.as_millis() as u64),
+        })),
+    )
+}

@@ -614,10 +614,10 @@ impl ServerHandler for Handler {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let catalog = self.state.engine.catalog();
-        Ok(resources::templates(&catalog))
+        Ok(resources::templates(&catalog, &self.call_context(&context)))
     }
 
     async fn read_resource(
@@ -632,7 +632,7 @@ impl ServerHandler for Handler {
                 .ok_or_else(|| resources::not_found(&request.uri))?;
             return Ok(resources::answer(skill.contents(), CacheScope::Private).into());
         }
-        resources::read(&catalog, &caller, &request.uri).map(Into::into)
+        resources::read(&catalog, &caller, &request.uri).await.map(Into::into)
     }
 
     // Skills: the agents the caller may use, each a SKILL.md (SEP-2640).

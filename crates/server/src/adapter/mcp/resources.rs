@@ -5,6 +5,9 @@
 //! - `toolhost://tools/{name}`: each tool the caller may see, as its MCP definition (JSON:
 //!   description, input and output schemas, annotations: its signature and documentation).
 //! - `toolhost://agents/{name}`: each agent the caller may use, as its procedure (Markdown).
+//! - `toolhost://upstream/{toolkit}/{upstream URI}`: a federated upstream's resources and
+//!   templates its toolkit imported (pinned; a withdrawn one is left out), read from the
+//!   upstream at each `resources/read`; an upstream URI not imported is not served.
 //!
 //! `resources/read` of a URI nobody serves (or one the caller may not see) is `-32602` with
 //! `data.uri` (SEP-2164), so a hidden tool is as unknown here as on `tools/call`.
@@ -15,6 +18,7 @@ use rmcp::model::{
     CacheScope, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceContents,
     ResourceTemplate,
 };
+use toolhost_core::catalog::federated::{self, Federated};
 use toolhost_core::catalog::resource::{self, Address, Content};
 use toolhost_core::{CallContext, Catalog};
 
@@ -36,6 +40,16 @@ pub fn list(catalog: &Catalog, caller: &CallContext) -> ListResourcesResult {
             Address::Template(_) => None,
         })
         .collect();
+    out.extend(federated(catalog, caller).filter_map(|r| match &r.address {
+        Address::Uri(uri) => {
+            let mut raw = Resource::new(uri.clone(), r.name.clone());
+            raw.title = r.title.clone();
+            raw.description = r.description.clone();
+            raw.mime_type = r.mime_type.clone();
+            Some(raw)
+        }
+        Address::Template(_) => None,
+    }));
     out.extend(catalog.tools().iter().filter(|t| t.listed_to(caller)).map(|t| {
         Resource::new(format!("{TOOLS}{}", t.name), t.name.clone())
             .with_description(t.latest().description.clone())
@@ -53,6 +67,14 @@ pub fn list(catalog: &Catalog, caller: &CallContext) -> ListResourcesResult {
     result
 }
 
+/// The federated resources `caller` may see and the upstream has not withdrawn.
+fn federated<'c>(catalog: &'c Catalog, caller: &'c CallContext) -> impl Iterator<Item = &'c Federated> + 'c {
+    catalog
+        .federated()
+        .iter()
+        .filter(|r| r.allows(&caller.access) && r.is_served())
+}
+
 fn declared(uri: &str, r: &resource::Resource) -> Resource {
     let mut raw = Resource::new(uri, r.name.clone()).with_mime_type(r.mime_type.clone());
     raw.title = r.title.clone();
@@ -64,8 +86,9 @@ fn declared(uri: &str, r: &resource::Resource) -> Resource {
     raw
 }
 
-/// `resources/templates/list`: the declared templates, then the server's own two.
-pub fn templates(catalog: &Catalog) -> ListResourceTemplatesResult {
+/// `resources/templates/list`: the declared templates, the federated ones `caller` may see,
+/// then the server's own two.
+pub fn templates(catalog: &Catalog, caller: &CallContext) -> ListResourceTemplatesResult {
     let mut out: Vec<ResourceTemplate> = catalog
         .resources()
         .iter()
@@ -79,6 +102,16 @@ pub fn templates(catalog: &Catalog) -> ListResourceTemplatesResult {
             Address::Uri(_) => None,
         })
         .collect();
+    out.extend(federated(catalog, caller).filter_map(|r| match &r.address {
+        Address::Template(t) => {
+            let mut raw = ResourceTemplate::new(t.clone(), r.name.clone());
+            raw.title = r.title.clone();
+            raw.description = r.description.clone();
+            raw.mime_type = r.mime_type.clone();
+            Some(raw)
+        }
+        Address::Uri(_) => None,
+    }));
     let own = [
         (
             TOOLS,
@@ -122,6 +155,26 @@ pub fn contents(catalog: &Catalog, caller: &CallContext, uri: &str) -> Option<(R
     Some((contents.with_mime_type(declared.mime_type.clone()), CacheScope::Public))
 }
 
+/// What a subscription compares across reloads at `uri`: the contents of a catalog resource;
+/// for a federated one (whose contents are the upstream's, read only when asked), what the
+/// catalog says of it (its pin included) and whether it is served, so a re-import or a
+/// withdrawal is an update. Never sent to a client.
+pub fn seen(catalog: &Catalog, caller: &CallContext, uri: &str) -> Option<ResourceContents> {
+    if uri.starts_with(federated::PREFIX) {
+        let (found, _) = catalog.find_federated(uri).filter(|(r, _)| r.allows(&caller.access))?;
+        let described = format!(
+            "{:?} {:?} {:?} {:?} {}",
+            found.upstream,
+            found.description,
+            found.mime_type,
+            found.pin,
+            found.is_served()
+        );
+        return Some(ResourceContents::text(described, uri));
+    }
+    contents(catalog, caller, uri).map(|(c, _)| c)
+}
+
 /// The error for a URI nothing is served at (SEP-2164): `-32602` with the URI in `data`.
 pub fn not_found(uri: &str) -> ErrorData {
     ErrorData::invalid_params(
@@ -130,8 +183,38 @@ pub fn not_found(uri: &str) -> ErrorData {
     )
 }
 
-/// `resources/read`.
-pub fn read(catalog: &Catalog, caller: &CallContext, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+/// `resources/read`: a federated resource from its upstream, anything else from the catalog.
+pub async fn read(catalog: &Catalog, caller: &CallContext, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    if uri.starts_with(federated::PREFIX) {
+        let (found, upstream_uri) = catalog
+            .find_federated(uri)
+            .filter(|(r, _)| r.allows(&caller.access))
+            .ok_or_else(|| not_found(uri))?;
+        let read = found
+            .reader
+            .read(&upstream_uri)
+            .await
+            .map_err(|failure| super::error::resource_failure(uri, &failure))?;
+        let contents = read
+            .into_iter()
+            .map(|(mime_type, content)| {
+                let contents = match content {
+                    Content::Text(text) => ResourceContents::text(text, uri),
+                    Content::Blob(bytes) => {
+                        ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
+                    }
+                };
+                match mime_type.or_else(|| found.mime_type.clone()) {
+                    Some(mime) => contents.with_mime_type(mime),
+                    None => contents,
+                }
+            })
+            .collect();
+        let mut result = ReadResourceResult::new(contents);
+        result.ttl_ms = Some(TTL_MS);
+        result.cache_scope = Some(CacheScope::Private);
+        return Ok(result);
+    }
     let (contents, scope) = contents(catalog, caller, uri).ok_or_else(|| not_found(uri))?;
     Ok(answer(contents, scope))
 }

@@ -42,7 +42,7 @@ impl Subscriptions {
         uri: &str,
     ) -> Result<(), ErrorData> {
         let catalog = engine.catalog();
-        let (now, _) = resources::contents(&catalog, &caller, uri).ok_or_else(|| resources::not_found(uri))?;
+        let now = resources::seen(&catalog, &caller, uri).ok_or_else(|| resources::not_found(uri))?;
         {
             let mut uris = self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if uris.len() >= MAX_SUBSCRIPTIONS && !uris.contains_key(uri) {
@@ -76,7 +76,7 @@ impl Subscriptions {
         let mut uris = self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut changed = Vec::new();
         for (uri, seen) in uris.iter_mut() {
-            let now = resources::contents(&catalog, caller, uri).map(|(c, _)| c);
+            let now = resources::seen(&catalog, caller, uri);
             if now != *seen {
                 *seen = now;
                 changed.push(uri.clone());
@@ -98,7 +98,7 @@ pub async fn listen(engine: &Arc<Engine>, caller: CallContext, context: Subscrip
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
-            let now = resources::contents(&catalog, &caller, uri).map(|(c, _)| c);
+            let now = resources::seen(&catalog, &caller, uri);
             uris.insert(uri.clone(), now);
         }
     }
