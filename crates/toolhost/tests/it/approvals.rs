@@ -293,7 +293,10 @@ async fn every_protocol_answers_a_call_needing_confirmation_and_nothing_reaches_
     let answer = mcp(base, "2026-07-28", json!({"elicitation": {"url": {}}}), json!({})).await;
     let result = &answer["result"];
     assert_eq!(result["resultType"], "input_required", "{answer}");
-    assert_eq!(result["inputRequests"]["confirm"]["params"]["mode"], "url", "{answer}");
+    assert_eq!(
+        result["inputRequests"]["toolhost/confirmation"]["params"]["mode"], "url",
+        "{answer}"
+    );
     assert!(result["requestState"].as_str().is_some_and(|s| !s.is_empty()));
     // … and without it declared: -32021 naming the capability.
     let answer = mcp(base, "2026-07-28", json!({}), json!({})).await;
@@ -470,12 +473,12 @@ async fn an_approved_confirmation_runs_its_call_once_and_only_that_call() {
     let caps = json!({"elicitation": {"url": {}}});
     let asked = mcp(base, "2026-07-28", caps.clone(), json!({})).await;
     let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
-    let url = asked["result"]["inputRequests"]["confirm"]["params"]["url"]
+    let url = asked["result"]["inputRequests"]["toolhost/confirmation"]["params"]["url"]
         .as_str()
         .unwrap();
     let id = url.rsplit('/').next().unwrap().to_owned();
     assert_eq!(decide(&http, base, &id, "approve").await, 200);
-    let retry = json!({"requestState": state, "inputResponses": {"confirm": {"action": "accept"}}});
+    let retry = json!({"requestState": state, "inputResponses": {"toolhost/confirmation": {"action": "accept"}}});
     let ran = mcp(base, "2026-07-28", caps, retry).await;
     assert_eq!(ran["result"]["structuredContent"]["id"], 4, "{ran}");
     assert_eq!(count(&seen), 4);

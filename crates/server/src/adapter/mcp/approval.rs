@@ -30,7 +30,9 @@ use toolhost_core::confirm::{Answer, Presented, Status};
 use super::convert::failure;
 
 /// The key of the one input request a confirmation makes.
-const CONFIRM: &str = "confirm";
+/// The key of the confirmation's URL elicitation in `inputRequests`: not a name a sculpted step
+/// can have (a step that asks keys its own question by its name, `elicit.rs`).
+const CONFIRM: &str = "toolhost/confirmation";
 
 /// How long a retry presenting a pending confirmation is held before it is answered.
 const HOLD: Duration = Duration::from_secs(20);
@@ -139,7 +141,11 @@ fn declined(answer: &Answer) -> CallToolResult {
 
 /// Whether the client's `inputResponses` cancel the confirmation (a decline or cancel of the
 /// URL elicitation only ever cancels: honouring a refusal is always safe).
-pub(super) fn cancelled(responses: Option<&rmcp::model::InputResponses>) -> bool {
+pub(super) fn cancelled(request_state: Option<&str>, responses: Option<&rmcp::model::InputResponses>) -> bool {
+    // Only an answer to a confirmation (its state sealed here); a question's is `elicit.rs`'s.
+    if !request_state.is_some_and(is_sealed) {
+        return false;
+    }
     responses
         .and_then(|r| r.get(CONFIRM))
         .and_then(|r| r.get("action"))

@@ -417,7 +417,7 @@ impl ServerHandler for Handler {
                 .client_capabilities()
                 .map(|c| c.elicitation.is_some_and(|e| e.url.is_some())),
         };
-        if super::approval::cancelled(request.input_responses.as_ref()) {
+        if super::approval::cancelled(request.request_state.as_deref(), request.input_responses.as_ref()) {
             return Ok(super::approval::cancelled_result().into());
         }
         let meta_id = request
