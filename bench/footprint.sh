@@ -2,14 +2,22 @@
 # The release binary's footprint (issue #18): its size, the time from start to answering
 # /readyz, and peak RSS, with the bundled catalog and with a generated 10,000-tool catalog (50
 # toolkits of 200 tools, each with a few inputs, served by a native function), and what the first
-# /openapi.json (built on demand) costs in time and peak RSS. Loopback only;
-# bounded; stops by itself. Prints one Markdown table row per catalog.
+# /openapi.json (built on demand) costs in time and peak RSS. Then (issue #42.1) GitHub's REST
+# description imported and replicated to 1,000, 10,000 and 100,000 tools (bench/footprint.py:
+# start to ready, a page, a signature, a call, a search, peak RSS and bytes per tool, the
+# documents, a reload), and FastMCP's footprint on the same description
+# (bench/footprint_fastmcp.py). Loopback only; bounded; stops by itself. Prints Markdown tables.
 # Usage: bench/footprint.sh        (CARGO_TARGET_DIR defaults to ~/.cache/toolhost/target-release)
+# Settings: FOOTPRINT_SIZES (the GitHub catalog sizes, "1000 10000 100000"), FOOTPRINT_FASTMCP
+# (0 to skip FastMCP), TOOLHOST_PEER_DIR (where tests/peer/setup.sh put GitHub's description).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$HOME/.cache/toolhost/target-release}"
 CARGO_TARGET_DIR="$target" cargo build --release --locked -p toolhost >&2
 bin="$target/release/toolhost"
+peer="${TOOLHOST_PEER_DIR:-$HOME/.cache/toolhost/peer}"
+github="$peer/specs/github/generated/api.github.com.json"
+[ -f "$github" ] || tests/peer/setup.sh "$peer" >&2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/big"
@@ -78,3 +86,15 @@ print(f"| {label} | {size / 1e6:.1f} MB | {ready * 1000:.0f} ms | {peak / 1024:.
       f"{openapi_ms:,.0f} ms, {len(document) / 1e6:.1f} MB | {openapi_peak / 1024:.1f} MB |")
 EOF
 done
+
+echo
+python3 bench/footprint.py "$bin" "$github" "$work" ${FOOTPRINT_SIZES:-1000 10000 100000}
+if [ "${FOOTPRINT_FASTMCP:-1}" != 0 ]; then
+  # The FastMCP bench/run.sh and bench/import_fidelity.sh install.
+  venv="${TOOLHOST_BENCH_CACHE:-$HOME/.cache/toolhost}/bench/venv-fastmcp"
+  [ -x "$venv/bin/python" ] || { echo "no FastMCP venv at $venv: run bench/import_fidelity.sh once" >&2; exit 1; }
+  echo
+  echo "| server | tools | start to listed | peak RSS | bytes per tool | |"
+  echo "|---|--:|--:|--:|--:|---|"
+  "$venv/bin/python" bench/footprint_fastmcp.py "$github"
+fi

@@ -230,7 +230,12 @@ impl Engine {
             });
         }
         let input = Value::Object(invocation.input);
-        if let Err(errors) = validate::check_input(&version.validators.input, &tool.name, &version.inputs, &input) {
+        if let Err(errors) = validate::check_input(
+            version.validators.input(&version.input_schema),
+            &tool.name,
+            &version.inputs,
+            &input,
+        ) {
             return Err(Error::InvalidInput {
                 tool: tool.name.clone(),
                 errors,
@@ -378,11 +383,12 @@ impl Engine {
         let mut output = output;
         output.retain(|key, _| version.outputs.iter().any(|o| &o.name == key));
         let output = Value::Object(output);
-        if !version.validators.output.is_valid(&output) {
+        let validator = version.validators.output(&version.output_schema);
+        if !validator.is_valid(&output) {
             tracing::error!(
                 tool = %tool.name,
                 version = %version.semver,
-                details = %validate::explain_output(&version.validators.output, &output),
+                details = %validate::explain_output(validator, &output),
                 "backend returned output that does not match the declared outputs; not passed on"
             );
             let mut failure = ToolFailure::permanent("the tool returned a result that does not match its declared outputs; this is a fault of the server, not of the call")

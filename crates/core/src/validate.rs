@@ -27,11 +27,35 @@ pub struct ParameterError {
     pub message: String,
 }
 
-/// The compiled validators of one tool version.
-#[derive(Clone)]
+/// The validators of one tool version, compiled on first use (issue #42.1): a compiled
+/// validator of one of GitHub's tools holds tens of KB, and most of a large catalog's tools are
+/// never called between two reloads. The load compiles each schema once to refuse one that does
+/// not compile, and keeps nothing. Clones share what is compiled.
+#[derive(Clone, Default)]
 pub(crate) struct Validators {
-    pub input: Arc<Validator>,
-    pub output: Arc<Validator>,
+    input: Arc<std::sync::OnceLock<Validator>>,
+    output: Arc<std::sync::OnceLock<Validator>>,
+}
+
+impl Validators {
+    /// The input schema's validator, compiled now if it was not yet.
+    pub fn input(&self, schema: &Value) -> &Validator {
+        self.input.get_or_init(|| compiled(schema))
+    }
+
+    /// The output schema's validator, compiled now if it was not yet.
+    pub fn output(&self, schema: &Value) -> &Validator {
+        self.output.get_or_init(|| compiled(schema))
+    }
+}
+
+/// `schema`'s validator. The load compiled the same schema without error, so the fallback (a
+/// validator that refuses everything, and an error in the log) is never expected to run.
+fn compiled(schema: &Value) -> Validator {
+    compile(schema).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "a schema that compiled at load did not compile again; refusing every value");
+        compile(&Value::Bool(false)).unwrap_or_else(|_| unreachable!("the `false` schema compiles"))
+    })
 }
 
 /// Compiles a schema for draft 2020-12 with no remote `$ref` resolution (the crate's resolvers

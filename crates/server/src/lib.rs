@@ -77,21 +77,27 @@ pub struct State {
 }
 
 impl State {
-    /// Renders every protocol's view of the engine's catalog now, after a reload: the first
-    /// request does not pay for it, and the previous catalog is let go at once (with it, the
-    /// upstreams only it used, stdio servers included). The OpenAPI document, built only when
-    /// asked for, is dropped instead (its next request builds it).
+    /// After a reload, drops every protocol's view of the previous catalog first, so that it is
+    /// let go at once (with it, the upstreams only it used, stdio servers included) and a large
+    /// catalog is not held twice with its renderings (issue #42.1); then renders again the views
+    /// that had been asked for, so their next request does not pay for it. The OpenAPI document
+    /// is built again only when asked for.
     fn render_views(&self) {
         self.openapi.clear();
-        self.render_protocol_views();
+        let used = [self.nact.clear(), self.otc.clear(), self.mcp.clear(), self.woa.clear()];
+        if used[0] {
+            self.nact.get(&self.engine);
+        }
+        if used[1] {
+            self.otc.get(&self.engine);
+        }
+        if used[2] {
+            self.mcp.get(&self.engine);
+        }
+        if used[3] {
+            self.woa.get(&self.engine);
+        }
         self.mount_agents();
-    }
-
-    fn render_protocol_views(&self) {
-        self.nact.get(&self.engine);
-        self.otc.get(&self.engine);
-        self.mcp.get(&self.engine);
-        self.woa.get(&self.engine);
     }
 
     /// State serving `engine` with `config`.
@@ -131,10 +137,13 @@ impl State {
         calls: Arc<dyn idempotency::Store>,
         shared: Option<shared::Shared>,
     ) -> Arc<Self> {
+        // N-ACT's signatures serve the catalog page and every listing: rendered now. The other
+        // protocols' views are rendered on their first request; a large catalog served over
+        // one protocol holds no renderings for the others (issue #42.1).
         let nact = view::Cached::new(&engine);
-        let otc = view::Cached::new(&engine);
-        let mcp = view::Cached::new(&engine);
-        let woa = adapter::woa::view(&engine, &config);
+        let otc = view::Cached::on_demand();
+        let mcp = view::Cached::on_demand();
+        let woa = adapter::woa::view(&config);
         let openapi = adapter::openapi::view(&config);
         ops::metrics();
         let reloads = ops::Reloads::new(&engine.catalog());

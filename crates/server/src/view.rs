@@ -39,26 +39,26 @@ impl<V: fmt::Debug> fmt::Debug for Cached<V> {
 impl<V: View + 'static> Cached<V> {
     /// Builds the view of the engine's catalog now.
     pub fn new(engine: &Engine) -> Self {
-        Self::with_builder(engine, V::build)
+        let catalog = engine.catalog();
+        Self {
+            current: ArcSwapOption::from_pointee(Built {
+                view: V::build(&catalog),
+                catalog,
+            }),
+            build: Box::new(V::build),
+        }
+    }
+
+    /// Builds the view when it is first asked for (see [`Cached::lazy`]).
+    pub fn on_demand() -> Self {
+        Self::lazy(V::build)
     }
 }
 
 impl<V> Cached<V> {
-    /// Builds a view that needs more than the catalog (configuration, say) with `build`, now
-    /// and after every reload. WoA's document is one: it carries the public URL.
-    pub fn with_builder(engine: &Engine, build: impl Fn(&Catalog) -> V + Send + Sync + 'static) -> Self {
-        let catalog = engine.catalog();
-        Self {
-            current: ArcSwapOption::from_pointee(Built {
-                view: build(&catalog),
-                catalog,
-            }),
-            build: Box::new(build),
-        }
-    }
-
-    /// Like [`Cached::with_builder`], building the view only when it is first asked for: for a
-    /// view few requests need that costs much on a large catalog (the OpenAPI document).
+    /// A view built with `build` (which may need more than the catalog: configuration, say)
+    /// when it is first asked for: for a view few requests need that costs much on a large
+    /// catalog (the OpenAPI and WoA documents).
     pub fn lazy(build: impl Fn(&Catalog) -> V + Send + Sync + 'static) -> Self {
         Self {
             current: ArcSwapOption::empty(),
@@ -67,8 +67,9 @@ impl<V> Cached<V> {
     }
 
     /// Drops the view, so the catalog it holds is let go; the next `get` builds it again.
-    pub fn clear(&self) {
-        self.current.store(None);
+    /// Says whether there was one.
+    pub fn clear(&self) -> bool {
+        self.current.swap(None).is_some()
     }
 
     /// The view of the engine's current catalog.

@@ -88,26 +88,44 @@ pub fn signature(tool: &Tool, version: &Version) -> Value {
     if !version.input_rules.is_empty() {
         signature["input_rules"] = Value::Object(version.input_rules.clone());
     }
-    canonical(&signature)
+    canonical(signature)
 }
 
 /// `sha256:` and the hex digest of a version's canonical signature.
 pub fn hash(tool: &Tool, version: &Version) -> String {
-    let text = signature(tool, version).to_string();
-    let digest = Sha256::digest(text.as_bytes());
+    let mut hasher = Sha256::new();
+    // Written straight into the digest, as `to_string` would print it.
+    serde_json::to_writer(Digesting(&mut hasher), &signature(tool, version)).unwrap_or_default();
+    let digest = hasher.finalize();
     let hex = crate::hex(&digest);
     format!("sha256:{hex}")
 }
 
-/// `value` with every object's keys sorted, so equal signatures print equal.
-fn canonical(value: &Value) -> Value {
+/// Feeds what is written to a digest.
+struct Digesting<'a>(&'a mut Sha256);
+
+impl std::io::Write for Digesting<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `value` with every object's keys sorted, so equal signatures print equal. Taken by value and
+/// sorted in place: serde_json's map is sorted already (without its `preserve_order` feature),
+/// and a copy of every signature was a large part of starting on a large catalog (issue #42.1).
+fn canonical(value: Value) -> Value {
     match value {
         Value::Object(members) => {
-            let sorted: BTreeMap<&String, Value> = members.iter().map(|(k, v)| (k, canonical(v))).collect();
-            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect::<Map<_, _>>())
+            let sorted: BTreeMap<String, Value> = members.into_iter().map(|(k, v)| (k, canonical(v))).collect();
+            Value::Object(sorted.into_iter().collect::<Map<_, _>>())
         }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+        other => other,
     }
 }
 

@@ -111,12 +111,12 @@ impl State {
         config.ui = false;
         let engine = Arc::new(Engine::for_agent(Arc::clone(agent.catalog()), Arc::clone(&self.engine)));
         let duration = metrics::histogram!("toolhost_agent_call_duration_seconds", "agent" => agent.name.clone());
-        let woa = adapter::woa::view(&engine, &config);
+        let woa = adapter::woa::view(&config);
         let openapi = adapter::openapi::view(&config);
         Arc::new(State {
             nact: view::Cached::new(&engine),
-            otc: view::Cached::new(&engine),
-            mcp: view::Cached::new(&engine),
+            otc: view::Cached::on_demand(),
+            mcp: view::Cached::on_demand(),
             woa,
             openapi,
             calls: Arc::clone(&self.calls),

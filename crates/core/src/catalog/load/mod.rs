@@ -17,8 +17,8 @@ use super::file::{ToolDef, VersionDef};
 use super::problem::{Place, Severity};
 use super::schema::Spelling;
 use super::{
-    Annotations, Authorization, Catalog, ErrorPhrase, Output, Parameter, Problem, Requirements, TOOL_ID_NAMESPACE,
-    Tool, Version, compat, schema,
+    Annotations, Authorization, Catalog, ErrorPhrase, InputType, Output, OutputType, Parameter, Problem, Requirements,
+    TOOL_ID_NAMESPACE, Tool, Version, compat, schema,
 };
 use crate::backend::{BackendFactory, Signature};
 use crate::validate::{self, Validators};
@@ -534,16 +534,23 @@ impl Loader {
         let (semver, backend) = (semver?, backend?);
         let input_schema = schema::input_schema(&inputs, &input_rules, Spelling::Wire);
         let output_schema = schema::output_schema(&outputs, Spelling::Wire);
-        let validators = match (validate::compile(&input_schema), validate::compile(&output_schema)) {
-            (Ok(input), Ok(output)) => Validators {
-                input: Arc::new(input),
-                output: Arc::new(output),
-            },
-            (Err(e), _) | (_, Err(e)) => {
-                ctx.error(place, format!("failed to compile the schema: {e}"));
-                return None;
-            }
-        };
+        // The validators a call needs are compiled on its first call (`Validators`). Every part
+        // of the schemas the catalog writes was compiled where it was read (a pattern, a json
+        // input or output, the rules); what may still fail is how they combine (`$ref`s into
+        // `$defs`), so only a schema with such parts is compiled here, to be refused now rather
+        // than on a call. A schema of typed parts always compiles.
+        let authored = !input_rules.is_empty() || inputs.iter().any(|p| matches!(p.kind, InputType::Json { .. }));
+        let authored_output = outputs
+            .iter()
+            .any(|o| matches!(o.kind, OutputType::Json { schema: Some(_) }));
+        let compiled = [(authored, &input_schema), (authored_output, &output_schema)]
+            .into_iter()
+            .filter(|(authored, _)| *authored)
+            .try_for_each(|(_, schema)| validate::compile(schema).map(drop));
+        if let Err(e) = compiled {
+            ctx.error(place, format!("failed to compile the schema: {e}"));
+            return None;
+        }
         Some(Version {
             number,
             semver,
@@ -557,7 +564,7 @@ impl Loader {
             timeout,
             backend,
             confirmation: parts.confirmation.clone(),
-            validators,
+            validators: Validators::default(),
         })
     }
 

@@ -207,6 +207,12 @@ pub(super) fn input(def: InputDef, defs: Option<&Value>, place: &Place, ctx: &mu
 /// The input's schema compiles (its `$ref`s resolving against the version's `$defs`), and its
 /// `default` and `examples` are values it accepts, as the API spells them.
 fn check_values(p: &Parameter, defs: Option<&Value>, place: &Place, ctx: &mut Context) {
+    // A typed input's schema is written by `input_property` from checked parts (a `pattern` is
+    // compiled where it is read): with no value to check, there is nothing to compile. On
+    // GitHub's description this was one compile per input, most of the load (issue #42.1).
+    if !matches!(p.kind, InputType::Json { .. }) && p.default.is_none() && p.examples.is_empty() {
+        return;
+    }
     let mut document = json!({"properties": {&p.name: schema::input_property(p, Spelling::Wire)}});
     if let Some(defs) = defs {
         document["$defs"] = defs.clone();

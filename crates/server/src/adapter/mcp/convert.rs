@@ -15,8 +15,9 @@ use crate::view::View;
 pub(crate) struct Tools {
     /// Every tool's definition (what a call by name is checked against).
     pub list: Arc<Vec<McpTool>>,
-    /// What `tools/list` shows a caller who sees everything.
-    pub listed: Arc<Vec<McpTool>>,
+    /// What `tools/list` shows a caller who sees everything: positions in `list` (not copies
+    /// of its definitions; issue #42.1).
+    listed: Vec<usize>,
     by_name: HashMap<String, usize>,
 }
 
@@ -29,19 +30,24 @@ impl View for Tools {
         let listed = catalog
             .tools()
             .iter()
-            .zip(&list)
-            .filter(|(t, _)| !t.has_requirements())
-            .map(|(_, m)| m.clone())
+            .enumerate()
+            .filter(|(_, t)| !t.has_requirements())
+            .map(|(i, _)| i)
             .collect();
         Self {
             list: Arc::new(list),
-            listed: Arc::new(listed),
+            listed,
             by_name,
         }
     }
 }
 
 impl Tools {
+    /// What `tools/list` shows a caller who sees everything.
+    pub fn listed(&self) -> Vec<McpTool> {
+        self.listed.iter().map(|&i| self.list[i].clone()).collect()
+    }
+
     /// The listed definition of a tool, by name.
     pub fn get(&self, name: &str) -> Option<&McpTool> {
         self.by_name.get(name).map(|&i| &self.list[i])

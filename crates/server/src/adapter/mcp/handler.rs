@@ -349,7 +349,7 @@ impl ServerHandler for Handler {
         }
         let built = self.state.mcp.get(&self.state.engine);
         let tools = if matches!(caller.access, Access::All) && caller.meets_none() && !built.catalog.any_withdrawn() {
-            built.view.listed.as_ref().clone()
+            built.view.listed()
         } else {
             built
                 .catalog

@@ -41,9 +41,12 @@ enum Path<'a> {
 
 /// The whole document, written into `out` one path at a time: each operation is built as a
 /// `Value`, written and dropped (OTC's branches too), so a 10,000-tool document never exists as
-/// one tree of values (that tree took ~1.3 GB; issue #18). Object keys come in the order a
-/// `serde_json::Map` sorts them.
-pub(super) fn write(out: &mut Vec<u8>, catalog: &Catalog, site: &Site, access: &Access) {
+/// one tree of values (that tree took ~1.3 GB; issue #18). After each operation (and each OTC
+/// branch) `spill` is given `out` to take what it wants of it (a streamed answer sends it on), so
+/// the document need not exist whole either (issue #42.1); when `spill` says `false` (the
+/// client went away), writing stops. Object keys come in the order a `serde_json::Map` sorts
+/// them.
+pub(super) fn write(out: &mut Vec<u8>, catalog: &Catalog, site: &Site, access: &Access, spill: Spill<'_>) {
     let tools: Vec<&Tool> = catalog
         .tools()
         .iter()
@@ -86,13 +89,18 @@ pub(super) fn write(out: &mut Vec<u8>, catalog: &Catalog, site: &Site, access: &
         if i > 0 {
             out.push(b',');
         }
+        if !spill(out) {
+            return;
+        }
         match path {
             Path::Woa(tool) => entry(out, key, &json!({"post": woa_invoke(tool, key)})),
             Path::Nact(tool, version, shown) => entry(out, key, &json!({"post": nact_invoke(tool, version, shown)})),
             Path::Otc => {
                 write_json(out, &Value::String(key.clone()));
                 out.push(b':');
-                otc_call(out, &tools, key);
+                if !otc_call(out, &tools, key, spill) {
+                    return;
+                }
             }
             Path::Fixed(value) => entry(out, key, value),
         }
@@ -104,6 +112,9 @@ pub(super) fn write(out: &mut Vec<u8>, catalog: &Catalog, site: &Site, access: &
     entry(out, "tags", &Value::Array(tags));
     out.push(b'}');
 }
+
+/// What [`write`] hands the written part of the document to; `false` stops the writing.
+pub(super) type Spill<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
 
 /// `"key":value`.
 fn entry(out: &mut Vec<u8>, key: &str, value: &Value) {
@@ -265,7 +276,7 @@ fn nact_invoke(tool: &Tool, version: &Version, shown: &Shown) -> Value {
 
 /// `{"post": ...}` of OTC's call: a branch per served version, each written as it is built.
 /// The operation around them is a `Value` with a marker where the branches go.
-fn otc_call(out: &mut Vec<u8>, tools: &[&Tool], key: &str) {
+fn otc_call(out: &mut Vec<u8>, tools: &[&Tool], key: &str, spill: Spill<'_>) -> bool {
     let otc = format!("/paths/{}", pointer_token(key));
     const BRANCHES: &str = "\u{0}branches\u{0}";
     let mut branches = tools
@@ -298,13 +309,16 @@ fn otc_call(out: &mut Vec<u8>, tools: &[&Tool], key: &str) {
     write_json(&mut marker, &json!(BRANCHES));
     let Some(at) = text.windows(marker.len()).position(|w| w == marker.as_slice()) else {
         out.extend_from_slice(&text);
-        return;
+        return true;
     };
     out.extend_from_slice(&text[..at]);
     out.push(b'[');
     for (i, (tool, version)) in branches.enumerate() {
         if i > 0 {
             out.push(b',');
+        }
+        if !spill(out) {
+            return false;
         }
         let at = format!(
             "{otc}/post/requestBody/content/application~1json/schema/properties/request/oneOf/{i}/properties/input"
@@ -328,6 +342,7 @@ fn otc_call(out: &mut Vec<u8>, tools: &[&Tool], key: &str) {
     }
     out.push(b']');
     out.extend_from_slice(&text[at + marker.len()..]);
+    true
 }
 
 /// The listing routes, described without their tools (they list them).

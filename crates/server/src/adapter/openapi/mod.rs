@@ -14,8 +14,10 @@
 //! itself: a generator that makes one function per operation gets the tool. Errors are
 //! described by class (`4XX`, `5XX`): problem documents, and OTC's own shapes.
 //!
-//! It is rendered once per catalog for callers who see every tool, and once per scope set (a
-//! few kept, bounded) for callers whose scopes hide some; a hidden tool is absent.
+//! It is written again for every answer, a few operations at a time as the client reads, and
+//! never held whole (issue #42.1); its tag is learnt from the first answer to callers who see
+//! every tool, and to each scope set (a few kept, bounded) for callers whose scopes hide some.
+//! A hidden tool is absent.
 
 mod convert;
 
@@ -44,84 +46,108 @@ pub fn routes() -> Router<Arc<State>> {
     Router::new().route(PATH, get(document))
 }
 
-/// The document of one catalog as one caller sees it, serialized, with its tag.
+/// The document of one catalog, never held whole (issue #42.1: on 100,000 tools it is most of
+/// a GB): every answer writes it again, a few operations at a time, as the client reads. What is
+/// kept is each caller's tag, learnt by hashing the first answer as it is sent.
 #[derive(Debug)]
 pub struct Document {
-    body: Bytes,
-    etag: HeaderValue,
     site: Arc<convert::Site>,
-    /// The documents of callers whose scopes hide tools, by scope set, rendered on first
-    /// request.
-    restricted: Restricted<Scopes, Document>,
+    /// The tag of the document callers who see every tool get, once one was sent whole.
+    tag: Arc<std::sync::OnceLock<HeaderValue>>,
+    /// The tags of the documents of callers whose scopes hide tools, by scope set.
+    restricted: Restricted<Scopes, std::sync::OnceLock<HeaderValue>>,
 }
 
+/// How much of the document is written before it is sent on.
+const CHUNK: usize = 64 * 1024;
+
 impl Document {
-    fn render(catalog: &Catalog, site: &Arc<convert::Site>, access: &Access) -> Self {
-        let mut body = Vec::new();
-        convert::write(&mut body, catalog, site, access);
-        let etag = cache::etag(&body);
-        Self {
-            etag: HeaderValue::from_str(&etag).unwrap_or_else(|_| HeaderValue::from_static("\"\"")),
-            body: body.into(),
-            site: Arc::clone(site),
-            restricted: Restricted::default(),
+    /// Writes the document as `access` sees it, a chunk at a time, into `send`; stops when
+    /// `send` says `false`. Returns the document's tag when it was sent whole.
+    fn stream(
+        catalog: &Catalog,
+        site: &convert::Site,
+        access: &Access,
+        mut send: impl FnMut(Bytes) -> bool,
+    ) -> Option<String> {
+        #[allow(deprecated)] // As `cache::etag`: fixed keys, the same tag on every replica.
+        let mut hasher = std::hash::SipHasher::new();
+        let mut open = true;
+        let mut spill = |out: &mut Vec<u8>| {
+            if out.len() >= CHUNK {
+                std::hash::Hasher::write(&mut hasher, out);
+                open = send(Bytes::from(std::mem::replace(out, Vec::with_capacity(CHUNK * 2))));
+            }
+            open
+        };
+        let mut out = Vec::with_capacity(CHUNK * 2);
+        convert::write(&mut out, catalog, site, access, &mut spill);
+        if !open {
+            return None;
         }
+        std::hash::Hasher::write(&mut hasher, &out);
+        let tag = format!("\"{:016x}\"", std::hash::Hasher::finish(&hasher));
+        send(Bytes::from(out)).then_some(tag)
     }
 }
 
 /// A caller's scope set, as `Access::Scopes` holds it.
 type Scopes = Arc<std::collections::BTreeSet<String>>;
 
-/// The document of the engine's catalog for `config`, built when first asked for (it costs
-/// seconds and hundreds of MB on a 10,000-tool catalog, and few clients fetch it), and again
-/// after a reload.
+/// The document of the engine's catalog for `config`: what it needs (where the server is),
+/// and the tags learnt, until a reload.
 pub fn view(config: &Config) -> Cached<Document> {
     let site = Arc::new(convert::Site::new(config));
-    Cached::lazy(move |catalog| Document::render(catalog, &site, &Access::All))
-}
-
-/// The full document and, for a caller whose scopes hide tools, theirs.
-fn for_caller(state: &State, access: &Access) -> (Arc<crate::view::Built<Document>>, Option<Arc<Document>>) {
-    let built = state.openapi.get(&state.engine);
-    let restricted = match access {
-        Access::All => None,
-        Access::Scopes(scopes) => Some(built.view.restricted.get(
-            Arc::clone(scopes),
-            built.view.body.len(),
-            |d| d.body.len(),
-            || Document::render(&built.catalog, &built.view.site, access),
-        )),
-    };
-    (built, restricted)
-}
-
-/// `GET /openapi.json`: the pre-rendered document, or 304 when the client has it.
-async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: HeaderMap) -> Response {
-    // Rendering (the first request after a load, a new scope set) takes most of a second on a
-    // large catalog: off the async workers.
-    let found = tokio::task::spawn_blocking({
-        let state = Arc::clone(&state);
-        move || for_caller(&state, &caller.access)
+    Cached::lazy(move |_| Document {
+        site: Arc::clone(&site),
+        tag: Arc::default(),
+        restricted: Restricted::default(),
     })
-    .await;
-    let (built, restricted) = match found {
-        Ok(found) => found,
-        Err(e) => return crate::http::problem::join_failed(e),
+}
+
+/// `GET /openapi.json`: the document, written as it is sent (off the async workers: on a large
+/// catalog it takes seconds), or 304 when the client has it. The first answer for a catalog
+/// (and scope set) has no `ETag`: the tag is learnt while it is sent.
+async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: HeaderMap) -> Response {
+    let built = state.openapi.get(&state.engine);
+    let tag = match &caller.access {
+        Access::All => Arc::clone(&built.view.tag),
+        Access::Scopes(scopes) => built
+            .view
+            .restricted
+            .get(Arc::clone(scopes), 0, |_| 0, std::sync::OnceLock::new),
     };
-    let document = restricted.as_deref().unwrap_or(&built.view);
-    let tag = document.etag.to_str().unwrap_or_default();
-    let mut response = if cache::if_none_match(&headers, tag) {
+    let known = tag.get().cloned();
+    let mut response = if known
+        .as_ref()
+        .is_some_and(|t| cache::if_none_match(&headers, t.to_str().unwrap_or_default()))
+    {
         let mut r = Response::new(Body::empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
         r
     } else {
-        let mut r = Response::new(Body::from(document.body.clone()));
+        let (send, mut receive) = tokio::sync::mpsc::channel::<Bytes>(4);
+        let access = caller.access.clone();
+        tokio::task::spawn_blocking(move || {
+            let sent = Document::stream(&built.catalog, &built.view.site, &access, |chunk| {
+                send.blocking_send(chunk).is_ok()
+            });
+            if let Some(sent) = sent.and_then(|t| HeaderValue::from_str(&t).ok()) {
+                let _ = tag.set(sent);
+            }
+        });
+        let chunks = futures_util::stream::poll_fn(move |cx| {
+            receive.poll_recv(cx).map(|c| c.map(Ok::<_, std::convert::Infallible>))
+        });
+        let mut r = Response::new(Body::from_stream(chunks));
         r.headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         r
     };
     let out = response.headers_mut();
-    out.insert(header::ETAG, document.etag.clone());
+    if let Some(known) = known {
+        out.insert(header::ETAG, known);
+    }
     cache::set_policy(out, CACHE, state.auth().enabled());
     response
 }

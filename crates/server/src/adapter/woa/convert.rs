@@ -12,30 +12,41 @@ pub(super) use toolhost_core::validate::DIALECT;
 
 /// The WoA document of a catalog as `access` sees it: one agent per tool, at its latest version
 /// (module docs).
-pub(super) fn document(catalog: &Catalog, site: &Site, caller: &CallContext) -> wire::Document {
-    wire::Document {
-        woa_version: wire::VERSION.to_owned(),
-        agents: catalog
-            .tools()
-            .iter()
-            // A tool whose requirements the caller cannot meet is not an agent of theirs (WoA
-            // has no place for OTC's context).
-            .filter(|t| t.listed_to(caller))
-            .map(|tool| agent(tool))
-            .collect(),
-        transports: Transports {
-            rest: Some(Rest {
-                base: site.base.clone(),
-                invoke_path: site.invoke_path.clone(),
-            }),
-            mcp: Some(Mcp {
-                server: site.mcp_server.clone(),
-                tool_namespace: site.tool_namespace.clone(),
-                // The MCP tool name is the agent id (docs/protocols.md §1), so `agent` carries it.
-                tool_field: "agent".to_owned(),
-            }),
-            other: Default::default(),
-        },
+///
+/// Written as serde writes a [`wire::Document`], one agent at a time: the document never exists
+/// as a tree of values (on 100,000 tools, GBs; issue #42.1), only as its bytes.
+pub(super) fn write(out: &mut Vec<u8>, catalog: &Catalog, site: &Site, caller: &CallContext) -> serde_json::Result<()> {
+    out.extend_from_slice(b"{\"woa_version\":");
+    serde_json::to_writer(&mut *out, wire::VERSION)?;
+    out.extend_from_slice(b",\"agents\":[");
+    // A tool whose requirements the caller cannot meet is not an agent of theirs (WoA has no
+    // place for OTC's context).
+    for (i, tool) in catalog.tools().iter().filter(|t| t.listed_to(caller)).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, &agent(tool))?;
+    }
+    out.extend_from_slice(b"],\"transports\":");
+    serde_json::to_writer(&mut *out, &transports(site))?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// Where the document's agents are reached.
+fn transports(site: &Site) -> Transports {
+    Transports {
+        rest: Some(Rest {
+            base: site.base.clone(),
+            invoke_path: site.invoke_path.clone(),
+        }),
+        mcp: Some(Mcp {
+            server: site.mcp_server.clone(),
+            tool_namespace: site.tool_namespace.clone(),
+            // The MCP tool name is the agent id (docs/protocols.md §1), so `agent` carries it.
+            tool_field: "agent".to_owned(),
+        }),
+        other: Default::default(),
     }
 }
 
@@ -161,7 +172,10 @@ mod tests {
     #[test]
     fn one_agent_per_tool_at_its_latest_version() {
         let catalog = catalog();
-        let document = document(&catalog, &site(), &CallContext::default_all());
+        // Written a tool at a time, read back as the wire type: the bytes are a WoA document.
+        let mut bytes = Vec::new();
+        write(&mut bytes, &catalog, &site(), &CallContext::default_all()).unwrap();
+        let document: wire::Document = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(document.woa_version, "1");
         assert_eq!(document.agents.len(), catalog.tools().len());
         let convert = document.agents.iter().find(|a| a.id == "convert_length").unwrap();

@@ -44,7 +44,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use axum::routing::{get, post};
-use toolhost_core::{CallContext, Catalog, Engine};
+use toolhost_core::{CallContext, Catalog};
 use toolhost_wire::woa as wire;
 
 use crate::view::Cached;
@@ -92,7 +92,11 @@ impl Document {
         // Whole seconds: Last-Modified has no finer resolution, and If-Modified-Since compares
         // against what we sent.
         let built = httpdate::HttpDate::from(built);
-        let body = serde_json::to_vec(&convert::document(catalog, site, caller)).unwrap_or_default();
+        let mut body = Vec::new();
+        if let Err(e) = convert::write(&mut body, catalog, site, caller) {
+            tracing::error!(error = %e, "the WoA document did not serialize");
+            body.clear();
+        }
         let etag = crate::http::cache::etag(&body);
         Self {
             etag: HeaderValue::from_str(&etag).unwrap_or_else(|_| HeaderValue::from_static("\"\"")),
@@ -131,10 +135,12 @@ impl Site {
     }
 }
 
-/// The document of the engine's catalog for `config`, rebuilt lazily after a reload.
-pub fn view(engine: &Engine, config: &Config) -> Cached<Document> {
+/// The document of the engine's catalog for `config`, built on its first request (a large
+/// catalog served over other protocols holds no WoA rendering; issue #42.1) and again after a
+/// reload.
+pub fn view(config: &Config) -> Cached<Document> {
     let site = Site::new(config);
-    Cached::with_builder(engine, move |catalog| Document::build(catalog, &site))
+    Cached::lazy(move |catalog| Document::build(catalog, &site))
 }
 
 /// Logs, once at start, where the document is and whether clients on the open Internet may
