@@ -254,8 +254,7 @@ pub(super) async fn call(
                 tokio::time::sleep(std::time::Duration::from_millis(250)).await;
             }
             Err(Error::Confirmation { answer, .. }) => {
-                let key = state.approvals.as_deref().map(|a| a.seal_key()).unwrap_or_default();
-                return super::approval::answer(key, &answer, doorway);
+                return super::approval::answer(&state.seal, &answer, doorway);
             }
             Err(e) if in_task => return error::in_task(e).map(Into::into),
             Err(e) => return error::answer(e).map(Into::into),
@@ -417,7 +416,10 @@ impl ServerHandler for Handler {
                 .client_capabilities()
                 .map(|c| c.elicitation.is_some_and(|e| e.url.is_some())),
         };
-        if super::approval::cancelled(request.input_responses.as_ref()) {
+        // Only a retry echoing a confirmation's state answers the confirmation: a call's own
+        // question may be keyed `confirm` too.
+        let confirming = request.request_state.as_deref().is_some_and(super::approval::is_sealed);
+        if confirming && super::approval::cancelled(request.input_responses.as_ref()) {
             return Ok(super::approval::cancelled_result().into());
         }
         let meta_id = request
@@ -426,14 +428,8 @@ impl ServerHandler for Handler {
             .and_then(|m| m.0.get(super::CONFIRMATION_META))
             .or_else(|| context.meta.0.get(super::CONFIRMATION_META))
             .and_then(serde_json::Value::as_str);
-        let key = self
-            .state
-            .approvals
-            .as_deref()
-            .map(|a| a.seal_key())
-            .unwrap_or_default();
         call_context.confirmation =
-            super::approval::presented(key, request.request_state.as_deref(), meta_id, doorway)?;
+            super::approval::presented(&self.state.seal, request.request_state.as_deref(), meta_id, doorway)?;
         let (support, timeout) = tasks::support(&self.state, &name, &call_context.access);
         if support.allowed() {
             let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
