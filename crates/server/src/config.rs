@@ -81,8 +81,9 @@ pub struct Mcp {
     pub max_tasks: usize,
     /// How long a task's record is kept after its tool's timeout (its `ttlMs` is the two).
     pub task_keep: std::time::Duration,
-    /// The key that signs a call's `requestState` (docs/asking.md): replicas that share it
-    /// resume each other's calls. `None`: a random key of this process.
+    /// The key that signs MCP's `requestState`, a call's answers (docs/asking.md) and a
+    /// confirmation's (docs/approvals.md) alike: replicas that share it resume each other's
+    /// calls. `None`: a random key of this process.
     pub request_state_key: Option<toolhost_core::Secret>,
     /// How long a `requestState` may be brought back.
     pub request_state_ttl: std::time::Duration,

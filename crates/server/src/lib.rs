@@ -71,8 +71,8 @@ pub struct State {
     pub(crate) agent: Option<agents::Serving>,
     /// The agents of the engine's catalog, each with its state and routes; rebuilt on reload.
     agents: arc_swap::ArcSwap<agents::Mounts>,
-    /// Seals the state a client carries between the rounds of a call that asks (MCP
-    /// `requestState`; docs/asking.md).
+    /// Seals the state a client carries between the rounds of a call that asks or waits for a
+    /// confirmation (MCP `requestState`; docs/asking.md, docs/approvals.md).
     pub(crate) seal: Arc<seal::Seal>,
 }
 

@@ -1,7 +1,12 @@
-//! Sealed state a client carries between two requests of one flow (MCP's `requestState`; an
-//! approval's URL-mode elicitation): a JSON payload signed with HMAC-SHA256 under the server's
-//! key, bound to a context the server recomputes on return (the tool, the caller, a digest of
-//! the arguments), and expiring. Protocol-free: the token is opaque text.
+//! Sealed state a client carries between two requests of one flow (MCP's `requestState`): a
+//! JSON payload signed with HMAC-SHA256 under the server's key, bound to a context the server
+//! recomputes on return (for a call's answers: the tool, the caller, a digest of the
+//! arguments), and expiring. Protocol-free: the token is opaque text.
+//!
+//! Two kinds travel in the same `requestState` member ([`Kind`]): a call's answers to its
+//! questions (docs/asking.md) and a confirmation by a human (docs/approvals.md). A
+//! confirmation's token starts with `confirm.` so the two are told apart before opening, and
+//! the kind is sealed with the payload, so one is never opened as the other.
 //!
 //! Why signed and not kept server-side (docs/asking.md): a stateless server keeps nothing
 //! between requests, and any replica that shares the key can open the seal, with no store and
@@ -18,6 +23,45 @@ use sha2::{Digest as _, Sha256};
 /// The key id written in each token; one key at a time (a restart with a new key makes older
 /// tokens fail as tampered, which a client answers by starting the call again).
 const KEY_ID: &str = "k1";
+
+/// What a sealed state is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A call's answers to the questions it asked (MCP `elicit.rs`).
+    Answers,
+    /// A confirmation waiting for (or given by) a human: its id (MCP `approval.rs`). What it
+    /// holds authorizes nothing alone: the gate checks the record's binding in the store.
+    Confirmation,
+}
+
+/// The visible mark of a confirmation's token.
+const CONFIRMATION_PREFIX: &str = "confirm.";
+
+impl Kind {
+    /// The kind `token` says it is (by its prefix; opening it checks that too).
+    pub fn of(token: &str) -> Self {
+        if token.starts_with(CONFIRMATION_PREFIX) {
+            Self::Confirmation
+        } else {
+            Self::Answers
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            Self::Answers => "",
+            Self::Confirmation => CONFIRMATION_PREFIX,
+        }
+    }
+
+    /// Sealed with the binding, so a token opens only as the kind it was sealed as.
+    fn label(self) -> &'static [u8] {
+        match self {
+            Self::Answers => b"answers",
+            Self::Confirmation => b"confirmation",
+        }
+    }
+}
 
 /// Seals and opens state.
 pub struct Seal {
@@ -77,18 +121,38 @@ impl Seal {
         self.ttl
     }
 
-    /// `payload` sealed for `binding` (what must be the same when it is opened).
+    /// A call's answers, `payload`, sealed for `binding` (what must be the same when it is
+    /// opened), living the seal's time.
     pub fn seal(&self, binding: &[u8], payload: &Value) -> String {
-        let options = SealOptions::new().associated_data(binding).ttl(self.ttl);
-        // A `Value` always serializes.
-        self.codec
-            .seal_json_with(payload, &options)
-            .unwrap_or_else(|_| self.codec.seal_with(b"null", &options))
+        self.seal_as(Kind::Answers, binding, payload, self.ttl)
     }
 
-    /// The payload of `token`, if this server sealed it for `binding` and it has not expired.
+    /// The answers in `token`, if this server sealed them for `binding` and they have not expired.
     pub fn open(&self, token: &str, binding: &[u8]) -> Result<Value, Broken> {
-        self.codec.open_json_with(token, binding).map_err(|e| match e {
+        self.open_as(Kind::Answers, token, binding)
+    }
+
+    /// `payload` sealed as `kind` for `binding`, living `ttl`.
+    pub fn seal_as(&self, kind: Kind, binding: &[u8], payload: &Value, ttl: Duration) -> String {
+        let data = self::binding([kind.label(), binding]);
+        let options = SealOptions::new().associated_data(&data).ttl(ttl);
+        // A `Value` always serializes.
+        let token = self
+            .codec
+            .seal_json_with(payload, &options)
+            .unwrap_or_else(|_| self.codec.seal_with(b"null", &options));
+        format!("{}{token}", kind.prefix())
+    }
+
+    /// The payload of `token`, if this server sealed it as `kind` for `binding` and it has not
+    /// expired.
+    pub fn open_as(&self, kind: Kind, token: &str, binding: &[u8]) -> Result<Value, Broken> {
+        if Kind::of(token) != kind {
+            return Err(Broken::Malformed);
+        }
+        let token = &token[kind.prefix().len()..];
+        let data = self::binding([kind.label(), binding]);
+        self.codec.open_json_with(token, &data).map_err(|e| match e {
             RequestStateError::Expired => Broken::Expired,
             RequestStateError::IntegrityCheckFailed | RequestStateError::UnknownKeyId => Broken::Tampered,
             _ => Broken::Malformed,
@@ -125,6 +189,31 @@ mod tests {
         assert_eq!(seal.open("not a token", &bound), Err(Broken::Malformed));
         let other = Seal::random(Duration::from_secs(60));
         assert_eq!(other.open(&token, &bound), Err(Broken::Tampered));
+    }
+
+    #[test]
+    fn a_token_opens_only_as_the_kind_it_was_sealed_as() {
+        let seal = Seal::random(Duration::from_secs(60));
+        let ttl = Duration::from_secs(60);
+        let confirmation = seal.seal_as(Kind::Confirmation, b"", &json!({"id": "abc"}), ttl);
+        assert_eq!(Kind::of(&confirmation), Kind::Confirmation);
+        assert_eq!(
+            seal.open_as(Kind::Confirmation, &confirmation, b""),
+            Ok(json!({"id": "abc"}))
+        );
+        assert_eq!(seal.open(&confirmation, b""), Err(Broken::Malformed));
+        let answers = seal.seal(b"", &json!({"id": "abc"}));
+        assert_eq!(Kind::of(&answers), Kind::Answers);
+        assert_eq!(seal.open_as(Kind::Confirmation, &answers, b""), Err(Broken::Malformed));
+        // Relabelled by hand, an answers token still does not open as a confirmation.
+        let relabelled = format!("{CONFIRMATION_PREFIX}{answers}");
+        assert_eq!(
+            seal.open_as(Kind::Confirmation, &relabelled, b""),
+            Err(Broken::Tampered)
+        );
+        let expired = seal.seal_as(Kind::Confirmation, b"", &json!({}), Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(seal.open_as(Kind::Confirmation, &expired, b""), Err(Broken::Expired));
     }
 
     #[test]

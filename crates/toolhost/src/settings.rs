@@ -207,8 +207,10 @@ struct File {
     task_keep_secs: Option<u64>,
     mcp_allowed_hosts: Option<Vec<String>>,
     mcp_allowed_origins: Option<Vec<String>>,
-    /// The `[secrets]` entry whose value signs a call's MCP `requestState` (docs/asking.md);
-    /// replicas that share it resume each other's calls [default: a random key per process].
+    /// The `[secrets]` entry whose value signs MCP's `requestState`, a call's answers
+    /// (docs/asking.md) and a confirmation's (docs/approvals.md); replicas that share it resume
+    /// each other's calls [default: a random key per process; `[approvals] state_key_secret`
+    /// is its older name].
     mcp_request_state_secret: Option<String>,
     /// How long a call's `requestState` may be brought back, in seconds [default: 600].
     mcp_request_state_ttl_secs: Option<u64>,
@@ -271,8 +273,8 @@ struct ApprovalsFile {
     nact_403: bool,
     /// An external confirmation service's URI, given instead of toolhost's page.
     service: Option<String>,
-    /// The `[secrets]` entry MCP's `requestState` is sealed with (the same on every replica)
-    /// [default: a random key per process].
+    /// The older name of `mcp_request_state_secret`: the `[secrets]` entry MCP's `requestState`
+    /// is sealed with (the same on every replica) [default: a random key per process].
     state_key_secret: Option<String>,
     /// The `[secrets]` entry seeding the Ed25519 key audit records are signed with (the same
     /// on every replica) [default: a random key per process].
@@ -475,13 +477,22 @@ impl ServeArgs {
             .unwrap_or(Path::new("."))
             .to_owned();
         let secrets = toolhost_sculpt::secrets::resolve(&file.secrets, &config_dir)?;
-        if let Some(name) = &file.mcp_request_state_secret {
+        // One key seals every `requestState`; `[approvals] state_key_secret` is its older name.
+        let state_key = match (&file.mcp_request_state_secret, &file.approvals.state_key_secret) {
+            (Some(a), Some(b)) if a != b => anyhow::bail!(
+                "mcp_request_state_secret (`{a}`) and [approvals] state_key_secret (`{b}`) name one key, which seals every requestState: give one of them, or the same [secrets] entry"
+            ),
+            (Some(name), _) => Some(("mcp_request_state_secret", name)),
+            (None, Some(name)) => Some(("[approvals] state_key_secret", name)),
+            (None, None) => None,
+        };
+        if let Some((key_name, name)) = state_key {
             let key = secrets
                 .get(name)
                 .cloned()
-                .ok_or_else(|| anyhow::anyhow!("mcp_request_state_secret: `{name}` is not one of the [secrets]"))?;
+                .ok_or_else(|| anyhow::anyhow!("{key_name}: `{name}` is not one of the [secrets]"))?;
             toolhost_server::seal::Seal::new(key.expose().as_bytes(), mcp.request_state_ttl)
-                .map_err(|why| anyhow::anyhow!("mcp_request_state_secret: `{name}`: {why}"))?;
+                .map_err(|why| anyhow::anyhow!("{key_name}: `{name}`: {why}"))?;
             mcp.request_state_key = Some(key);
         }
         // OTC: a present `aud` is validated, against the public URL when an issuer names no
@@ -542,7 +553,6 @@ impl ServeArgs {
             keep: lifetime("keep_secs", a.keep_secs, approval_defaults.keep)?,
             nact_403: a.nact_403,
             service: a.service.clone(),
-            state_key: secret("state_key_secret", a.state_key_secret.as_deref())?,
             audit_key: secret("audit_key_secret", a.audit_key_secret.as_deref())?,
         };
         Ok(Settings {

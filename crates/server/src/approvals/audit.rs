@@ -63,13 +63,7 @@ impl Signer {
         let parameters: Vec<Value> = r
             .parameters
             .iter()
-            .map(|p| {
-                let value = match &p.value {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                json!({"parameter name": p.description, "parameter value": value})
-            })
+            .map(|p| json!({"parameter name": p.description, "parameter value": super::cheq::text(&p.value)}))
             .collect();
         let payload = json!({
             "iss": issuer,

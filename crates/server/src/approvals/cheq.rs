@@ -63,18 +63,21 @@ pub fn problem(answer: &Answer, subject: &str, as_problem: bool) -> ProblemRespo
     response
 }
 
+/// A parameter's value as CHEQ's `parameter value` gives it: a string as itself, anything
+/// else as its JSON.
+pub(super) fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// The CHEQ object of a record (draft §8.2).
 pub fn object(record: &super::Record, operation: &str) -> Value {
     let parameters: Vec<Value> = record
         .parameters
         .iter()
-        .map(|p| {
-            let value = match &p.value {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            json!({"parameter name": p.description, "parameter value": value, "name": p.name})
-        })
+        .map(|p| json!({"parameter name": p.description, "parameter value": text(&p.value), "name": p.name}))
         .collect();
     json!({
         "version": 1.0,

@@ -50,9 +50,6 @@ pub struct Settings {
     /// An external confirmation service's URI, given as `confirmation uri` instead of
     /// toolhost's own page.
     pub service: Option<String>,
-    /// The key MCP's `requestState` is sealed under; replicas share it. A random one per
-    /// process when not set (one replica).
-    pub state_key: Option<toolhost_core::Secret>,
     /// The seed of the Ed25519 key audit records are signed with; replicas share it. A random
     /// key per process when not set.
     pub audit_key: Option<toolhost_core::Secret>,
@@ -66,7 +63,6 @@ impl Default for Settings {
             keep: Duration::from_secs(3600),
             nact_403: false,
             service: None,
-            state_key: None,
             audit_key: None,
         }
     }
@@ -78,23 +74,17 @@ pub struct Approvals {
     store: Arc<dyn Store>,
     settings: Settings,
     base: String,
-    key: Vec<u8>,
     signer: Signer,
 }
 
 impl Approvals {
     /// A service keeping records in `store`, its URIs under `base` (the public URL).
     pub fn new(store: Arc<dyn Store>, settings: Settings, base: String) -> Self {
-        let key = match &settings.state_key {
-            Some(secret) => secret.expose().as_bytes().to_vec(),
-            None => [uuid::Uuid::new_v4().into_bytes(), uuid::Uuid::new_v4().into_bytes()].concat(),
-        };
         let signer = Signer::new(settings.audit_key.as_ref().map(|k| k.expose().as_bytes()));
         Self {
             store,
             settings,
             base,
-            key,
             signer,
         }
     }
@@ -102,11 +92,6 @@ impl Approvals {
     /// The signer of audit records (its keys at [`JWKS_PATH`]).
     pub fn signer(&self) -> &Signer {
         &self.signer
-    }
-
-    /// The key MCP's `requestState` is sealed under.
-    pub fn seal_key(&self) -> &[u8] {
-        &self.key
     }
 
     /// The settings.

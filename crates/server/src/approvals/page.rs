@@ -262,6 +262,38 @@ async fn load(state: &State, id: &str) -> Result<Entry, Response> {
     }
 }
 
+const NOT_YOURS: &str =
+    "<p>You are signed in, but you are neither the person who asked nor an approver of this tool.</p>";
+const MAY_NOT_DECIDE: &str = "<p>You may not decide on this confirmation.</p>";
+
+/// The confirmation `id` and the signed-in approver who may decide on it (with their
+/// credential), or the page to answer instead: unknown, sign in, or not allowed (`refused`,
+/// to one signed in who may not decide).
+async fn decider(
+    state: &State,
+    id: &str,
+    headers: &HeaderMap,
+    peer: Option<SocketAddr>,
+    refused: &str,
+) -> Result<(Entry, Caller, String), Response> {
+    let entry = load(state, id).await?;
+    let (caller, credential) = match approver(state, headers, peer).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return Err(login_form(id, None)),
+        Err(why) => {
+            return Err(page(
+                StatusCode::FORBIDDEN,
+                "Not allowed",
+                &format!("<p>{}</p>", escape(&why)),
+            ));
+        }
+    };
+    if !may_decide(&entry, &caller, state.auth().enabled()) {
+        return Err(page(StatusCode::FORBIDDEN, "Not allowed", refused));
+    }
+    Ok((entry, caller, credential))
+}
+
 /// `GET /confirm/{id}`: the quotation and the decision form, for a signed-in approver.
 async fn show(
     Extract(state): Extract<Arc<State>>,
@@ -269,28 +301,10 @@ async fn show(
     headers: HeaderMap,
     Peer(peer): Peer,
 ) -> Response {
-    let entry = match load(&state, &id).await {
-        Ok(entry) => entry,
+    let (entry, _, credential) = match decider(&state, &id, &headers, peer, NOT_YOURS).await {
+        Ok(found) => found,
         Err(response) => return response,
     };
-    let (caller, credential) = match approver(&state, &headers, peer).await {
-        Ok(Some(found)) => found,
-        Ok(None) => return login_form(&id, None),
-        Err(why) => {
-            return page(
-                StatusCode::FORBIDDEN,
-                "Not allowed",
-                &format!("<p>{}</p>", escape(&why)),
-            );
-        }
-    };
-    if !may_decide(&entry, &caller, state.auth().enabled()) {
-        return page(
-            StatusCode::FORBIDDEN,
-            "Not allowed",
-            "<p>You are signed in, but you are neither the person who asked nor an approver of this tool.</p>",
-        );
-    }
     page(
         StatusCode::OK,
         "Confirm this action",
@@ -404,28 +418,10 @@ async fn decide(
             "<p>Choose approve or decline.</p>",
         );
     };
-    let entry = match load(&state, &id).await {
-        Ok(entry) => entry,
+    let (entry, caller, credential) = match decider(&state, &id, &headers, peer, MAY_NOT_DECIDE).await {
+        Ok(found) => found,
         Err(response) => return response,
     };
-    let (caller, credential) = match approver(&state, &headers, peer).await {
-        Ok(Some(found)) => found,
-        Ok(None) => return login_form(&id, None),
-        Err(why) => {
-            return page(
-                StatusCode::FORBIDDEN,
-                "Not allowed",
-                &format!("<p>{}</p>", escape(&why)),
-            );
-        }
-    };
-    if !may_decide(&entry, &caller, state.auth().enabled()) {
-        return page(
-            StatusCode::FORBIDDEN,
-            "Not allowed",
-            "<p>You may not decide on this confirmation.</p>",
-        );
-    }
     if decision.csrf != csrf(&entry, &credential) {
         return page(
             StatusCode::FORBIDDEN,

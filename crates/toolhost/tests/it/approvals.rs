@@ -297,7 +297,13 @@ async fn every_protocol_answers_a_call_needing_confirmation_and_nothing_reaches_
         result["inputRequests"]["toolhost/confirmation"]["params"]["mode"], "url",
         "{answer}"
     );
-    assert!(result["requestState"].as_str().is_some_and(|s| !s.is_empty()));
+    let state = result["requestState"].as_str().unwrap();
+    assert!(state.starts_with("confirm."), "{answer}");
+    // The user cancelling in the client, echoing the state, ends the call having done nothing.
+    let cancel = json!({"requestState": state, "inputResponses": {"toolhost/confirmation": {"action": "cancel"}}});
+    let answer = mcp(base, "2026-07-28", json!({"elicitation": {"url": {}}}), cancel).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(answer.to_string().contains("cancelled the confirmation"), "{answer}");
     // … and without it declared: -32021 naming the capability.
     let answer = mcp(base, "2026-07-28", json!({}), json!({})).await;
     assert_eq!(answer["error"]["code"], -32021, "{answer}");
@@ -305,15 +311,18 @@ async fn every_protocol_answers_a_call_needing_confirmation_and_nothing_reaches_
         answer["error"]["data"]["requiredCapabilities"],
         json!({"elicitation": {"url": {}}})
     );
-    // A forged requestState is refused as invalid params, and runs nothing.
-    let answer = mcp(
-        base,
-        "2026-07-28",
-        json!({"elicitation": {"url": {}}}),
-        json!({"requestState": "th1.e30.AAAA"}),
-    )
-    .await;
-    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    // A forged requestState (a confirmation's, or a call's answers') is refused as invalid
+    // params, and runs nothing.
+    for forged in ["confirm.rs2.azE.AAAA.AAAA", "rs2.azE.AAAA.AAAA"] {
+        let answer = mcp(
+            base,
+            "2026-07-28",
+            json!({"elicitation": {"url": {}}}),
+            json!({"requestState": forged}),
+        )
+        .await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    }
 
     // Every protocol's listing says so.
     let signature: Value = http

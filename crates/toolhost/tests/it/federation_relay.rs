@@ -194,6 +194,13 @@ async fn a_federated_tools_progress_and_log_messages_reach_the_caller_scrubbed()
     let answer = client.call_tool(call.clone()).await.unwrap();
     assert_eq!(answer.is_error, Some(false), "{answer:?}");
 
+    // Notifications of a session may come on its GET stream, so after the result: wait for them.
+    for _ in 0..50 {
+        if heard.progress.lock().unwrap().len() >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let progress = heard.progress.lock().unwrap().clone();
     let seen: Vec<(f64, Option<f64>, Option<String>)> = progress
         .iter()
@@ -206,7 +213,7 @@ async fn a_federated_tools_progress_and_log_messages_reach_the_caller_scrubbed()
         "under the caller's one token: {progress:?}"
     );
 
-    for _ in 0..30 {
+    for _ in 0..50 {
         if heard.logs.lock().unwrap().len() >= 5 {
             break;
         }
@@ -241,7 +248,14 @@ async fn a_federated_tools_progress_and_log_messages_reach_the_caller_scrubbed()
         .await
         .unwrap();
     client.call_tool(call).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    for _ in 0..50 {
+        if !heard.logs.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Anything else would have come with or before it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let logs = heard.logs.lock().unwrap().clone();
     assert_eq!(
         logs.iter().map(|l| l.level).collect::<Vec<_>>(),

@@ -11,23 +11,22 @@
 //!   state, so the confirmation is found by the call's binding (caller, tool, version, digest).
 //! - Declined: an `isError` result saying plainly that nothing was done.
 //!
-//! The seal is toolhost's own (HMAC-SHA256 under the approvals key, with an expiry): what it
-//! holds authorizes nothing alone, since the gate checks the record's binding in the store.
+//! The state is sealed by [`crate::seal`] as a [`Kind::Confirmation`] (the same key as a call's
+//! answers, told apart by its `confirm.` prefix): what it holds authorizes nothing alone, since
+//! the gate checks the record's binding in the store.
 
 use std::time::Duration;
 
-use base64::Engine as _;
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, ErrorCode, InputRequest, InputRequests,
     InputRequiredResult,
 };
-use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sha2::{Digest as _, Sha256};
 use toolhost_core::confirm::{Answer, Presented, Status};
 
 use super::convert::failure;
+use crate::seal::{Kind, Seal};
 
 /// The key of the one input request a confirmation makes.
 /// The key of the confirmation's URL elicitation in `inputRequests`: not a name a sculpted step
@@ -59,23 +58,23 @@ pub(super) fn hold() -> Duration {
 /// Whether a `requestState` is a confirmation's (sealed here), rather than a call's questions'
 /// (`elicit.rs`): the two travel in the same member.
 pub(super) fn is_sealed(request_state: &str) -> bool {
-    request_state.starts_with("th1.")
+    Kind::of(request_state) == Kind::Confirmation
 }
 
 pub(super) fn presented(
-    key: &[u8],
+    seal: &Seal,
     request_state: Option<&str>,
     meta_id: Option<&str>,
     doorway: Doorway,
 ) -> Result<Option<Presented>, ErrorData> {
     if let Some(sealed) = request_state.filter(|s| is_sealed(s)) {
-        let state = open(key, sealed).ok_or_else(|| {
+        let id = open(seal, sealed).ok_or_else(|| {
             ErrorData::invalid_params(
                 "requestState failed its integrity check or has expired; call the tool again without it",
                 None,
             )
         })?;
-        return Ok(Some(Presented::Id(state.id)));
+        return Ok(Some(Presented::Id(id)));
     }
     if let Some(id) = meta_id {
         return Ok(Some(Presented::Id(id.to_owned())));
@@ -84,12 +83,12 @@ pub(super) fn presented(
 }
 
 /// The answer to a call the gate refused until a human confirms.
-pub(super) fn answer(key: &[u8], answer: &Answer, doorway: Doorway) -> Result<CallToolResponse, ErrorData> {
+pub(super) fn answer(seal: &Seal, answer: &Answer, doorway: Doorway) -> Result<CallToolResponse, ErrorData> {
     let message = answer.prompt();
     match (answer.status, doorway.mrtr, doorway.url) {
         (Status::Declined, ..) => Ok(CallToolResponse::Complete(declined(answer))),
         (_, true, Some(true)) => {
-            let sealed = seal(key, answer);
+            let sealed = self::seal(seal, answer);
             let input_requests = (answer.status == Status::Required).then(|| {
                 let params = ElicitRequestParams::UrlElicitationParams {
                     meta: None,
@@ -161,57 +160,20 @@ pub(super) fn cancelled_result() -> CallToolResult {
     )
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct State {
-    id: String,
-    exp: u64,
+/// How long a confirmation's state outlives its pending expiry: an approved confirmation
+/// lives past it (the store decides that); the seal only refuses a state long past any lifetime.
+const GRACE: Duration = Duration::from_secs(24 * 3600);
+
+fn seal(seal: &Seal, answer: &Answer) -> String {
+    let end = answer.expires_ms.saturating_add(GRACE.as_millis() as u64);
+    let ttl = Duration::from_millis(end.saturating_sub(toolhost_core::unix_ms()));
+    seal.seal_as(Kind::Confirmation, b"", &json!({"id": answer.id}), ttl)
 }
 
-fn seal(key: &[u8], answer: &Answer) -> String {
-    let state = State {
-        id: answer.id.clone(),
-        exp: answer.expires_ms,
-    };
-    let payload =
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_vec(&state).unwrap_or_default());
-    let tag = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(hmac(key, payload.as_bytes()));
-    format!("th1.{payload}.{tag}")
-}
-
-fn open(key: &[u8], sealed: &str) -> Option<State> {
-    let rest = sealed.strip_prefix("th1.")?;
-    let (payload, tag) = rest.split_once('.')?;
-    let given = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(tag).ok()?;
-    let expected = hmac(key, payload.as_bytes());
-    // Constant time: the tag is compared whole.
-    if given.len() != expected.len() || given.iter().zip(&expected).fold(0u8, |d, (a, b)| d | (a ^ b)) != 0 {
-        return None;
-    }
-    let state: State =
-        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
-    // An approved confirmation lives past the pending one's expiry: the store decides that;
-    // the seal only refuses a state long past any lifetime.
-    (state.exp + 24 * 3600 * 1000 > toolhost_core::unix_ms()).then_some(state)
-}
-
-/// HMAC-SHA256 (RFC 2104).
-fn hmac(key: &[u8], message: &[u8]) -> Vec<u8> {
-    let mut block = [0u8; 64];
-    if key.len() > 64 {
-        block[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let inner: Vec<u8> = block.iter().map(|b| b ^ 0x36).collect();
-    let outer: Vec<u8> = block.iter().map(|b| b ^ 0x5c).collect();
-    let mut hash = Sha256::new();
-    hash.update(&inner);
-    hash.update(message);
-    let inner_hash = hash.finalize();
-    let mut hash = Sha256::new();
-    hash.update(&outer);
-    hash.update(inner_hash);
-    hash.finalize().to_vec()
+/// The confirmation id in `sealed`, if this server sealed it and it has not expired.
+fn open(seal: &Seal, sealed: &str) -> Option<String> {
+    let state = seal.open_as(Kind::Confirmation, sealed, b"").ok()?;
+    state.get("id")?.as_str().map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -230,23 +192,36 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_sealed_state_opens_only_unchanged_and_under_its_key() {
-        let sealed = seal(b"key one", &answer());
-        assert_eq!(open(b"key one", &sealed).map(|s| s.id), Some("abc".to_owned()));
-        assert!(open(b"key two", &sealed).is_none());
-        let mut forged = sealed.clone();
-        forged.insert(6, 'x');
-        assert!(open(b"key one", &forged).is_none());
+    fn key() -> Seal {
+        Seal::random(Duration::from_secs(60))
     }
 
     #[test]
-    fn hmac_matches_rfc_4231_case_2() {
-        let mac = hmac(b"Jefe", b"what do ya want for nothing?");
-        assert_eq!(
-            toolhost_core::hex(&mac),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
+    fn a_sealed_state_opens_only_unchanged_and_under_its_key() {
+        let one = key();
+        let sealed = seal(&one, &answer());
+        assert!(is_sealed(&sealed));
+        assert_eq!(open(&one, &sealed), Some("abc".to_owned()));
+        assert!(open(&key(), &sealed).is_none());
+        let mut forged = sealed.clone();
+        forged.insert(12, 'x');
+        assert!(open(&one, &forged).is_none());
+        // A call's answers are not a confirmation, though sealed under the same key.
+        let answers = one.seal(b"", &json!({"id": "abc"}));
+        assert!(!is_sealed(&answers));
+        assert!(open(&one, &answers).is_none());
+    }
+
+    #[test]
+    fn a_state_outlives_its_pending_expiry_by_the_grace_only() {
+        let one = key();
+        let mut past = answer();
+        past.expires_ms = toolhost_core::unix_ms() - 3600 * 1000;
+        assert_eq!(open(&one, &seal(&one, &past)), Some("abc".to_owned()));
+        past.expires_ms = toolhost_core::unix_ms() - GRACE.as_millis() as u64 - 1000;
+        let sealed = seal(&one, &past);
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(open(&one, &sealed).is_none());
     }
 
     #[test]
@@ -255,17 +230,17 @@ mod tests {
             mrtr: true,
             url: Some(false),
         };
-        let error = super::answer(b"k", &answer(), mrtr).unwrap_err();
+        let error = super::answer(&key(), &answer(), mrtr).unwrap_err();
         assert_eq!(error.code.0, -32021);
         let legacy = Doorway { mrtr: false, url: None };
-        let error = super::answer(b"k", &answer(), legacy).unwrap_err();
+        let error = super::answer(&key(), &answer(), legacy).unwrap_err();
         assert_eq!(error.code.0, -32042);
         let with_url = Doorway {
             mrtr: true,
             url: Some(true),
         };
         assert!(matches!(
-            super::answer(b"k", &answer(), with_url),
+            super::answer(&key(), &answer(), with_url),
             Ok(CallToolResponse::InputRequired(_))
         ));
     }

@@ -254,8 +254,7 @@ pub(super) async fn call(
                 tokio::time::sleep(std::time::Duration::from_millis(250)).await;
             }
             Err(Error::Confirmation { answer, .. }) => {
-                let key = state.approvals.as_deref().map(|a| a.seal_key()).unwrap_or_default();
-                return super::approval::answer(key, &answer, doorway);
+                return super::approval::answer(&state.seal, &answer, doorway);
             }
             Err(e) if in_task => return error::in_task(e).map(Into::into),
             Err(e) => return error::answer(e).map(Into::into),
@@ -426,14 +425,8 @@ impl ServerHandler for Handler {
             .and_then(|m| m.0.get(super::CONFIRMATION_META))
             .or_else(|| context.meta.0.get(super::CONFIRMATION_META))
             .and_then(serde_json::Value::as_str);
-        let key = self
-            .state
-            .approvals
-            .as_deref()
-            .map(|a| a.seal_key())
-            .unwrap_or_default();
         call_context.confirmation =
-            super::approval::presented(key, request.request_state.as_deref(), meta_id, doorway)?;
+            super::approval::presented(&self.state.seal, request.request_state.as_deref(), meta_id, doorway)?;
         let (support, timeout) = tasks::support(&self.state, &name, &call_context.access);
         if support.allowed() {
             let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
