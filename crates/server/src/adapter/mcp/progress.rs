@@ -81,20 +81,23 @@ impl Relay<'_> {
         context.progress = Some(Arc::new(Queue(sender)));
         let running = call(std::mem::take(context));
         tokio::pin!(running);
+        // The last relayed progress: MCP's progress must increase, and an upstream's notes can
+        // come out of order (rmcp's client handles each notification on its own task).
+        let mut last = None;
         let answer = loop {
             tokio::select! {
                 biased;
-                Some(report) = receiver.recv() => self.send(report).await,
+                Some(report) = receiver.recv() => self.send(report, &mut last).await,
                 answer = &mut running => break answer,
             }
         };
         while let Ok(report) = receiver.try_recv() {
-            self.send(report).await;
+            self.send(report, &mut last).await;
         }
         answer
     }
 
-    async fn send(&self, report: Report) {
+    async fn send(&self, report: Report, last: &mut Option<f64>) {
         match report {
             Report::Step {
                 done,
@@ -102,14 +105,14 @@ impl Relay<'_> {
                 name,
                 outcome,
             } => self.step(done, total, &name, &outcome).await,
-            Report::Relayed(note) => self.relayed(note).await,
+            Report::Relayed(note) => self.relayed(note, last).await,
         }
     }
 
     /// What a federated upstream said of the call (scrubbed by its backend): its progress under
     /// the caller's token, its log message at the caller's level, from its own logger (named
     /// `upstream` when it named none).
-    async fn relayed(&self, note: Note) {
+    async fn relayed(&self, note: Note, last: &mut Option<f64>) {
         // A client that went away is not an error of the call: sends may fail silently.
         match note {
             Note::Progress {
@@ -118,6 +121,10 @@ impl Relay<'_> {
                 message,
             } => {
                 let Some(token) = &self.token else { return };
+                if last.is_some_and(|last| progress <= last) {
+                    return;
+                }
+                *last = Some(progress);
                 let mut param = ProgressNotificationParam::new(token.clone(), progress);
                 param.total = total;
                 param.message = message;
