@@ -13,7 +13,9 @@ use crate::support::{loader, render};
 
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
 
-/// Every directory under `root` (itself included) that directly holds a catalog file.
+/// Every directory under `root` (itself included) that directly holds a catalog file: YAML or
+/// JSON with a top-level `toolkits:` or `resources:` (`examples/walkthrough` holds an API
+/// description and an overlay, which `import` turns into one).
 fn catalog_dirs(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -25,7 +27,12 @@ fn catalog_dirs(root: &Path) -> Vec<PathBuf> {
             if path.is_dir() {
                 stack.push(path);
             } else if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")) {
-                has_catalog = true;
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                has_catalog |= text.lines().any(|l| {
+                    ["toolkits:", "resources:", "\"toolkits\"", "{\"toolkits\""]
+                        .iter()
+                        .any(|k| l.starts_with(k))
+                });
             }
         }
         if has_catalog {
