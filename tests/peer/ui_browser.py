@@ -31,7 +31,10 @@ def browser():
 
 
 def wait(driver, condition, timeout=10):
-    return WebDriverWait(driver, timeout).until(lambda d: condition(d))
+    # An element read while the page navigates or re-renders goes stale: read it again.
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: condition(d)
+    )
 
 
 def rows(driver):
