@@ -14,16 +14,7 @@ use crate::support::{Scratch, Server, copy_tree, tree};
 /// (`docs/*.md`) that names an example directory or nothing (the bundled catalog); `--stdio`
 /// ones are not servers on a port.
 fn readme_serve_commands() -> Vec<Vec<String>> {
-    let mut readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let mut pages: Vec<_> = std::fs::read_dir(repo().join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    pages.sort();
-    for page in pages {
-        readme.push_str(&std::fs::read_to_string(page).unwrap());
-    }
+    let readme: String = crate::book::pages().into_iter().map(|p| p.text).collect();
     let mut commands = Vec::new();
     for line in readme.lines() {
         for (_, rest) in line

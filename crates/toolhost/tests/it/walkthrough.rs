@@ -1,61 +1,22 @@
-//! Issue #41.1: the README's ten-minute walkthrough runs as written. The block between the
-//! README's `<!-- walkthrough` markers is run by bash in a scratch copy of `examples/`, with this
-//! build's `toolhost` on PATH, bounded to two minutes; only its two ports are swapped for free
-//! ones so that tests may run side by side. Then each step's artifact is where the README says:
+//! Issue #41.1: the README's ten-minute walkthrough runs as written. The block marked
+//! `<!-- run: walkthrough -->` is run by bash in a scratch copy of `examples/` (`book::Shell`:
+//! this build's `toolhost` on PATH, bounded to two minutes; only its two ports are swapped for
+//! free ones so that tests may run side by side). Then each step's artifact is where the README says:
 //! the imported catalog and its config, the agent, the MCP client entry, the export with the
 //! procedure, and the versions published only by the last step.
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::client_peers::free_port;
+use crate::book::{Shell, group};
 use crate::deploy::repo;
-use crate::support::{BIN, Scratch, copy_tree};
-
-/// The walkthrough's shell text, as the README has it.
-fn walkthrough() -> String {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let start = readme.find("<!-- walkthrough").expect("the README has a walkthrough");
-    let end = readme.find("<!-- /walkthrough -->").expect("the walkthrough ends");
-    let block = &readme[start..end];
-    let block = &block[block.find("```sh\n").expect("a sh block") + 6..];
-    block[..block.find("```").unwrap()].to_owned()
-}
 
 #[test]
 fn the_readme_walkthrough_runs_as_written() {
-    // `serve`'s default address (8080) is moved by its environment variable.
-    let port = free_port();
-    let script = walkthrough()
-        .replace("8080", &port.to_string())
-        .replace("8765", &free_port().to_string());
-    let dir = Scratch::new();
-    copy_tree(&repo().join("examples"), &dir.0.join("examples"));
-    let path = format!(
-        "{}:{}",
-        Path::new(BIN).parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = Command::new("timeout")
-        .current_dir(&dir.0)
-        .env("PATH", path)
-        .env("HOME", &dir.0)
-        .env("TOOLHOST_LISTEN", format!("127.0.0.1:{port}"))
-        .env("TOOLHOST_CACHE_DIR", dir.0.join("cache"))
-        .args(["120", "bash", "-c"])
-        .arg(format!(
-            "set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n{script}"
-        ))
-        .output()
-        .unwrap();
-    let said = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{script}\n---\n{said}");
+    let walkthrough = group("walkthrough");
+    assert_eq!(walkthrough.len(), 1, "the README has one walkthrough");
+    let shell = Shell::new();
+    let said = shell.run(&walkthrough[0], 120);
+    let dir = shell.dir;
     assert!(said.contains("search\tsearch\tGET\t/v1/search"), "--list: {said}");
     assert!(said.contains("\"Berlin\""), "the agent's tool answered: {said}");
     assert!(said.contains("forecaster"), "{said}");
