@@ -180,6 +180,8 @@ pub struct Shell {
     /// What 8765 becomes.
     pub upstream: u16,
     envs: Vec<(String, String)>,
+    /// Directories put on PATH after this build's and before the inherited PATH.
+    paths: Vec<PathBuf>,
 }
 
 impl Shell {
@@ -199,6 +201,7 @@ impl Shell {
             port: free_port(),
             upstream,
             envs: Vec::new(),
+            paths: Vec::new(),
         }
     }
 
@@ -210,6 +213,11 @@ impl Shell {
     /// Sets an environment variable for the blocks run after.
     pub fn env(&mut self, name: &str, value: impl Into<String>) {
         self.envs.push((name.to_owned(), value.into()));
+    }
+
+    /// Puts `dir` on PATH for the blocks run after (after this build's `toolhost`).
+    pub fn path_add(&mut self, dir: &Path) {
+        self.paths.push(dir.to_path_buf());
     }
 
     /// The block's text with its ports swapped.
@@ -228,14 +236,12 @@ impl Shell {
 
     /// Runs `text` as [`Shell::run`] does; whether it succeeded, and what it said.
     pub fn run_text(&self, text: &str, secs: u32) -> (bool, String) {
-        let path = format!(
-            "{}:{}",
-            Path::new(BIN).parent().unwrap().display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        let mut path: Vec<PathBuf> = vec![Path::new(BIN).parent().unwrap().to_path_buf()];
+        path.extend(self.paths.iter().cloned());
+        path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
         let out = Command::new("timeout")
             .current_dir(self.path())
-            .env("PATH", path)
+            .env("PATH", std::env::join_paths(path).unwrap())
             .env("HOME", self.path())
             .env_remove("XDG_CONFIG_HOME")
             .env("TOOLHOST_LISTEN", format!("127.0.0.1:{}", self.port))

@@ -181,13 +181,7 @@ fn the_serving_pages_inspector_block_runs_as_written() {
     )
     .unwrap();
     shell.env("npm_config_offline", "true");
-    let path = format!(
-        "{}:{}:{}",
-        std::path::Path::new(crate::support::BIN).parent().unwrap().display(),
-        node.parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    shell.env("PATH", path);
+    shell.path_add(node.parent().unwrap());
     let server = serve(&shell, &[]);
     let said = shell.run(inspector, 120);
     assert!(said.contains("\"add_numbers\""), "tools/list over HTTP: {said}");

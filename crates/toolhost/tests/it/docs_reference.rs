@@ -134,9 +134,12 @@ fn every_flag_of_every_command_is_documented_on_its_page() {
     );
 }
 
+/// Runs a `toolhost` command on a config file.
+type OnFile = dyn Fn(&std::path::Path) -> std::process::Output;
+
 /// The keys one table of a TOML file takes: a file with `preamble` and an unknown key after
 /// it is refused by `command`, naming the keys there are.
-fn keys_of(preamble: &str, command: &dyn Fn(&std::path::Path) -> std::process::Output) -> Vec<String> {
+fn keys_of(preamble: &str, command: &OnFile) -> Vec<String> {
     let dir = Scratch::new();
     let file = dir.write("config.toml", &format!("{preamble}\nnot_a_key_of_toolhost = 1\n"));
     let out = command(&file);
@@ -159,7 +162,7 @@ fn every_config_key_is_documented() {
     let servers =
         |file: &std::path::Path| run(&["tools", "http://127.0.0.1:9/nact", "--servers", file.to_str().unwrap()]);
     // Each table with what a page that documents its keys must name.
-    let tables: [(&str, &str, &dyn Fn(&std::path::Path) -> std::process::Output); 7] = [
+    let tables: [(&str, &str, &OnFile); 7] = [
         ("", "toolhost.toml", &serve),
         ("[auth]", "[auth]", &serve),
         ("[[auth.api_keys]]", "[[auth.api_keys]]", &serve),
@@ -199,4 +202,105 @@ fn every_config_key_is_documented() {
         missing.is_empty(),
         "config keys no page of the book documents (on a page naming their table): {missing:#?}"
     );
+}
+
+/// The rows of the first table under `heading` on `page`, each split into its cells.
+fn table_rows(page: &Page, heading: &str) -> Vec<Vec<String>> {
+    let start = page
+        .text
+        .find(heading)
+        .unwrap_or_else(|| panic!("{} has no {heading:?}", page.name));
+    page.text[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().to_owned()).collect())
+        .collect()
+}
+
+/// The other way round: what the reference tables name exists. Every flag of configuration.md's
+/// table is one of `serve`'s and its TOML key one the config file takes; every flag of
+/// client.md's shared table is one the client commands take. A flag renamed or removed in the
+/// code fails here until the page follows.
+#[test]
+fn the_reference_tables_name_only_flags_and_keys_there_are() {
+    let pages = pages();
+    let page = |name: &str| pages.iter().find(|p| p.name == name).unwrap();
+    let tree = command_tree();
+    let flags_of = |path: &[&str]| {
+        let (_, help) = tree.iter().find(|(p, _)| p == path).unwrap();
+        let (mut flags, _) = flags(help);
+        flags.push("--help".to_owned());
+        flags
+    };
+    let serve = flags_of(&["serve"]);
+    let keys = keys_of("", &|file: &std::path::Path| {
+        run_bounded(&["serve", "--listen", "127.0.0.1:0", "--config", file.to_str().unwrap()])
+    });
+    let flags_in = |cell: &str| -> Vec<String> {
+        cell.split(['`', ' ', ','])
+            .filter(|w| w.starts_with("--"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut stale = Vec::new();
+    let rows = table_rows(page("docs/configuration.md"), "## Configuration");
+    assert!(rows.len() > 50, "configuration.md's table has {} rows", rows.len());
+    for row in &rows {
+        for flag in flags_in(&row[0]) {
+            if !serve.contains(&flag) {
+                stale.push(format!("configuration.md: `serve {flag}`"));
+            }
+        }
+        for key in row[2].split('`').skip(1).step_by(2) {
+            if !keys.iter().any(|k| k == key.trim_matches(['[', ']'])) {
+                stale.push(format!("configuration.md: key `{key}`"));
+            }
+        }
+    }
+    let tools = flags_of(&["tools"]);
+    let rows = table_rows(page("docs/client.md"), "Flags of every client command");
+    assert!(rows.len() > 5, "client.md's table has {} rows", rows.len());
+    for row in &rows {
+        for flag in flags_in(&row[0]) {
+            if !tools.contains(&flag) {
+                stale.push(format!("client.md: `{flag}`"));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "the reference names what the code does not have: {stale:#?}"
+    );
+}
+
+/// Every TOML block of the book is a file a reader can copy: it parses, and toolhost takes
+/// every key it has (`serve --config`, or the client's `--servers` for a `[[server]]` list).
+/// What it leaves out (a secret's variable unset, a placeholder digest) may still stop `serve`;
+/// an unknown key may not.
+#[test]
+fn every_toml_block_of_the_book_has_only_keys_there_are() {
+    let blocks: Vec<_> = crate::book::blocks().into_iter().filter(|b| b.lang == "toml").collect();
+    assert!(blocks.len() >= 5, "{} TOML blocks", blocks.len());
+    for block in blocks {
+        if let Err(e) = block.text.parse::<toml::Table>() {
+            panic!("{} is no TOML file: {e}\n{}", block.at(), block.text);
+        }
+        let dir = Scratch::new();
+        let file = dir.write("block.toml", &block.text);
+        let file = file.to_str().unwrap();
+        let out = if block.text.contains("[[server]]") {
+            run(&["tools", "http://127.0.0.1:9/nact", "--servers", file])
+        } else {
+            run_bounded(&["serve", "--listen", "127.0.0.1:0", "--config", file])
+        };
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !said.contains("unknown field"),
+            "{}: {said}\n{}",
+            block.at(),
+            block.text
+        );
+    }
 }
