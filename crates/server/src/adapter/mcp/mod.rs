@@ -6,7 +6,8 @@
 //!
 //! - `tools/list`: latest versions only; `name`, `title`, `description`, `inputSchema`,
 //!   `outputSchema`, annotations, and `_meta` with `toolhost/toolkit` and `toolhost/version`.
-//! - `tools/call`: `structuredContent` is the output object, plus one text block with its JSON.
+//! - `tools/call`: `structuredContent` is the output object, plus one text block with its JSON
+//!   (or, for a lone `string` output, that string: `content.rs`).
 //!   Invalid arguments and tool failures are results with `isError: true` whose text says which
 //!   parameter is wrong and what is allowed; an unknown tool is a JSON-RPC error.
 //!   `_meta: {"toolhost/version": "x.y.z"}` pins a version.
@@ -23,6 +24,9 @@
 //!   extension: `tasks.rs`.
 //! - Progressive disclosure (`mcp_disclosure = "search"`, an agent's `disclosure: search`):
 //!   `search_tools` and the `always_visible` tools are listed, the rest found (`disclosure.rs`).
+//! - With sessions, each request's SSE stream is resumable with `Last-Event-ID` by its session
+//!   and caller, and a tool's `execution: { release_after_ms }` lets go of a long call's
+//!   connection (SEP-1699, `resume.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
