@@ -124,6 +124,10 @@ pub(super) struct ExecutionDef {
     /// Whether the tool may (`optional`) or must (`required`) run as a task; `never` by default.
     #[serde(default)]
     pub task: super::TaskSupport,
+    /// How long a call holds its caller's connection before the server lets go of it, where the
+    /// caller can pick up the rest (MCP session streams, SEP-1699); unset: until it is answered.
+    #[serde(default)]
+    pub release_after_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -101,6 +101,11 @@ pub struct Tool {
     /// Whether the tool may or must run as a task (MCP's tasks extension; catalog key
     /// `execution: { task: optional | required }`).
     pub task: TaskSupport,
+    /// How long a call may hold its caller's connection before the server lets go of it, the
+    /// call running on, where the caller can pick up the rest later (an MCP session's stream,
+    /// resumed with `Last-Event-ID`: SEP-1699); `None`: until it is answered. Catalog key
+    /// `execution: { release_after_ms: N }`.
+    pub release_after: Option<std::time::Duration>,
     /// Listed by an MCP endpoint that discloses by search, beside `search_tools`
     /// (`always_visible: true`; issue #42.3).
     pub always_visible: bool,
@@ -715,6 +720,7 @@ impl Tool {
             tags: self.tags.clone(),
             annotations: self.annotations,
             task: self.task,
+            release_after: self.release_after,
             always_visible: self.always_visible,
             requirements: self.requirements.clone(),
             scopes: self.scopes.clone(),

@@ -14,6 +14,7 @@ mod mcp_fast_path;
 mod mcp_logging;
 mod mcp_malformed;
 mod mcp_resources;
+mod mcp_resume;
 mod mcp_sessions;
 mod mcp_skills;
 mod mcp_subscriptions;

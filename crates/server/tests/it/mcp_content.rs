@@ -1,7 +1,9 @@
 //! Rich content (issue #39.1) over real HTTP: a catalog's `image`, `audio` and `resource`
-//! outputs are MCP content blocks (mixed with the other outputs as JSON text), and the same value,
-//! `{"data": base64, "mimeType": …}`, in a `json` output on OTC, N-ACT and WoA; an answer that is not
-//! of the declared media kind is refused, not passed on.
+//! outputs are MCP content blocks (mixed with the other outputs as one text block), and the same
+//! value, `{"data": base64, "mimeType": …}`, in a `json` output on OTC, N-ACT and WoA; an answer
+//! that is not of the declared media kind is refused, not passed on. The text block is the one
+//! string output's text when that is all beside the media, else the outputs' JSON
+//! (docs/protocols.md §6); the other protocols carry the output object unchanged.
 
 use serde_json::{Value, json};
 
@@ -37,6 +39,28 @@ async fn server() -> Server {
                 caption: Sales by month
                 picture: {{ data: "{PNG}", mimeType: image/png }}
                 notes: {{ uri: "notes://1", mimeType: text/markdown, text: Short notes. }}
+      - name: greet
+        description: Says hello.
+        versions:
+          - version: 1.0.0
+            outputs:
+              - {{ name: greeting, type: string, description: "Hello, NAME!" }}
+            backend: {{ kind: static, output: {{ greeting: "Hello, Ada!" }} }}
+      - name: weigh
+        description: A weight and its unit.
+        versions:
+          - version: 1.0.0
+            outputs:
+              - {{ name: unit, type: string, description: The unit. }}
+              - {{ name: value, type: number, description: The weight. }}
+            backend: {{ kind: static, output: {{ unit: kg, value: 2.5 }} }}
+      - name: count
+        description: One number.
+        versions:
+          - version: 1.0.0
+            outputs:
+              - {{ name: items, type: int, description: How many. }}
+            backend: {{ kind: static, output: {{ items: 3 }} }}
       - name: mislabelled
         description: Answers text where a picture is declared.
         versions:
@@ -83,12 +107,11 @@ async fn mixed_outputs_are_text_an_image_and_an_embedded_resource_over_mcp() {
     let content = result["content"].as_array().unwrap();
     let types: Vec<&str> = content.iter().map(|b| b["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["text", "image", "resource"], "{result}");
-    let text: Value = serde_json::from_str(content[0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(
-        text,
-        json!({"caption": "Sales by month"}),
-        "the text holds the other outputs"
+        content[0]["text"], "Sales by month",
+        "the one string output beside the media is the text: {result}"
     );
+    assert_eq!(result["structuredContent"]["caption"], "Sales by month");
     assert_eq!(
         content[2]["resource"],
         json!({"uri": "notes://1", "mimeType": "text/markdown", "text": "Short notes."})
@@ -143,4 +166,48 @@ async fn an_answer_of_another_media_type_is_refused() {
     assert_eq!(result["isError"], true, "{result}");
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("does not match its declared outputs"), "{text}");
+}
+
+#[tokio::test]
+async fn a_lone_string_output_is_the_text_block_and_any_other_outputs_are_json() {
+    let server = server().await;
+    let greet = call(&server, "greet").await;
+    assert_eq!(
+        greet["content"],
+        json!([{"type": "text", "text": "Hello, Ada!"}]),
+        "{greet}"
+    );
+    assert_eq!(
+        greet["structuredContent"],
+        json!({"greeting": "Hello, Ada!"}),
+        "{greet}"
+    );
+
+    for (name, object) in [
+        ("weigh", json!({"unit": "kg", "value": 2.5})),
+        ("count", json!({"items": 3})),
+    ] {
+        let result = call(&server, name).await;
+        let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, object, "{name}: the text block is the outputs' JSON: {result}");
+        assert_eq!(result["structuredContent"], object, "{result}");
+    }
+}
+
+#[tokio::test]
+async fn the_text_block_rule_leaves_otc_nact_and_woa_answers_as_they_were() {
+    let server = server().await;
+    let call = json!({"request": {"call_id": "g1", "tool_id": "Media.greet@1.0.0", "input": {}}});
+    let otc = server.post_json(CALL, &call).await.expect_ok();
+    assert_eq!(
+        otc["result"]["value"], "Hello, Ada!",
+        "OTC's single output is bare: {otc}"
+    );
+    let woa = server
+        .post_json("/woa/agents/greet/invoke", &json!({"input": {}}))
+        .await
+        .expect_ok();
+    assert_eq!(woa, json!({"greeting": "Hello, Ada!"}));
+    let nact = server.invoke("/nact/tools/greet", &[]).await.expect_ok();
+    assert_eq!(outputs(&nact), [("greeting".to_owned(), json!("Hello, Ada!"))]);
 }

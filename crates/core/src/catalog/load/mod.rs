@@ -408,6 +408,7 @@ impl Loader {
                 open_world: def.annotations.open_world,
             },
             task: def.execution.task,
+            release_after: def.execution.release_after_ms.map(Duration::from_millis),
             watched: versions.iter().any(|v| v.backend.upstream().is_some()),
             versions,
             source: file.to_owned(),

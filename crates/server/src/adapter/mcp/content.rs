@@ -1,9 +1,14 @@
 //! A call's output as MCP content: the whole output object as structured content, each image,
 //! audio or resource output also as its own content block (MCP's `image`, `audio` and embedded
 //! `resource`), a `content` output's blocks as they are (a federated MCP tool's text, images,
-//! audio, resources and resource links, in its order), and the other outputs as JSON text. This is the one place MCP decides how a
-//! media output is carried; the other protocols carry its value, `{"data": base64, "mimeType":
-//! …}`, in a `json` output as the catalog's schema says.
+//! audio, resources and resource links, in its order), and the other outputs as one text block.
+//! This is the one place MCP decides how a media output is carried; the other protocols carry
+//! its value, `{"data": base64, "mimeType": …}`, in a `json` output as the catalog's schema says.
+//!
+//! The text block (docs/protocols.md §6): when the outputs beside the media are exactly one
+//! `string` output, the text is that string, as a model would read it (`Hello, Ada!`, what the
+//! SDKs' servers write for a tool returning a string); otherwise it is those outputs' object as
+//! JSON, which MCP asks of a tool that returns structured content.
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value};
@@ -19,10 +24,12 @@ pub(crate) fn success(version: &Version, output: Map<String, Value>) -> CallTool
             _ => None,
         })
         .collect();
+    let sentence = sentence(version, &media, &output);
     let output = Value::Object(output);
     // Most tools return no media: their text is the whole output, written without a copy.
     if media.is_empty() {
-        let mut result = CallToolResult::success(vec![ContentBlock::text(output.to_string())]);
+        let text = sentence.unwrap_or_else(|| output.to_string());
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(output);
         return result;
     }
@@ -39,11 +46,25 @@ pub(crate) fn success(version: &Version, output: Map<String, Value>) -> CallTool
             .filter(|(name, _)| !media.iter().any(|(m, _)| m == name))
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect();
-        blocks.insert(0, ContentBlock::text(Value::Object(rest).to_string()));
+        let text = sentence.unwrap_or_else(|| Value::Object(rest).to_string());
+        blocks.insert(0, ContentBlock::text(text));
     }
     let mut result = CallToolResult::success(blocks);
     result.structured_content = Some(output);
     result
+}
+
+/// The one string the text block says, when the outputs beside the media are exactly one
+/// `string` output and the call returned it; `None` when the text block is JSON.
+fn sentence(version: &Version, media: &[(&str, MediaKind)], output: &Map<String, Value>) -> Option<String> {
+    let mut rest = version
+        .outputs
+        .iter()
+        .filter(|o| !media.iter().any(|(name, _)| *name == o.name));
+    match (rest.next(), rest.next()) {
+        (Some(only), None) if only.kind == OutputType::String => output.get(&only.name)?.as_str().map(str::to_owned),
+        _ => None,
+    }
 }
 
 /// The content block of bytes of a media type: an image or audio block for those types, else

@@ -9,7 +9,7 @@
 //! refused a JSON body as unsupported, answers so instead. Nothing is parsed twice on the
 //! success path.
 //!
-//! The same layer sets the caller's access for the handler and, in stateless mode, answers a
+//! The same layer sets the caller's access and id for the handler and the session table and, in stateless mode, answers a
 //! plain `tools/call` without rmcp ([`super::fast`]).
 
 use std::sync::Arc;
@@ -41,8 +41,10 @@ pub(super) struct Front {
 /// and a body the transport refused as described in the module documentation.
 pub(super) async fn front(front: Arc<Front>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST || !json_content(request.headers()) {
-        let access = access(request.extensions());
-        return super::CALLER_ACCESS.scope(access, next.run(request)).await;
+        let (access, id) = caller(request.extensions());
+        return super::CALLER_ACCESS
+            .scope(access, super::CALLER_ID.scope(id, next.run(request)))
+            .await;
     }
     let limit = front.limit;
     let (parts, body) = request.into_parts();
@@ -61,9 +63,11 @@ pub(super) async fn front(front: Arc<Front>, request: Request, next: Next) -> Re
     {
         return super::fast::answer(state, parts.extensions.get::<Caller>(), call).await;
     }
-    let access = access(&parts.extensions);
+    let (access, id) = caller(&parts.extensions);
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
-    let response = super::CALLER_ACCESS.scope(access, next.run(request)).await;
+    let response = super::CALLER_ACCESS
+        .scope(access, super::CALLER_ID.scope(id, next.run(request)))
+        .await;
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return response;
     }
@@ -71,11 +75,13 @@ pub(super) async fn front(front: Arc<Front>, request: Request, next: Next) -> Re
     error(StatusCode::BAD_REQUEST, code, &message)
 }
 
-/// What the caller the auth layer recorded may see (nothing but public tools without one).
-fn access(extensions: &axum::http::Extensions) -> toolhost_core::Access {
-    extensions
-        .get::<Caller>()
-        .map_or_else(|| toolhost_core::Access::Scopes(Arc::default()), |c| c.access.clone())
+/// What the caller the auth layer recorded may see (nothing but public tools without one), and
+/// its stable id (`anonymous` without one).
+fn caller(extensions: &axum::http::Extensions) -> (toolhost_core::Access, std::borrow::Cow<'static, str>) {
+    match extensions.get::<Caller>() {
+        Some(c) => (c.access.clone(), c.id.clone()),
+        None => (toolhost_core::Access::Scopes(Arc::default()), "anonymous".into()),
+    }
 }
 
 /// Whether the body is declared JSON (`application/json`, any parameters): what rmcp reads.

@@ -17,7 +17,7 @@ use toolhost_core::{Access, CallContext, Disclosure, Error, Invocation, TaskSupp
 
 use super::{
     VERSION_META, completion, content, convert, disclosure, elicit, error, logging, progress, prompts, resources,
-    skills, subscriptions, tasks,
+    resume, skills, subscriptions, tasks,
 };
 use crate::State;
 use crate::auth::Caller;
@@ -34,6 +34,8 @@ pub struct Handler {
     log_level: Arc<logging::Level>,
     /// The tools this session found with `search_tools` (issue #42.3).
     found: Arc<disclosure::Found>,
+    /// The sessions' resumable request streams, with sessions on (`resume.rs`).
+    streams: Option<Arc<resume::Streams>>,
 }
 
 impl Handler {
@@ -45,7 +47,14 @@ impl Handler {
             subscriptions: Arc::default(),
             log_level: Arc::default(),
             found: Arc::default(),
+            streams: None,
         }
+    }
+
+    /// The same handler, letting go of long calls' connections in `streams` (sessions only).
+    pub(crate) fn resumable_in(mut self, streams: Arc<resume::Streams>) -> Self {
+        self.streams = Some(streams);
+        self
     }
 
     /// This handler for a new session (or, stateless, a new request): its own subscriptions.
@@ -71,6 +80,7 @@ impl Handler {
             subscriptions: Arc::default(),
             log_level: Arc::default(),
             found: Arc::default(),
+            streams: None,
         }
     }
 
@@ -103,6 +113,21 @@ impl Handler {
         }
         self.caller(context)
             .map_or_else(|| "anonymous".to_owned(), |c| c.id.clone().into_owned())
+    }
+
+    /// Lets go of this call's connection after the time its tool's `release_after_ms` says,
+    /// where the client can resume: a session's stream, with a client of 2025-11-25 or later
+    /// (SEP-1699; an older client may not reconnect). Dropping the guard cancels it.
+    fn release(&self, context: &RequestContext<RoleServer>, name: &str, access: &Access) -> Option<resume::Release> {
+        let streams = self.streams.as_ref()?;
+        let delay = self.state.engine.catalog().find_for(name, access)?.release_after?;
+        let version = context.peer.peer_info()?.protocol_version.clone();
+        if version.as_str() < rmcp::model::ProtocolVersion::V_2025_11_25.as_str() || per_request(context) {
+            return None;
+        }
+        let parts = context.extensions.get::<axum::http::request::Parts>()?;
+        let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+        Some(streams.release_after(session.into(), context.id.to_string(), delay))
     }
 
     /// The agents served as prompts here: at an agent's endpoint that agent, else the catalog's.
@@ -448,6 +473,7 @@ impl ServerHandler for Handler {
                 return Err(tasks::required());
             }
         }
+        let _release = self.release(&context, &name, &call_context.access);
         let started = std::time::Instant::now();
         // The level this request carries (2026-07-28, SEP-2575: messages go on the request's
         // own stream, so a stateless server sends them too), else the session's.

@@ -6,7 +6,8 @@
 //!
 //! - `tools/list`: latest versions only; `name`, `title`, `description`, `inputSchema`,
 //!   `outputSchema`, annotations, and `_meta` with `toolhost/toolkit` and `toolhost/version`.
-//! - `tools/call`: `structuredContent` is the output object, plus one text block with its JSON.
+//! - `tools/call`: `structuredContent` is the output object, plus one text block with its JSON
+//!   (or, for a lone `string` output, that string: `content.rs`).
 //!   Invalid arguments and tool failures are results with `isError: true` whose text says which
 //!   parameter is wrong and what is allowed; an unknown tool is a JSON-RPC error.
 //!   `_meta: {"toolhost/version": "x.y.z"}` pins a version.
@@ -23,6 +24,9 @@
 //!   extension: `tasks.rs`.
 //! - Progressive disclosure (`mcp_disclosure = "search"`, an agent's `disclosure: search`):
 //!   `search_tools` and the `always_visible` tools are listed, the rest found (`disclosure.rs`).
+//! - With sessions, each request's SSE stream is resumable with `Last-Event-ID` by its session
+//!   and caller, and a tool's `execution: { release_after_ms }` lets go of a long call's
+//!   connection (SEP-1699, `resume.rs`).
 //! - In stateless mode a plain `tools/call` is answered without rmcp's per-request service
 //!   (`fast`): the same handler code and model types, about a third of the CPU (BENCHMARKS.md).
 
@@ -40,6 +44,7 @@ mod logging;
 mod progress;
 mod prompts;
 mod resources;
+mod resume;
 mod sessions;
 mod skills;
 mod subscriptions;
@@ -67,6 +72,16 @@ tokio::task_local! {
     /// The access of the caller whose request is being handled: the SDK asks the handler for a
     /// tool's schema (to check `Mcp-Param-*` headers) with no request in hand.
     pub(crate) static CALLER_ACCESS: toolhost_core::Access;
+    /// The same caller's stable id (`Caller::id`), to which a session's resumable streams
+    /// belong: the session table opens and resumes them with no request in hand.
+    static CALLER_ID: std::borrow::Cow<'static, str>;
+}
+
+/// The id of the caller whose request is being handled (`anonymous` without one).
+fn caller_id() -> String {
+    CALLER_ID
+        .try_with(|id| id.clone().into_owned())
+        .unwrap_or_else(|_| "anonymous".to_owned())
 }
 
 /// The streamable HTTP service to mount at the MCP path.
@@ -86,7 +101,8 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
     if !config.allowed_origins.is_empty() {
         http = http.with_allowed_origins(config.allowed_origins.iter().cloned());
     }
-    let handler = Handler::new(Arc::clone(state));
+    let streams = Arc::new(resume::Streams::default());
+    let handler = Handler::new(Arc::clone(state)).resumable_in(Arc::clone(&streams));
     let factory = move || Ok(handler.for_session());
     let front = Arc::new(front::Front {
         fast: (!config.sessions).then(|| Arc::clone(state)),
@@ -96,11 +112,15 @@ pub fn service(state: &Arc<State>) -> axum::routing::Router {
     let router = if config.sessions {
         axum::routing::Router::new().fallback_service(StreamableHttpService::new(
             factory,
-            Arc::new(match &state.agent {
-                None => sessions::Bounded::new(config.max_sessions, config.session_idle),
-                Some(serving) => sessions::Bounded::new(config.max_sessions, config.session_idle)
-                    .counted_as(metrics::gauge!("toolhost_agent_mcp_sessions", "agent" => serving.agent.name.clone())),
-            }),
+            Arc::new(
+                match &state.agent {
+                    None => sessions::Bounded::new(config.max_sessions, config.session_idle),
+                    Some(serving) => sessions::Bounded::new(config.max_sessions, config.session_idle).counted_as(
+                        metrics::gauge!("toolhost_agent_mcp_sessions", "agent" => serving.agent.name.clone()),
+                    ),
+                }
+                .resumable_in(streams),
+            ),
             http,
         ))
     } else {

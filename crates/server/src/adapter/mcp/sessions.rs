@@ -6,17 +6,26 @@
 //! It wraps rmcp's [`LocalSessionManager`] and only decides *which* sessions live; rmcp keeps
 //! running them. A client whose session was closed gets 404 on its next request, which the MCP
 //! streamable HTTP transport defines as "start a new session".
+//!
+//! Each request's response stream is made resumable here ([`super::resume`]): `create_stream`
+//! hands rmcp's stream to [`Streams::open`], and a `GET` with `Last-Event-ID` resumes it for the
+//! same session and caller.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::Stream;
+use futures_util::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::server_side_http::ServerSseMessage;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::SessionId;
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, SessionError,
+};
+
+use super::resume::Streams;
 
 /// How often, at most, a new session also sweeps out the expired ones.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
@@ -25,6 +34,7 @@ const SWEEP_EVERY: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub struct Bounded {
     inner: LocalSessionManager,
+    streams: Arc<Streams>,
     table: Mutex<Table>,
     max: usize,
     idle: Duration,
@@ -46,8 +56,11 @@ impl Bounded {
         // rmcp's own idle timer stops the session's worker (which holds its memory); the table
         // below drops the handle that rmcp's map would otherwise keep.
         inner.session_config.keep_alive = Some(idle);
+        // A request's stream opens with this table's own event (`resume.rs`), not rmcp's.
+        inner.session_config.sse_retry = None;
         Self {
             inner,
+            streams: Arc::default(),
             table: Mutex::new(Table {
                 last_used: HashMap::new(),
                 last_sweep: Instant::now(),
@@ -64,6 +77,13 @@ impl Bounded {
     /// would show whichever changed last).
     pub fn counted_as(mut self, open: metrics::Gauge) -> Self {
         self.open = open;
+        self
+    }
+
+    /// The same table, its request streams kept in `streams`, which the handler shares to let
+    /// go of a long call's connection (`execution: { release_after_ms }`).
+    pub(crate) fn resumable_in(mut self, streams: Arc<Streams>) -> Self {
+        self.streams = streams;
         self
     }
 
@@ -127,6 +147,7 @@ impl Bounded {
 
     async fn close(&self, ids: Vec<SessionId>) {
         for id in ids {
+            self.streams.close(&id);
             // A session whose worker already stopped (idle) is simply removed.
             if let Err(error) = self.inner.close_session(&id).await {
                 tracing::debug!(%error, "closing an MCP session");
@@ -178,6 +199,7 @@ impl SessionManager for Bounded {
             table.last_used.len()
         };
         self.open.set(len as f64);
+        self.streams.close(id);
         self.inner.close_session(id).await
     }
 
@@ -189,7 +211,14 @@ impl SessionManager for Bounded {
         if !self.touch(id) {
             return Err(Self::not_found(id));
         }
-        self.inner.create_stream(id, message).await
+        let request = match &message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id.to_string()),
+            ClientJsonRpcMessage::Notification(_)
+            | ClientJsonRpcMessage::Response(_)
+            | ClientJsonRpcMessage::Error(_) => None,
+        };
+        let stream = self.inner.create_stream(id, message).await?;
+        Ok(self.streams.open(id, super::caller_id(), request, stream))
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
@@ -217,6 +246,11 @@ impl SessionManager for Bounded {
         if !self.touch(id) {
             return Err(Self::not_found(id));
         }
-        self.inner.resume(id, last_event_id).await
+        match self.streams.resume(id, &super::caller_id(), &last_event_id) {
+            Some(Ok(stream)) => Ok(stream.left_stream()),
+            // rmcp answers an empty stream, and logs why: a stranger learns nothing.
+            Some(Err(super::resume::Refusal::Unknown)) => Err(SessionError::InvalidEventId.into()),
+            None => Ok(self.inner.resume(id, last_event_id).await?.right_stream()),
+        }
     }
 }
