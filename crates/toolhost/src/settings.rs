@@ -279,6 +279,13 @@ struct ApprovalsFile {
     /// The `[secrets]` entry seeding the Ed25519 key audit records are signed with (the same
     /// on every replica) [default: a random key per process].
     audit_key_secret: Option<String>,
+    /// Where each new confirmation request is posted, signed (docs/approvals.md).
+    webhook_url: Option<String>,
+    /// The `[secrets]` entry the webhook's requests are signed with (needed with `webhook_url`).
+    webhook_secret: Option<String>,
+    /// Let `webhook_url` be a loopback or private address [default: false].
+    #[serde(default)]
+    webhook_allow_private: bool,
 }
 
 /// Everything `serve` needs, resolved.
@@ -554,6 +561,17 @@ impl ServeArgs {
             nact_403: a.nact_403,
             service: a.service.clone(),
             audit_key: secret("audit_key_secret", a.audit_key_secret.as_deref())?,
+            webhook: match (&a.webhook_url, secret("webhook_secret", a.webhook_secret.as_deref())?) {
+                (None, None) => None,
+                (None, Some(_)) => anyhow::bail!("[approvals] webhook_secret is set without webhook_url"),
+                (Some(_), None) => anyhow::bail!(
+                    "[approvals] webhook_url needs webhook_secret, the [secrets] entry its requests are signed with"
+                ),
+                (Some(url), Some(key)) => Some(
+                    toolhost_server::approvals::webhook::Target::new(url, &key, a.webhook_allow_private)
+                        .map_err(|why| anyhow::anyhow!("[approvals] {why}"))?,
+                ),
+            },
         };
         Ok(Settings {
             require_confirmation: a.require_confirmation,
