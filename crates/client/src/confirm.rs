@@ -326,7 +326,7 @@ impl crate::Client {
                     let problem = crate::problem::Read::from_body(&reply.body);
                     return Err(crate::nact::status_error(&reply, problem));
                 }
-                Err(error) if matches!(error, Error::Transport { .. }) => {}
+                Err(Error::Transport { .. }) => {}
                 Err(error) => return Err(error),
             }
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
