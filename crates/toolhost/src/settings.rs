@@ -286,6 +286,8 @@ struct ApprovalsFile {
     /// Let `webhook_url` be a loopback or private address [default: false].
     #[serde(default)]
     webhook_allow_private: bool,
+    /// New requests one caller may make for one tool in any minute; 0: no cap [default: 20].
+    max_requests_per_minute: Option<u32>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -561,6 +563,9 @@ impl ServeArgs {
             nact_403: a.nact_403,
             service: a.service.clone(),
             audit_key: secret("audit_key_secret", a.audit_key_secret.as_deref())?,
+            max_requests_per_minute: a
+                .max_requests_per_minute
+                .unwrap_or(approval_defaults.max_requests_per_minute),
             webhook: match (&a.webhook_url, secret("webhook_secret", a.webhook_secret.as_deref())?) {
                 (None, None) => None,
                 (None, Some(_)) => anyhow::bail!("[approvals] webhook_secret is set without webhook_url"),

@@ -14,6 +14,7 @@
 //!   ([`Gate::settle`]) and every later identical retry gets it back.
 
 mod audit;
+mod flood;
 mod page;
 mod record;
 mod store;
@@ -56,6 +57,8 @@ pub struct Settings {
     pub audit_key: Option<toolhost_core::Secret>,
     /// Where each new request is posted, signed (`webhook_url`; [`webhook`]).
     pub webhook: Option<webhook::Target>,
+    /// New requests one caller may make for one tool in any minute (20 by default; 0: no cap).
+    pub max_requests_per_minute: u32,
 }
 
 impl Default for Settings {
@@ -68,6 +71,7 @@ impl Default for Settings {
             service: None,
             audit_key: None,
             webhook: None,
+            max_requests_per_minute: 20,
         }
     }
 }
@@ -80,6 +84,7 @@ pub struct Approvals {
     base: String,
     signer: Signer,
     webhook: Option<webhook::Webhook>,
+    flood: flood::Flood,
 }
 
 impl Approvals {
@@ -87,12 +92,14 @@ impl Approvals {
     pub fn new(store: Arc<dyn Store>, settings: Settings, base: String) -> Self {
         let signer = Signer::new(settings.audit_key.as_ref().map(|k| k.expose().as_bytes()));
         let webhook = settings.webhook.clone().and_then(webhook::Webhook::new);
+        let flood = flood::Flood::new(settings.max_requests_per_minute);
         Self {
             store,
             settings,
             base,
             signer,
             webhook,
+            flood,
         }
     }
 
@@ -132,6 +139,10 @@ impl Approvals {
     /// Makes a pending record for `call` and refuses it.
     async fn mint(&self, call: &GateCall<'_>, binding: &Binding, note: Option<String>) -> Result<Admission, Error> {
         let now = toolhost_core::unix_ms();
+        if let Err(wait) = self.flood.admit(&binding.principal, &call.tool.name, now) {
+            count("flooded");
+            return Err(flooded(call, self.settings.max_requests_per_minute, wait));
+        }
         let record = binding.record(call, now);
         let expires_ms = now + self.settings.pending.as_millis() as u64;
         let keep = self.settings.pending + self.settings.approved + self.settings.keep;
@@ -408,6 +419,23 @@ fn unavailable(call: &GateCall<'_>) -> Error {
     let failure = ToolFailure::temporary(
         "this tool needs a confirmation, and the confirmation store is not reachable right now; nothing was done, try again shortly",
         Some(Duration::from_secs(1)),
+    )
+    .with_code(crate::calls::BUSY_CODE);
+    Error::Failed {
+        tool: call.tool.name.clone(),
+        failure: Box::new(failure),
+    }
+}
+
+/// A caller past the cap on new requests: nobody is asked, nothing runs, retryable later.
+fn flooded(call: &GateCall<'_>, per_minute: u32, wait: Duration) -> Error {
+    let failure = ToolFailure::temporary(
+        format!(
+            "too many confirmation requests for `{}` from this caller (at most {per_minute} a minute): nothing was done and nobody was asked; try again in {} s, or use a confirmation already asked for",
+            call.tool.name,
+            wait.as_secs().max(1)
+        ),
+        Some(wait),
     )
     .with_code(crate::calls::BUSY_CODE);
     Error::Failed {

@@ -507,3 +507,53 @@ async fn with_authentication_off_only_the_page_decides() {
     assert_eq!(count(&seen), 0);
     assert!(server.terminate());
 }
+
+#[tokio::test]
+async fn a_caller_calling_in_a_loop_does_not_flood_the_humans_or_the_webhook() {
+    let (hook, posted) = receiver(Duration::ZERO).await;
+    let (upstream, seen) = crate::approvals::recorder().await;
+    let dir = Scratch::new();
+    let config = format!(
+        "{}\n{}max_requests_per_minute = 2\n",
+        keyed_config(),
+        hook_config(&dir, &hook, "webhook_allow_private = true\n")
+    );
+    let server = crate::approvals::start(&dir, &upstream, &config, &[]);
+    let base = &server.base;
+    let (alice, bob) = (client(Some("alice-key-1")), client(Some("bob-key-2")));
+    let (status, first) = nact(&alice, base, "a", None).await;
+    assert_eq!(status, 202);
+    assert_eq!(nact(&alice, base, "b", None).await.0, 202);
+    // The third new request in a minute: refused as busy, nobody asked, nothing run.
+    let reply = alice
+        .post(format!("{base}/nact/tools/send_payment:invoke"))
+        .json(&json!({"input_parameters": [{"name": "to", "value": "c"}, {"name": "amount", "value": 500}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status().as_u16(), 503);
+    let wait: u64 = reply.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    let body: Value = reply.json().await.unwrap();
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("too many confirmation requests")
+            && body.get("confirmation").is_none(),
+        "{body}"
+    );
+    // A request already asked for is still answered (pending), and another caller is asked.
+    let (status, pending) = nact(&alice, base, "a", Some(&id_of(&first))).await;
+    assert_eq!((status, &pending["status"]), (202, &json!("pending")), "{pending}");
+    assert_eq!(nact(&bob, base, "a", None).await.0, 202);
+    assert_eq!(
+        posts(&posted, 3).await.len(),
+        3,
+        "the webhook heard only the requests made"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(posted.lock().unwrap().len(), 3);
+    assert_eq!(count(&seen), 0);
+    assert!(server.terminate());
+}
