@@ -385,11 +385,41 @@ impl Settings {
                 old_server.ready_requires_dependencies != new_server.ready_requires_dependencies,
             ),
             ("ready_critical", old_server.ready_critical != new_server.ready_critical),
+            // The policy is compiled into the catalog and the gate is built once, at start.
+            (
+                "[approvals] require_confirmation",
+                self.require_confirmation != new.require_confirmation,
+            ),
+            (
+                "[approvals] (lifetimes, nact_403, service, webhook_*, max_requests_per_minute)",
+                approvals_differ(&old_server.approvals, &new_server.approvals),
+            ),
         ]
         .into_iter()
         .filter_map(|(name, changed)| changed.then_some(name))
         .collect()
     }
+}
+
+/// Whether two `[approvals]` settings differ in what the running gate was built with (the audit
+/// key is compared by whether it is set: its value is a secret's).
+fn approvals_differ(a: &toolhost_server::approvals::Settings, b: &toolhost_server::approvals::Settings) -> bool {
+    (
+        a.pending,
+        a.approved,
+        a.keep,
+        a.nact_403,
+        &a.service,
+        a.max_requests_per_minute,
+    ) != (
+        b.pending,
+        b.approved,
+        b.keep,
+        b.nact_403,
+        &b.service,
+        b.max_requests_per_minute,
+    ) || a.webhook != b.webhook
+        || a.audit_key.is_some() != b.audit_key.is_some()
 }
 
 impl ServeArgs {

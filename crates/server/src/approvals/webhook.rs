@@ -36,6 +36,12 @@ pub struct Target {
     allow_private: bool,
 }
 
+impl PartialEq for Target {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.url, &self.key, self.allow_private) == (&other.url, &other.key, other.allow_private)
+    }
+}
+
 impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Target")

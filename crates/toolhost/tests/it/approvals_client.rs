@@ -557,3 +557,27 @@ async fn a_caller_calling_in_a_loop_does_not_flood_the_humans_or_the_webhook() {
     assert_eq!(count(&seen), 0);
     assert!(server.terminate());
 }
+
+#[tokio::test]
+async fn a_reload_says_that_approvals_settings_take_effect_on_restart() {
+    let (upstream, _seen) = crate::approvals::recorder().await;
+    let dir = Scratch::new();
+    let server = crate::approvals::start(&dir, &upstream, "", &["--reload-interval-ms", "200"]);
+    dir.write(
+        "toolhost.toml",
+        "[approvals]\nrequire_confirmation = true\nmax_requests_per_minute = 5\n",
+    );
+    let said = |lines: &[String]| {
+        lines
+            .iter()
+            .any(|l| l.contains("take effect on restart") && l.contains("[approvals] require_confirmation"))
+    };
+    let logs = server.logs_when(said);
+    assert!(said(&logs), "{}", logs.join("\n"));
+    assert!(
+        logs.iter().any(|l| l.contains("max_requests_per_minute)")),
+        "{}",
+        logs.join("\n")
+    );
+    assert!(server.terminate());
+}
