@@ -581,3 +581,40 @@ async fn a_reload_says_that_approvals_settings_take_effect_on_restart() {
     );
     assert!(server.terminate());
 }
+
+#[tokio::test]
+async fn open_hands_the_whole_link_to_the_systems_opener() {
+    let (server, seen, dir) = setup("").await;
+    let opened = dir.0.join("opened");
+    let opener = dir.write(
+        "opener.sh",
+        &format!("#!/bin/sh\nprintf '%s' \"$1\" > '{}'\n", opened.display()),
+    );
+    let mut permissions = std::fs::metadata(&opener).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&opener, permissions).unwrap();
+    let said = Command::new(BIN)
+        .args(["call", &format!("{}/nact", server.base), "send_payment"])
+        .args(["--arg", "to=cleo", "--arg", "amount=5", "--allow-private", "--no-cache"])
+        .args(["--confirm-wait", "0", "--open"])
+        .env("BROWSER", &opener)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&said.stderr);
+    assert_eq!(said.status.code(), Some(4), "{err}");
+    let link = err
+        .lines()
+        .find_map(|l| l.strip_prefix("toolhost: confirm at "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let mut got = String::new();
+    for _ in 0..50 {
+        got = std::fs::read_to_string(&opened).unwrap_or_default();
+        if !got.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(got, link, "the opener gets the link as one argument");
+    assert_eq!(count(&seen), 0);
+    assert!(server.terminate());
+}
