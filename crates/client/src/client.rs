@@ -44,6 +44,9 @@ pub struct CallContext {
     /// Where what an MCP server asks during the call goes (a server's caller); none: the
     /// server's questions are refused.
     pub ask: Option<std::sync::Arc<dyn toolhost_core::Ask>>,
+    /// The confirmation a human gave this call (issue #40), presented as its protocol says:
+    /// set by [`Client::call_confirming`] for the retry after an approval.
+    pub confirmation: Option<crate::confirm::Presented>,
 }
 
 impl CallContext {
@@ -346,7 +349,14 @@ impl Client {
             Address::Nact { root, id, number } => {
                 retry
                     .run_if(safe, |_, _| async {
-                        within(tokio::time::timeout(timeout, nact::invoke(&ctx, tool, root, id, *number, &input)).await)
+                        let confirmation = context.confirmation.as_ref().map(|c| c.id.as_str());
+                        within(
+                            tokio::time::timeout(
+                                timeout,
+                                nact::invoke(&ctx, tool, (root, id, *number), &input, confirmation),
+                            )
+                            .await,
+                        )
                     })
                     .await
             }
@@ -354,7 +364,13 @@ impl Client {
                 // `call_id` is OTC's idempotency key: a retry after a 5xx keeps it (the tool
                 // may have run; the server answers with the stored result), a retry after the
                 // tool failed needs a new one, or the server would replay the failure.
-                let call_id = std::sync::Mutex::new(uuid::Uuid::new_v4().to_string());
+                // A confirmation is bound to the `call_id` it was asked for: its retry sends it again.
+                let first = context
+                    .confirmation
+                    .as_ref()
+                    .and_then(|c| c.call_id.clone())
+                    .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+                let call_id = std::sync::Mutex::new(first);
                 retry
                     .run(|_, previous| {
                         let id = match (previous, call_id.lock()) {
@@ -406,7 +422,10 @@ impl Client {
                             agent,
                             operation: operation.as_deref(),
                         };
-                        within(tokio::time::timeout(timeout, woa::invoke(&ctx, tool, target, &input)).await)
+                        let confirmation = context.confirmation.as_ref().map(|c| c.id.as_str());
+                        within(
+                            tokio::time::timeout(timeout, woa::invoke(&ctx, tool, target, &input, confirmation)).await,
+                        )
                     })
                     .await
             }

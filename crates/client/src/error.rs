@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use toolhost_core::ParameterError;
 
+use crate::confirm::{Confirmation, Unconfirmed};
 use crate::model::Protocol;
 use crate::text::shown_url as shown;
 
@@ -142,6 +143,32 @@ pub enum Error {
     /// The client could not be built (e.g. a TLS backend missing).
     #[error("failed to set up the HTTP client: {0}")]
     Setup(String),
+    /// The server holds the call until a human confirms it (issue #40): nothing ran.
+    #[error("{0}")]
+    Confirmation(Box<Confirmation>),
+    /// Waiting for a human's confirmation ended without one: nothing ran.
+    #[error("`{tool}` did not run and nothing was done: {why}. The confirmation page: {link}")]
+    Unconfirmed {
+        /// The tool.
+        tool: String,
+        /// The confirmation page.
+        link: String,
+        /// Why it ended.
+        why: Unconfirmed,
+    },
+    /// A confirmation's result URI is on another origin than the server called: not polled.
+    #[error(
+        "refused to wait on {}: the confirmation's result URI is not on the server that was called, and the client polls only that server. `{tool}` did not run; confirm at {link} and call it again",
+        shown(.url)
+    )]
+    ForeignResult {
+        /// The tool.
+        tool: String,
+        /// The result URI given.
+        url: String,
+        /// The confirmation page.
+        link: String,
+    },
 }
 
 impl Error {
@@ -162,7 +189,10 @@ impl Error {
             | Self::Mcp { .. }
             | Self::McpError { .. }
             | Self::File { .. }
-            | Self::Setup(_) => false,
+            | Self::Setup(_)
+            | Self::Confirmation(_)
+            | Self::Unconfirmed { .. }
+            | Self::ForeignResult { .. } => false,
         }
     }
 
@@ -216,7 +246,7 @@ impl Error {
     /// problems, or the tool's message and prompt. `None` for failures a model cannot fix.
     pub fn prompt_for_model(&self) -> Option<String> {
         match self {
-            Self::InvalidArguments { .. } => Some(self.to_string()),
+            Self::InvalidArguments { .. } | Self::Confirmation(_) | Self::Unconfirmed { .. } => Some(self.to_string()),
             Self::Tool(failure) => Some(match &failure.prompt {
                 Some(prompt) => format!("{}\n{prompt}", failure.message),
                 None => failure.message.clone(),

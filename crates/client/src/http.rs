@@ -236,16 +236,10 @@ impl Http {
         freshness: Freshness,
         bearer: Option<&toolhost_core::Secret>,
     ) -> Result<Reply, Error> {
-        self.guard.check_url(url).await?;
-        if let Some(bearer) = bearer {
-            let headers = self.credentials_with(url, Some(bearer))?;
-            let request = self
-                .client
-                .get(url.clone())
-                .header(ACCEPT, "application/json")
-                .headers(headers);
-            return self.send(request, url).await;
+        if bearer.is_some() {
+            return self.get_fresh(url, bearer).await;
         }
+        self.guard.check_url(url).await?;
         let mut builder = http::Request::get(url.as_str()).header(ACCEPT, "application/json");
         if freshness == Freshness::Revalidate {
             builder = builder.header(CACHE_CONTROL, "no-cache");
@@ -336,6 +330,20 @@ impl Http {
             }
         }
         Ok(reply)
+    }
+
+    /// `GET url` past the cache (neither read nor written), with the credentials for `url`
+    /// and `bearer` as the `Authorization` when given: an answer that changes from one
+    /// request to the next (a confirmation's result URI), or one token's own.
+    pub async fn get_fresh(&self, url: &Url, bearer: Option<&toolhost_core::Secret>) -> Result<Reply, Error> {
+        self.guard.check_url(url).await?;
+        let headers = self.credentials_with(url, bearer)?;
+        let request = self
+            .client
+            .get(url.clone())
+            .header(ACCEPT, "application/json")
+            .headers(headers);
+        self.send(request, url).await
     }
 
     /// `POST url` with a JSON body; `timeout` bounds the whole exchange. `bearer`, when given,

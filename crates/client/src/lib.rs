@@ -6,6 +6,8 @@
 //!   every problem listed per parameter in words the model can act on.
 //! - **Invocation** ([`Client::call`]) through the tool's own protocol, with docs/protocols.md §7's
 //!   retries ([`Retry`]), per-call timeouts and the tool's text for the model ([`ToolFailure`]).
+//! - **Confirmations by a human** ([`confirm`]): a call the server holds is waited on and
+//!   retried with the confirmation ([`Client::call_confirming`]).
 //! - **SSRF guard** ([`guard`]), on by default, refusing before connecting.
 //! - **Caching** of catalogs on disk with `ETag`/`Cache-Control` ([`Options::cache_dir`]).
 //! - **Pinning** ([`lock`]) and **export** for LLMs ([`export`]).
@@ -17,6 +19,7 @@ pub mod agent;
 mod asking;
 mod cache;
 mod client;
+pub mod confirm;
 mod discover;
 mod error;
 pub mod export;
@@ -41,6 +44,7 @@ mod woa;
 pub use agent::Agent;
 pub use cache::default_dir as default_cache_dir;
 pub use client::{CallContext, Client, MAX_SESSIONS_PER_OWNER, Options, ServerHeaders};
+pub use confirm::{Confirmation, Presented, Standing, Unconfirmed};
 pub use discover::Limits;
 pub use error::{Error, ToolFailure};
 pub use export::{Exported, Format, NameMap};

@@ -38,6 +38,10 @@ use crate::{schema, text};
 /// toolhost's `_meta` key for a tool's semantic version (docs/protocols.md §6).
 pub const VERSION_META: &str = "toolhost/version";
 
+/// `URLElicitationRequiredError` (MCP 2025-11-25): what toolhost answers a call that needs a
+/// human's confirmation.
+const URL_ELICITATION_REQUIRED: i32 = -32042;
+
 /// How much of a stdio server's stderr is kept for error messages.
 const STDERR_TAIL: usize = 2000;
 
@@ -161,6 +165,8 @@ impl ClientHandler for Listener {
 /// An open MCP session.
 pub(crate) struct Session {
     label: String,
+    /// The server's URL (none over stdio): a confirmation's result URI must be on its origin.
+    url: Option<url::Url>,
     peer: Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Listener>>>,
     stderr: Option<Arc<Mutex<String>>>,
@@ -241,6 +247,10 @@ impl Session {
             }
         };
         Ok(Self {
+            url: match source {
+                Source::Url(url) => Some(url.clone()),
+                Source::Command { .. } => None,
+            },
             label,
             peer: service.peer().clone(),
             service: tokio::sync::Mutex::new(Some(service)),
@@ -300,8 +310,20 @@ impl Session {
             .as_ref()
             .map(|ask| self.askers.register(&tool.name, Arc::clone(ask)));
         let mut params = CallToolRequestParams::new(tool.name.clone()).with_arguments(input.clone());
-        if let Some(Value::Object(meta)) = pin {
-            params.meta = Some(RequestMetaObject(MetaObject(meta.clone())));
+        let mut meta = match pin {
+            Some(Value::Object(meta)) => meta.clone(),
+            _ => Map::new(),
+        };
+        // The confirmation a human gave the call (issue #40), by its id: toolhost's own member,
+        // read on every protocol version.
+        if let Some(confirmation) = &context.confirmation {
+            meta.insert(
+                crate::confirm::MCP_KEY.to_owned(),
+                Value::String(confirmation.id.clone()),
+            );
+        }
+        if !meta.is_empty() {
+            params.meta = Some(RequestMetaObject(MetaObject(meta)));
         }
         let result = tokio::time::timeout(
             timeout,
@@ -313,6 +335,16 @@ impl Session {
             timeout,
         })?
         .map_err(|e| match e {
+            // URL elicitation required (2025-11-25): a confirmation by a human, nothing ran.
+            rmcp::ServiceError::McpError(data)
+                if data.code.0 == URL_ELICITATION_REQUIRED
+                    && let Some(held) = data
+                        .data
+                        .as_ref()
+                        .and_then(|d| crate::confirm::Confirmation::from_mcp(&tool.name, self.url.as_ref(), d)) =>
+            {
+                Error::Confirmation(Box::new(held))
+            }
             // The server answered, with a JSON-RPC error: not a lost connection.
             rmcp::ServiceError::McpError(data) => Error::McpError {
                 server: self.label.clone(),

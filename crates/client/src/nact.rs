@@ -347,23 +347,27 @@ fn input_schema(inputs: &[Parameter]) -> Value {
 }
 
 /// One call of version `number` (N-ACT §7): the outputs as an object keyed by name.
+/// `confirmation` is the id a human confirmed the call under, sent as the invocation member
+/// `confirmation` (issue #40).
 pub(crate) async fn invoke(
     ctx: &Ctx<'_>,
     tool: &Tool,
-    root: &Url,
-    id: &str,
-    number: u32,
+    (root, id, number): (&Url, &str, u32),
     input: &Map<String, Value>,
+    confirmation: Option<&str>,
 ) -> Result<Value, error::Error> {
     let url = join(root, &format!("tools/{}/versions/{number}:invoke", urlencode(id)))?;
-    let body = invocation(&tool.name, input);
+    let mut body = invocation(&tool.name, input);
+    body.confirmation = confirmation.map(str::to_owned);
     let body = serde_json::to_value(&body).map_err(|e| error::Error::Setup(e.to_string()))?;
     let reply = ctx.http.post_json(&url, &body, ctx.timeout, ctx.bearer).await?;
+    // CHEQ's `202` (or a `403` problem by configuration): the tool did not run and waits for
+    // a human's confirmation.
+    if let Some(held) = crate::confirm::Confirmation::from_reply(&tool.name, Protocol::Nact, &reply) {
+        return Err(error::Error::Confirmation(Box::new(held)));
+    }
     if !(200..300).contains(&reply.status) {
         return Err(problem_error(&reply, &tool.name));
-    }
-    if let Some(refusal) = confirmation_required(&url, &reply) {
-        return Err(refusal);
     }
     let result: InvocationResult = serde_json::from_slice(&reply.body)
         .map_err(|e| protocol_error(&url, &format!("the invocation result is not N-ACT ({e})")))?;
@@ -374,28 +378,6 @@ pub(crate) async fn invoke(
             .map(|p| (p.name, p.value))
             .collect(),
     ))
-}
-
-/// CHEQ's `202` (issue #40): the tool did not run and waits for a human's confirmation at the
-/// `confirmation uri`. Said as an HTTP answer that is not to be retried as it is, with the
-/// server's prompt, which names the link and the id to retry with.
-fn confirmation_required(url: &Url, reply: &crate::http::Reply) -> Option<error::Error> {
-    if reply.status != 202 {
-        return None;
-    }
-    let body: Value = serde_json::from_slice(&reply.body).ok()?;
-    let link = body.get("confirmation uri")?.as_str()?;
-    let detail = body["prompt"].as_str().map_or_else(
-        || format!("the call needs the user's confirmation at {link}; nothing was done"),
-        str::to_owned,
-    );
-    Some(error::Error::Status {
-        url: url.to_string(),
-        status: 202,
-        detail,
-        retry_after: None,
-        retryable: Some(false),
-    })
 }
 
 /// A non-2xx answer with (or without) a problem document, as N-ACT and WoA send them

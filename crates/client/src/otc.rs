@@ -193,7 +193,18 @@ pub(crate) async fn invoke(
     if !context.is_empty() {
         body["request"]["context"] = context.otc();
     }
+    // The confirmation a human gave the call (issue #40): `context` allows extension members.
+    if let Some(confirmation) = &context.confirmation {
+        body["request"]["context"]["confirmation"] = Value::String(confirmation.id.clone());
+    }
     let reply = ctx.http.post_json(&url, &body, ctx.timeout, ctx.bearer).await?;
+    if reply.status == 400
+        && let Some(members) = reply.json().ok().and_then(|b| b.get("confirmation").cloned())
+        && let Some(mut held) = crate::confirm::Confirmation::from_members(&tool.name, Protocol::Otc, &members, &reply)
+    {
+        held.presented.call_id = Some(call_id.to_owned());
+        return Err(Error::Confirmation(Box::new(held)));
+    }
     if reply.status != 200 {
         return Err(error(&reply, &tool.name));
     }

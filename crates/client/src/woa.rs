@@ -230,6 +230,7 @@ pub(crate) async fn invoke(
     tool: &Tool,
     target: Target<'_>,
     input: &Map<String, Value>,
+    confirmation: Option<&str>,
 ) -> Result<Value, Error> {
     let Target {
         invoke,
@@ -247,7 +248,14 @@ pub(crate) async fn invoke(
     if let Some(operation) = operation {
         envelope["operation"] = Value::String(operation.to_owned());
     }
+    // The confirmation a human gave the call (issue #40): an extension member (draft §5.1).
+    if let Some(id) = confirmation {
+        envelope["confirmation"] = Value::String(id.to_owned());
+    }
     let reply = ctx.http.post_json(url, &envelope, ctx.timeout, ctx.bearer).await?;
+    if let Some(held) = crate::confirm::Confirmation::from_reply(&tool.name, Protocol::Woa, &reply) {
+        return Err(Error::Confirmation(Box::new(held)));
+    }
     if !(200..300).contains(&reply.status) {
         return Err(problem_error(&reply, &tool.name));
     }

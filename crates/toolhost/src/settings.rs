@@ -279,6 +279,15 @@ struct ApprovalsFile {
     /// The `[secrets]` entry seeding the Ed25519 key audit records are signed with (the same
     /// on every replica) [default: a random key per process].
     audit_key_secret: Option<String>,
+    /// Where each new confirmation request is posted, signed (docs/approvals.md).
+    webhook_url: Option<String>,
+    /// The `[secrets]` entry the webhook's requests are signed with (needed with `webhook_url`).
+    webhook_secret: Option<String>,
+    /// Let `webhook_url` be a loopback or private address [default: false].
+    #[serde(default)]
+    webhook_allow_private: bool,
+    /// New requests one caller may make for one tool in any minute; 0: no cap [default: 20].
+    max_requests_per_minute: Option<u32>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -376,11 +385,41 @@ impl Settings {
                 old_server.ready_requires_dependencies != new_server.ready_requires_dependencies,
             ),
             ("ready_critical", old_server.ready_critical != new_server.ready_critical),
+            // The policy is compiled into the catalog and the gate is built once, at start.
+            (
+                "[approvals] require_confirmation",
+                self.require_confirmation != new.require_confirmation,
+            ),
+            (
+                "[approvals] (lifetimes, nact_403, service, webhook_*, max_requests_per_minute)",
+                approvals_differ(&old_server.approvals, &new_server.approvals),
+            ),
         ]
         .into_iter()
         .filter_map(|(name, changed)| changed.then_some(name))
         .collect()
     }
+}
+
+/// Whether two `[approvals]` settings differ in what the running gate was built with (the audit
+/// key is compared by whether it is set: its value is a secret's).
+fn approvals_differ(a: &toolhost_server::approvals::Settings, b: &toolhost_server::approvals::Settings) -> bool {
+    (
+        a.pending,
+        a.approved,
+        a.keep,
+        a.nact_403,
+        &a.service,
+        a.max_requests_per_minute,
+    ) != (
+        b.pending,
+        b.approved,
+        b.keep,
+        b.nact_403,
+        &b.service,
+        b.max_requests_per_minute,
+    ) || a.webhook != b.webhook
+        || a.audit_key.is_some() != b.audit_key.is_some()
 }
 
 impl ServeArgs {
@@ -554,6 +593,20 @@ impl ServeArgs {
             nact_403: a.nact_403,
             service: a.service.clone(),
             audit_key: secret("audit_key_secret", a.audit_key_secret.as_deref())?,
+            max_requests_per_minute: a
+                .max_requests_per_minute
+                .unwrap_or(approval_defaults.max_requests_per_minute),
+            webhook: match (&a.webhook_url, secret("webhook_secret", a.webhook_secret.as_deref())?) {
+                (None, None) => None,
+                (None, Some(_)) => anyhow::bail!("[approvals] webhook_secret is set without webhook_url"),
+                (Some(_), None) => anyhow::bail!(
+                    "[approvals] webhook_url needs webhook_secret, the [secrets] entry its requests are signed with"
+                ),
+                (Some(url), Some(key)) => Some(
+                    toolhost_server::approvals::webhook::Target::new(url, &key, a.webhook_allow_private)
+                        .map_err(|why| anyhow::anyhow!("[approvals] {why}"))?,
+                ),
+            },
         };
         Ok(Settings {
             require_confirmation: a.require_confirmation,

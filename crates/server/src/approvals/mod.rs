@@ -14,11 +14,13 @@
 //!   ([`Gate::settle`]) and every later identical retry gets it back.
 
 mod audit;
+mod flood;
 mod page;
 mod record;
 mod store;
 
 pub mod cheq;
+pub mod webhook;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,6 +55,10 @@ pub struct Settings {
     /// The seed of the Ed25519 key audit records are signed with; replicas share it. A random
     /// key per process when not set.
     pub audit_key: Option<toolhost_core::Secret>,
+    /// Where each new request is posted, signed (`webhook_url`; [`webhook`]).
+    pub webhook: Option<webhook::Target>,
+    /// New requests one caller may make for one tool in any minute (20 by default; 0: no cap).
+    pub max_requests_per_minute: u32,
 }
 
 impl Default for Settings {
@@ -64,6 +70,8 @@ impl Default for Settings {
             nact_403: false,
             service: None,
             audit_key: None,
+            webhook: None,
+            max_requests_per_minute: 20,
         }
     }
 }
@@ -75,17 +83,23 @@ pub struct Approvals {
     settings: Settings,
     base: String,
     signer: Signer,
+    webhook: Option<webhook::Webhook>,
+    flood: flood::Flood,
 }
 
 impl Approvals {
     /// A service keeping records in `store`, its URIs under `base` (the public URL).
     pub fn new(store: Arc<dyn Store>, settings: Settings, base: String) -> Self {
         let signer = Signer::new(settings.audit_key.as_ref().map(|k| k.expose().as_bytes()));
+        let webhook = settings.webhook.clone().and_then(webhook::Webhook::new);
+        let flood = flood::Flood::new(settings.max_requests_per_minute);
         Self {
             store,
             settings,
             base,
             signer,
+            webhook,
+            flood,
         }
     }
 
@@ -107,14 +121,15 @@ impl Approvals {
     /// The answer telling a caller about `entry`.
     pub fn answer(&self, entry: &Entry, status: confirm::Status, note: Option<String>) -> Answer {
         let id = &entry.record.id;
+        let resource_uri = format!("{}/cheq/{id}", self.base);
         Answer {
             status,
             id: id.clone(),
             confirmation_uri: match &self.settings.service {
-                Some(service) => service.clone(),
+                Some(service) => service_link(service, &resource_uri),
                 None => format!("{}/confirm/{id}", self.base),
             },
-            resource_uri: format!("{}/cheq/{id}", self.base),
+            resource_uri,
             result_uri: format!("{}/cheq/{id}/result", self.base),
             expires_ms: entry.expires_ms,
             note,
@@ -124,6 +139,10 @@ impl Approvals {
     /// Makes a pending record for `call` and refuses it.
     async fn mint(&self, call: &GateCall<'_>, binding: &Binding, note: Option<String>) -> Result<Admission, Error> {
         let now = toolhost_core::unix_ms();
+        if let Err(wait) = self.flood.admit(&binding.principal, &call.tool.name, now) {
+            count("flooded");
+            return Err(flooded(call, self.settings.max_requests_per_minute, wait));
+        }
         let record = binding.record(call, now);
         let expires_ms = now + self.settings.pending.as_millis() as u64;
         let keep = self.settings.pending + self.settings.approved + self.settings.keep;
@@ -141,7 +160,17 @@ impl Approvals {
             "confirmation requested"
         );
         let entry = Entry::pending(record, expires_ms);
-        Err(refusal(call, self.answer(&entry, confirm::Status::Required, note)))
+        let answer = self.answer(&entry, confirm::Status::Required, note);
+        if let Some(webhook) = &self.webhook {
+            webhook.notify(&webhook::Notice {
+                id: &entry.record.id,
+                tool: &entry.record.tool,
+                version: &entry.record.version,
+                link: &answer.confirmation_uri,
+                expires: rfc3339(expires_ms),
+            });
+        }
+        Err(refusal(call, answer))
     }
 
     /// Admits or refuses `call`, which presents confirmation `id`.
@@ -365,6 +394,19 @@ impl Binding {
     }
 }
 
+/// The external confirmation service's link for one request: its URI with the request's
+/// resource URI as the query parameter `resource` (CHEQ has the user's app tell the service the
+/// resource URI and leaves the syntax open; a link carrying it needs no app).
+fn service_link(service: &str, resource_uri: &str) -> String {
+    match url::Url::parse(service) {
+        Ok(mut link) => {
+            link.query_pairs_mut().append_pair("resource", resource_uri);
+            link.to_string()
+        }
+        Err(_) => service.to_owned(),
+    }
+}
+
 fn refusal(call: &GateCall<'_>, answer: Answer) -> Error {
     Error::Confirmation {
         tool: call.tool.name.clone(),
@@ -377,6 +419,23 @@ fn unavailable(call: &GateCall<'_>) -> Error {
     let failure = ToolFailure::temporary(
         "this tool needs a confirmation, and the confirmation store is not reachable right now; nothing was done, try again shortly",
         Some(Duration::from_secs(1)),
+    )
+    .with_code(crate::calls::BUSY_CODE);
+    Error::Failed {
+        tool: call.tool.name.clone(),
+        failure: Box::new(failure),
+    }
+}
+
+/// A caller past the cap on new requests: nobody is asked, nothing runs, retryable later.
+fn flooded(call: &GateCall<'_>, per_minute: u32, wait: Duration) -> Error {
+    let failure = ToolFailure::temporary(
+        format!(
+            "too many confirmation requests for `{}` from this caller (at most {per_minute} a minute): nothing was done and nobody was asked; try again in {} s, or use a confirmation already asked for",
+            call.tool.name,
+            wait.as_secs().max(1)
+        ),
+        Some(wait),
     )
     .with_code(crate::calls::BUSY_CODE);
     Error::Failed {
@@ -430,6 +489,14 @@ pub fn rfc3339(ms: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_service_link_carries_the_resource_uri() {
+        assert_eq!(
+            super::service_link("https://confirm.example/c?tenant=a", "https://t.example/cheq/1"),
+            "https://confirm.example/c?tenant=a&resource=https%3A%2F%2Ft.example%2Fcheq%2F1"
+        );
+    }
+
     #[test]
     fn rfc3339_writes_utc() {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");

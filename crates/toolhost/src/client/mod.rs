@@ -3,8 +3,11 @@
 //!
 //! Thin over toolhost-client: parse flags, run one library operation, render the answer
 //! (`render`). Exit status: 0 success; 1 a failure (unreachable server, tool failed, drift);
-//! 2 a call refused before sending because its arguments are invalid (or a usage error).
+//! 2 a call refused before sending because its arguments are invalid (or a usage error); 3 a
+//! call the user declined, 4 one not confirmed (lapsed, or not decided in time): in both,
+//! nothing ran (`confirm`).
 
+mod confirm;
 mod conformance;
 mod render;
 mod suggest;
@@ -97,6 +100,8 @@ pub enum Command {
         /// `ID=TOKEN` (repeatable).
         #[arg(long = "authorization", value_name = "ID=SOURCE")]
         authorization: Vec<String>,
+        #[command(flatten)]
+        confirm: confirm::Flags,
         #[command(flatten)]
         net: Net,
     },
@@ -397,8 +402,10 @@ pub fn run(command: Command) -> ExitCode {
     match runtime.block_on(dispatch(command)) {
         Ok(code) => code,
         Err(e) => {
-            let code = match e.downcast_ref::<Error>() {
-                Some(Error::InvalidArguments { .. }) => ExitCode::from(2),
+            let unconfirmed = e.downcast_ref::<Error>().and_then(confirm::exit_code);
+            let code = match (e.downcast_ref::<Error>(), unconfirmed) {
+                (_, Some(code)) => ExitCode::from(code),
+                (Some(Error::InvalidArguments { .. }), None) => ExitCode::from(2),
                 _ if e.downcast_ref::<Usage>().is_some() => ExitCode::from(2),
                 _ => ExitCode::FAILURE,
             };
@@ -501,6 +508,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             user_id,
             secrets,
             authorization,
+            confirm,
             net,
         } => {
             let context = toolhost_client::CallContext {
@@ -522,7 +530,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 if !context.is_empty() && tool.protocol != Protocol::Otc {
                     eprintln!("toolhost: note: --user-id, --secret and --authorization are OTC's `context`; {} has no place for them, so they are not sent", tool.protocol);
                 }
-                let result = client.call_with(tool, arguments, &context).await?;
+                let result = client
+                    .call_confirming(tool, arguments, &context, confirm.wait(), |asked| confirm.tell(asked))
+                    .await?;
                 print(&render::result(&result))?;
                 Ok(ExitCode::SUCCESS)
             })

@@ -17,7 +17,7 @@ use crate::client_peers::installed;
 use crate::support::{Scratch, Server};
 
 /// An upstream that records each payment it is sent and answers its id.
-async fn recorder() -> (String, Arc<Mutex<Vec<Value>>>) {
+pub(crate) async fn recorder() -> (String, Arc<Mutex<Vec<Value>>>) {
     let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
     let sink = Arc::clone(&seen);
     let app = axum::Router::new().route(
@@ -37,13 +37,13 @@ async fn recorder() -> (String, Arc<Mutex<Vec<Value>>>) {
     (base, seen)
 }
 
-fn count(seen: &Arc<Mutex<Vec<Value>>>) -> usize {
+pub(crate) fn count(seen: &Arc<Mutex<Vec<Value>>>) -> usize {
     seen.lock().unwrap().len()
 }
 
 /// A catalog dir with `send_payment` (needs confirmation: the caller or scope `payments`
 /// approves) sending to `base`, and a config with `config` as its text; their paths.
-fn scene(dir: &Scratch, base: &str, config: &str) -> (String, String) {
+pub(crate) fn scene(dir: &Scratch, base: &str, config: &str) -> (String, String) {
     std::fs::create_dir_all(dir.0.join("catalog")).unwrap();
     dir.write(
         "catalog/pay.yaml",
@@ -79,21 +79,21 @@ fn scene(dir: &Scratch, base: &str, config: &str) -> (String, String) {
 
 /// The recording upstream and one server over it with `config`: the server, what the
 /// upstream saw, and the scratch dir (kept while the server runs).
-async fn setup(config: &str) -> (Server, Arc<Mutex<Vec<Value>>>, Scratch) {
+pub(crate) async fn setup(config: &str) -> (Server, Arc<Mutex<Vec<Value>>>, Scratch) {
     let (upstream, seen) = recorder().await;
     let dir = Scratch::new();
     let server = start(&dir, &upstream, config, &[]);
     (server, seen, dir)
 }
 
-fn start(dir: &Scratch, base: &str, config: &str, extra: &[&str]) -> Server {
+pub(crate) fn start(dir: &Scratch, base: &str, config: &str, extra: &[&str]) -> Server {
     let (catalog, config) = scene(dir, base, config);
     let mut args = vec!["--catalog", catalog.as_str(), "--config", config.as_str()];
     args.extend_from_slice(extra);
     Server::start(&args, &[], None)
 }
 
-fn client(key: Option<&str>) -> reqwest::Client {
+pub(crate) fn client(key: Option<&str>) -> reqwest::Client {
     let mut headers = reqwest::header::HeaderMap::new();
     if let Some(key) = key {
         headers.insert("authorization", format!("Bearer {key}").parse().unwrap());
@@ -106,7 +106,7 @@ fn client(key: Option<&str>) -> reqwest::Client {
 }
 
 /// An N-ACT invocation of `send_payment` with `to` and `amount`, presenting `confirmation`.
-async fn nact(http: &reqwest::Client, base: &str, to: &str, confirmation: Option<&str>) -> (u16, Value) {
+pub(crate) async fn nact(http: &reqwest::Client, base: &str, to: &str, confirmation: Option<&str>) -> (u16, Value) {
     let mut body = json!({"input_parameters": [{"name": "to", "value": to}, {"name": "amount", "value": 500}]});
     if let Some(id) = confirmation {
         body["confirmation"] = id.into();
@@ -179,7 +179,7 @@ async fn mcp(base: &str, version: &str, capabilities: Value, extra: Value) -> Va
 
 /// Decides on the page as `http`'s credential: GET for the CSRF token, then POST. The POST's
 /// status (or the GET's, when it shows no form).
-async fn decide(http: &reqwest::Client, base: &str, id: &str, decision: &str) -> u16 {
+pub(crate) async fn decide(http: &reqwest::Client, base: &str, id: &str, decision: &str) -> u16 {
     let page = http.get(format!("{base}/confirm/{id}")).send().await.unwrap();
     let status = page.status().as_u16();
     let html = page.text().await.unwrap();
@@ -225,7 +225,7 @@ fn verified(jws: &Value, jwks: &Value) -> Value {
         .claims
 }
 
-fn id_of(answer: &Value) -> String {
+pub(crate) fn id_of(answer: &Value) -> String {
     answer["confirmation"]
         .as_str()
         .unwrap_or_else(|| panic!("no confirmation id in {answer}"))
@@ -388,10 +388,12 @@ async fn every_protocol_answers_a_call_needing_confirmation_and_nothing_reaches_
             protocol,
             "--allow-private",
             "--no-cache",
+            "--confirm-wait",
+            "0",
         ]);
         let text = String::from_utf8_lossy(&said.stderr);
         assert!(
-            !said.status.success() && text.contains(&format!("{base}/confirm/")),
+            said.status.code() == Some(4) && text.contains(&format!("{base}/confirm/")),
             "{protocol}: {text}"
         );
     }
@@ -561,7 +563,7 @@ async fn declined_and_expired_confirmations_run_nothing() {
 }
 
 /// API keys `alice` and `bob` (callers), `carol` (holds `payments`, the approver scope).
-fn keyed_config() -> String {
+pub(crate) fn keyed_config() -> String {
     let key = |name: &str, secret: &str, scopes: &str| {
         format!(
             "[[auth.api_keys]]\nname = \"{name}\"\nsha256 = \"{}\"\nscopes = [{scopes}]\n\n",

@@ -5,6 +5,7 @@
 mod agents;
 mod agents_client;
 mod approvals;
+mod approvals_client;
 mod asking;
 mod book;
 mod check;

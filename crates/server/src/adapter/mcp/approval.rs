@@ -117,16 +117,20 @@ pub(super) fn answer(seal: &Seal, answer: &Answer, doorway: Doorway) -> Result<C
         )),
         // Before 2026-07-28 a stateless request carries no capabilities, so whether the client
         // takes URL elicitation is not known: -32042 is the spec's answer, and its message
-        // holds the link for a client that only shows it.
+        // holds the link for a client that only shows it. The URI pack rides beside it under
+        // toolhost's key, so a client can poll the result URI rather than retry blindly.
         (_, false, _) => Err(ErrorData::new(
             URL_ELICITATION_REQUIRED,
             message.clone(),
-            Some(json!({"elicitations": [{
-                "mode": "url",
-                "elicitationId": answer.id,
-                "url": answer.confirmation_uri,
-                "message": message,
-            }]})),
+            Some(json!({
+                "elicitations": [{
+                    "mode": "url",
+                    "elicitationId": answer.id,
+                    "url": answer.confirmation_uri,
+                    "message": message,
+                }],
+                CONFIRM: crate::approvals::cheq::members(answer),
+            })),
         )),
     }
 }
