@@ -68,7 +68,7 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
     }
     if let Some(serving) = &state.agent {
         let label = result.as_ref().map_or_else(outcome, |_| "ok");
-        crate::agents::record(serving, label, took);
+        crate::state::agents::record(serving, label, took);
     }
     result
 }

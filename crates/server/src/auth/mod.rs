@@ -357,7 +357,7 @@ impl Authenticator {
 /// authentication), an agent's too (issue #37.15), and the protected-resource metadata that
 /// tells clients how to authenticate.
 fn exempt(state: &State, path: &str) -> bool {
-    let otc = crate::agents::mount(path, "otc").unwrap_or(state.config.otc_prefix.trim_end_matches('/'));
+    let otc = crate::state::agents::mount(path, "otc").unwrap_or(state.config.otc_prefix.trim_end_matches('/'));
     path == "/healthz"
         || (state.config.ui && crate::adapter::ui::PUBLIC_PATHS.contains(&path))
         || path == "/readyz"
@@ -418,8 +418,8 @@ fn too_many_failures(state: &State, path: &str, wait: std::time::Duration) -> Re
         wait.as_secs().max(1)
     );
     // An agent's MCP and OTC endpoints answer in their protocol's shape too (issue #33).
-    let mcp_path = crate::agents::mount(path, "mcp").unwrap_or(&config.mcp.path);
-    let otc_prefix = crate::agents::mount(path, "otc").unwrap_or(&config.otc_prefix);
+    let mcp_path = crate::state::agents::mount(path, "mcp").unwrap_or(&config.mcp.path);
+    let otc_prefix = crate::state::agents::mount(path, "otc").unwrap_or(&config.otc_prefix);
     let mut response = if under(path, mcp_path) {
         let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
         (StatusCode::TOO_MANY_REQUESTS, body.to_string()).into_response()
@@ -463,8 +463,8 @@ fn unauthorized(state: &State, path: &str, refusal: &Refusal) -> Response {
     if let Some(error) = error {
         challenge.push_str(&format!(", error=\"{error}\""));
     }
-    let mcp_path = crate::agents::mount(path, "mcp").unwrap_or(&config.mcp.path);
-    let otc_prefix = crate::agents::mount(path, "otc").unwrap_or(&config.otc_prefix);
+    let mcp_path = crate::state::agents::mount(path, "mcp").unwrap_or(&config.mcp.path);
+    let otc_prefix = crate::state::agents::mount(path, "otc").unwrap_or(&config.otc_prefix);
     let mut response = if under(path, mcp_path) {
         challenge.push_str(&format!(
             ", resource_metadata=\"{}/.well-known/oauth-protected-resource{}\"",
@@ -501,10 +501,10 @@ fn with_challenge(mut response: Response, challenge: &str) -> Response {
 pub async fn protected_resource(Extract(state): Extract<Arc<State>>, uri: axum::http::Uri) -> Response {
     let config = &state.config;
     let asked = uri.path().trim_start_matches("/.well-known/oauth-protected-resource");
-    let agent = crate::agents::mount(asked, "mcp").filter(|mount| *mount == asked);
+    let agent = crate::state::agents::mount(asked, "mcp").filter(|mount| *mount == asked);
     // An agent's endpoint asks for the agent's scopes, not every tool's (issue #37.15).
     let (resource, scopes) = match agent {
-        Some(mount) => match state.agent_scopes(crate::agents::name_in(mount)) {
+        Some(mount) => match state.agent_scopes(crate::state::agents::name_in(mount)) {
             Some(scopes) => (mount, scopes),
             None => {
                 return ProblemResponse::new(
