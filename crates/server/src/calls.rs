@@ -73,9 +73,7 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
     result
 }
 
-/// The failure code of a call refused because its tool is at its concurrency cap: the tool did
-/// not run (OTC says so as a 400 server error, issue #22.4).
-pub const BUSY_CODE: &str = "busy";
+pub use crate::limits::BUSY_CODE;
 
 /// The retryable failure of a call to a tool at its concurrency cap.
 fn busy(tool: String) -> Error {

@@ -10,6 +10,7 @@ pub mod approvals;
 pub mod auth;
 pub mod calls;
 pub mod config;
+mod front;
 pub mod http;
 pub mod idempotency;
 pub mod limits;
@@ -64,7 +65,7 @@ pub fn app(state: Arc<State>) -> Router {
             .timeout(request_timeout)
     });
     let rate_limit =
-        (limits.rate_per_second > 0.0).then(|| axum::middleware::from_fn_with_state(Arc::clone(&state), limits::rate));
+        (limits.rate_per_second > 0.0).then(|| axum::middleware::from_fn_with_state(Arc::clone(&state), front::rate));
     // OTC answers the limits' refusals in its own shape; with no limit on there is none to
     // convert, and the layer is left out like the limits themselves.
     let otc_limits = (rate_limit.is_some() || global_limits.is_some()).then(|| {
@@ -82,7 +83,7 @@ pub fn app(state: Arc<State>) -> Router {
         .merge(adapter::woa::routes(&state.config.woa_prefix))
         .merge(adapter::openapi::routes())
         .merge(agents::routes())
-        .merge(approvals::routes())
+        .merge(approvals::page::routes())
         .merge(if state.config.ui {
             adapter::ui::routes()
         } else {
@@ -108,11 +109,11 @@ pub fn app(state: Arc<State>) -> Router {
         .merge(adapter::otc::probe_routes(&state.config.otc_prefix))
         .route(
             "/.well-known/oauth-protected-resource",
-            axum::routing::get(auth::protected_resource),
+            axum::routing::get(front::protected_resource),
         )
         .route(
             "/.well-known/oauth-protected-resource/{*resource}",
-            axum::routing::get(auth::protected_resource),
+            axum::routing::get(front::protected_resource),
         )
         .merge(protocols)
         .with_state(Arc::clone(&state));
@@ -122,26 +123,10 @@ pub fn app(state: Arc<State>) -> Router {
     // the router, a clone is an `Arc`'s.
     let shared = tower::ServiceBuilder::new()
         .layer(CatchPanicLayer::custom(http::problem::panicked))
-        .layer(axum::middleware::from_fn_with_state((mounts, state), front))
+        .layer(axum::middleware::from_fn_with_state((mounts, state), front::layer))
         .layer(DefaultBodyLimit::max(body_limit))
         .service(routes);
     Router::new().fallback_service(shared)
-}
-
-/// What every request passes first, in one layer: its ids, span and log line
-/// ([`http::log::request`]) around authentication ([`auth::admit`]).
-async fn front(
-    axum::extract::State((mounts, state)): axum::extract::State<(Arc<http::log::Mounts>, Arc<State>)>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    http::log::request(&mounts, request, |mut request| async move {
-        match auth::admit(&state, &mut request).await {
-            Ok(()) => next.run(request).await,
-            Err(refusal) => refusal,
-        }
-    })
-    .await
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then finishes in-flight requests.
