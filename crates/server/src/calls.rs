@@ -68,14 +68,12 @@ pub async fn invoke(state: &State, protocol: Protocol, mut invocation: Invocatio
     }
     if let Some(serving) = &state.agent {
         let label = result.as_ref().map_or_else(outcome, |_| "ok");
-        crate::agents::record(serving, label, took);
+        crate::state::agents::record(serving, label, took);
     }
     result
 }
 
-/// The failure code of a call refused because its tool is at its concurrency cap: the tool did
-/// not run (OTC says so as a 400 server error, issue #22.4).
-pub const BUSY_CODE: &str = "busy";
+pub use crate::limits::BUSY_CODE;
 
 /// The retryable failure of a call to a tool at its concurrency cap.
 fn busy(tool: String) -> Error {

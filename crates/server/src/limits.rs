@@ -3,19 +3,14 @@
 //! fast — 503 or 429 with `Retry-After` — instead of queueing without bound.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::BoxError;
-use axum::extract::{ConnectInfo, Request, State as Extract};
 use axum::http::StatusCode;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::State;
-use crate::auth::Caller;
 use crate::http::problem::ProblemResponse;
 
 /// The limits, as configured. Zero turns a limit off.
@@ -91,6 +86,10 @@ fn busy(detail: &str) -> Response {
     p.retry_after = Some(Duration::from_secs(1));
     p.into_response()
 }
+
+/// The failure code of a call refused because its tool is at its concurrency cap: the tool did
+/// not run (OTC says so as a 400 server error, issue #22.4).
+pub const BUSY_CODE: &str = "busy";
 
 /// Per-tool concurrency: one semaphore per tool name, made on first use, sized by the tool's own
 /// cap or the default. Caps change on a config reload; a tool whose cap changed gets a new
@@ -343,47 +342,6 @@ impl RateLimiter {
                 s.current.len() + s.previous.len()
             })
             .sum()
-    }
-}
-
-/// The rate-limit middleware: keyed by the authenticated caller, or by the client's address
-/// when authentication is off.
-pub async fn rate(Extract(state): Extract<Arc<State>>, caller: Caller, request: Request, next: Next) -> Response {
-    let address = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
-    let key = match (caller.id.as_ref(), address) {
-        ("anonymous", Some(ip)) => RateKey::Address(ip),
-        (id, _) => RateKey::Caller(id),
-    };
-    // With a shared store the fleet shares each caller's bucket; without, this replica's own.
-    let verdict = match &state.shared_rates {
-        Some(shared) => match state.rate.current() {
-            (rate, _) if rate <= 0.0 || rate.is_nan() => Ok(()),
-            (rate, burst) => {
-                let name = match key {
-                    RateKey::Caller(id) => std::borrow::Cow::Borrowed(id),
-                    RateKey::Address(ip) => std::borrow::Cow::Owned(ip.to_string()),
-                };
-                shared.check(&name, rate, burst).await
-            }
-        },
-        None => state.rate.check(key),
-    };
-    match verdict {
-        Ok(()) => next.run(request).await,
-        Err(wait) => {
-            metrics::counter!("toolhost_rate_limited_total").increment(1);
-            let mut p = ProblemResponse::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate-limited",
-                format!(
-                    "too many requests from this caller; wait {} ms and try again",
-                    wait.as_millis().max(1)
-                ),
-            );
-            p.problem.retryable = true;
-            p.retry_after = Some(wait);
-            p.into_response()
-        }
     }
 }
 

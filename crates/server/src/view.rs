@@ -1,10 +1,13 @@
 //! Per-catalog renderings that adapters build once and reuse until the catalog changes.
 
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 
-use arc_swap::ArcSwapOption;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use toolhost_core::{Catalog, Engine};
+
+use crate::config::Config;
 
 /// Something an adapter derives from a whole catalog (pre-serialized signatures, say).
 pub trait View: Send + Sync + Sized {
@@ -86,6 +89,103 @@ impl<V> Cached<V> {
         });
         self.current.store(Some(Arc::clone(&fresh)));
         fresh
+    }
+}
+
+/// A view the state keeps for an adapter ([`Views`]): how its cache is made.
+pub trait Kept: Send + Sync + Sized + 'static {
+    /// Whether a reload renders the view again at once when it had been asked for (rather than
+    /// on its next request): so the next request does not pay for it.
+    const RENDERED_ON_RELOAD: bool = true;
+
+    /// The cache that keeps the view for a state configured with `config`.
+    fn cache(config: &Config) -> Cached<Self>;
+}
+
+/// Every adapter's view of the engine's catalog, one per type: the state holds them without
+/// naming the adapters that define them (issue #39.7). A view is made on its first request; a
+/// large catalog served over one protocol holds no renderings for the others (issue #42.1).
+#[derive(Default)]
+pub struct Views {
+    /// Few (one per adapter), so a scan beats a map; swapped whole when one is added.
+    kept: ArcSwap<Vec<(TypeId, Arc<dyn Slot>)>>,
+}
+
+impl fmt::Debug for Views {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Views").field("kept", &self.kept.load().len()).finish()
+    }
+}
+
+/// A [`Cached`] of any view, as [`Views`] holds it.
+trait Slot: Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    /// Drops the view; says whether there was one.
+    fn clear(&self) -> bool;
+    /// Renders the view of the engine's catalog.
+    fn render(&self, engine: &Engine);
+    /// [`Kept::RENDERED_ON_RELOAD`].
+    fn rendered_on_reload(&self) -> bool;
+}
+
+impl<V: Kept> Slot for Cached<V> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn clear(&self) -> bool {
+        Cached::clear(self)
+    }
+
+    fn render(&self, engine: &Engine) {
+        self.get(engine);
+    }
+
+    fn rendered_on_reload(&self) -> bool {
+        V::RENDERED_ON_RELOAD
+    }
+}
+
+impl Views {
+    /// The view `V` of the engine's current catalog, its cache made with `config` the first
+    /// time.
+    pub fn get<V: Kept>(&self, engine: &Engine, config: &Config) -> Arc<Built<V>> {
+        let id = TypeId::of::<V>();
+        let find = |kept: &[(TypeId, Arc<dyn Slot>)]| kept.iter().find(|(k, _)| *k == id).map(|(_, s)| Arc::clone(s));
+        let slot = find(&self.kept.load()).unwrap_or_else(|| {
+            let made: Arc<dyn Slot> = Arc::new(V::cache(config));
+            // Two first requests may race: the one added first is kept by both.
+            let mut kept = None;
+            self.kept.rcu(|now| {
+                kept = find(now);
+                let mut next = Vec::clone(now);
+                if kept.is_none() {
+                    next.push((id, Arc::clone(&made)));
+                }
+                next
+            });
+            kept.unwrap_or(made)
+        });
+        match slot.as_any().downcast_ref::<Cached<V>>() {
+            Some(cached) => cached.get(engine),
+            // Never: the slot kept under `TypeId::of::<V>()` is a `Cached<V>`. Were it not, the
+            // view is rendered uncached rather than the request failing.
+            None => V::cache(config).get(engine),
+        }
+    }
+
+    /// After a reload, drops every view of the previous catalog first, so that it is let go at
+    /// once (with it, the upstreams only it used, stdio servers included) and a large catalog is
+    /// not held twice with its renderings (issue #42.1); then renders again those that had been
+    /// asked for and are [`Kept::RENDERED_ON_RELOAD`].
+    pub fn renew(&self, engine: &Engine) {
+        let kept = self.kept.load();
+        let used: Vec<bool> = kept.iter().map(|(_, slot)| slot.clear()).collect();
+        for ((_, slot), used) in kept.iter().zip(used) {
+            if used && slot.rendered_on_reload() {
+                slot.render(engine);
+            }
+        }
     }
 }
 

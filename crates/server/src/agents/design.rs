@@ -11,11 +11,12 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use toolhost_core::catalog::{Agent, Named};
 
-use super::{base, unknown_agent};
+use super::unknown_agent;
 use crate::State;
 use crate::auth::Caller;
 use crate::http::cache;
 use crate::http::problem::ProblemResponse;
+use crate::state::agents::base;
 
 /// Designs change only on reload; revalidate with the ETag after a minute.
 const CACHE: &str = "max-age=60";

@@ -15,7 +15,7 @@
 
 mod audit;
 mod flood;
-mod page;
+pub mod page;
 mod record;
 mod store;
 
@@ -31,7 +31,6 @@ use toolhost_core::confirm::{self, Admission, Answer, Gate, GateCall, Presented,
 use toolhost_core::{BoxFuture, Error, ToolFailure};
 
 pub use audit::{JWKS_PATH, Signer};
-pub use page::{is_page, routes};
 pub use record::{Entry, Record, Status};
 pub use store::{Memory, Redis, Store};
 
@@ -420,7 +419,7 @@ fn unavailable(call: &GateCall<'_>) -> Error {
         "this tool needs a confirmation, and the confirmation store is not reachable right now; nothing was done, try again shortly",
         Some(Duration::from_secs(1)),
     )
-    .with_code(crate::calls::BUSY_CODE);
+    .with_code(crate::limits::BUSY_CODE);
     Error::Failed {
         tool: call.tool.name.clone(),
         failure: Box::new(failure),

@@ -1,6 +1,6 @@
 //! Inbound authentication and per-tool access, for every protocol at once (issue #7).
 //!
-//! The middleware ([`layer`]) reads the caller's credentials — `OTC-API-Key: <key>` or
+//! The middleware ([`crate::front`]) reads the caller's credentials — `OTC-API-Key: <key>` or
 //! `Authorization: Bearer <api key or JWT>` — and puts a [`Caller`] in the request's extensions.
 //! Adapters read it for the caller's [`Access`]: a tool the caller may not see is absent from
 //! every listing and, when called, answers exactly as an unknown tool does.
@@ -16,17 +16,11 @@ mod keys;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use axum::extract::{Request, State as Extract};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
 use toolhost_core::Access;
 
 pub use jwt::{Issuer, KeySource, TokenPolicy};
 pub use keys::{ApiKey, hash as hash_key};
-
-use crate::State;
-use crate::http::problem::ProblemResponse;
-use crate::http::under;
 
 /// Who is calling and what they may see.
 #[derive(Debug, Clone)]
@@ -351,188 +345,4 @@ impl Authenticator {
             self.grant(caller, grantee)
         })
     }
-}
-
-/// Paths anyone may read: liveness and readiness, OTC's health check (its spec says no
-/// authentication), an agent's too (issue #37.15), and the protected-resource metadata that
-/// tells clients how to authenticate.
-fn exempt(state: &State, path: &str) -> bool {
-    let otc = crate::agents::mount(path, "otc").unwrap_or(state.config.otc_prefix.trim_end_matches('/'));
-    path == "/healthz"
-        || (state.config.ui && crate::adapter::ui::PUBLIC_PATHS.contains(&path))
-        || path == "/readyz"
-        // The confirmation page signs its approver in by its own cookie (issue #40).
-        || crate::approvals::is_page(path)
-        || path.starts_with("/.well-known/oauth-protected-resource")
-        || path.strip_prefix(otc).is_some_and(|rest| rest == "/health")
-}
-
-/// Authentication, on every request: it goes on with a [`Caller`] in its extensions, or is
-/// answered here (401, or 429 for an address past its failed-authentication limit).
-pub async fn admit(state: &State, request: &mut Request) -> Result<(), Response> {
-    let path = request.uri().path();
-    let exempt = exempt(state, path);
-    let auth = state.auth();
-    // A client address that keeps sending wrong credentials must wait before its next try is
-    // even looked at: keys cannot be guessed at line rate. A caller elsewhere, or one whose
-    // credentials are right, is never held up by it (issue #21.12).
-    let address = request
-        .extensions()
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip());
-    if !exempt
-        && auth.enabled()
-        && let Some(ip) = address
-        && let Err(wait) = state.auth_failures.peek(crate::limits::RateKey::Address(ip))
-    {
-        metrics::counter!("toolhost_auth_failures_limited_total").increment(1);
-        return Err(too_many_failures(state, path, wait));
-    }
-    let caller = if exempt {
-        Ok(Caller::anonymous())
-    } else {
-        auth.authenticate(request.headers()).await
-    };
-    match caller {
-        Ok(caller) => {
-            request.extensions_mut().insert(caller);
-            Ok(())
-        }
-        Err(refusal) => {
-            if let (Refusal::Invalid(_), Some(ip)) = (&refusal, address) {
-                let _ = state.auth_failures.check(crate::limits::RateKey::Address(ip));
-            }
-            let path = request.uri().path();
-            tracing::info!(%path, reason = ?refusal, "authentication refused");
-            Err(unauthorized(state, path, &refusal))
-        }
-    }
-}
-
-/// The answer to an address over its failed-authentication limit, in its protocol's shape,
-/// with `Retry-After`.
-fn too_many_failures(state: &State, path: &str, wait: std::time::Duration) -> Response {
-    let config = &state.config;
-    let message = format!(
-        "too many failed authentications from this address; wait {} s and try again with valid credentials",
-        wait.as_secs().max(1)
-    );
-    // An agent's MCP and OTC endpoints answer in their protocol's shape too (issue #33).
-    let mcp_path = crate::agents::mount(path, "mcp").unwrap_or(&config.mcp.path);
-    let otc_prefix = crate::agents::mount(path, "otc").unwrap_or(&config.otc_prefix);
-    let mut response = if under(path, mcp_path) {
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
-        (StatusCode::TOO_MANY_REQUESTS, body.to_string()).into_response()
-    } else if under(path, otc_prefix) {
-        // OTC: every error before the tool runs is a 400 server error (its "Server Errors").
-        let body = serde_json::json!({"$schema": toolhost_wire::otc::SCHEMA, "message": message});
-        (StatusCode::BAD_REQUEST, body.to_string()).into_response()
-    } else {
-        let mut p = ProblemResponse::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too-many-failed-authentications",
-            message,
-        );
-        p.problem.retryable = true;
-        p.retry_after = Some(wait);
-        return p.into_response();
-    };
-    let headers = response.headers_mut();
-    headers.insert(
-        axum::http::header::CONTENT_TYPE,
-        axum::http::HeaderValue::from_static("application/json"),
-    );
-    if let Ok(value) = axum::http::HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
-        headers.insert(axum::http::header::RETRY_AFTER, value);
-    }
-    response
-}
-
-/// A 401 in the shape of the protocol the path belongs to.
-fn unauthorized(state: &State, path: &str, refusal: &Refusal) -> Response {
-    let (message, error) = match refusal {
-        Refusal::Missing => (
-            "this server requires authentication: send `Authorization: Bearer <token>` or `OTC-API-Key: <key>`"
-                .to_owned(),
-            None,
-        ),
-        Refusal::Invalid(why) => (format!("authentication failed: {why}"), Some("invalid_token")),
-    };
-    let config = &state.config;
-    let mut challenge = "Bearer realm=\"toolhost\"".to_owned();
-    if let Some(error) = error {
-        challenge.push_str(&format!(", error=\"{error}\""));
-    }
-    let mcp_path = crate::agents::mount(path, "mcp").unwrap_or(&config.mcp.path);
-    let otc_prefix = crate::agents::mount(path, "otc").unwrap_or(&config.otc_prefix);
-    let mut response = if under(path, mcp_path) {
-        challenge.push_str(&format!(
-            ", resource_metadata=\"{}/.well-known/oauth-protected-resource{}\"",
-            config.public_base(),
-            mcp_path.trim_end_matches('/')
-        ));
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
-        (StatusCode::UNAUTHORIZED, body.to_string()).into_response()
-    } else if under(path, otc_prefix) {
-        let body = serde_json::json!({"$schema": toolhost_wire::otc::SCHEMA, "message": message});
-        (StatusCode::UNAUTHORIZED, body.to_string()).into_response()
-    } else {
-        return with_challenge(
-            ProblemResponse::new(StatusCode::UNAUTHORIZED, "unauthorized", message).into_response(),
-            &challenge,
-        );
-    };
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    with_challenge(response, &challenge)
-}
-
-fn with_challenge(mut response: Response, challenge: &str) -> Response {
-    if let Ok(value) = HeaderValue::from_str(challenge) {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
-}
-
-/// The OAuth 2.0 protected-resource metadata (RFC 9728) of the MCP endpoint, which the MCP
-/// authorization spec asks servers to publish; under `…/agents/{name}/mcp`, of that agent's MCP
-/// endpoint (whether or not the agent exists: the document is public, and says nothing of it).
-pub async fn protected_resource(Extract(state): Extract<Arc<State>>, uri: axum::http::Uri) -> Response {
-    let config = &state.config;
-    let asked = uri.path().trim_start_matches("/.well-known/oauth-protected-resource");
-    let agent = crate::agents::mount(asked, "mcp").filter(|mount| *mount == asked);
-    // An agent's endpoint asks for the agent's scopes, not every tool's (issue #37.15).
-    let (resource, scopes) = match agent {
-        Some(mount) => match state.agent_scopes(crate::agents::name_in(mount)) {
-            Some(scopes) => (mount, scopes),
-            None => {
-                return ProblemResponse::new(
-                    StatusCode::NOT_FOUND,
-                    "not-found",
-                    format!("no agent is served at {mount}; GET /agents lists those you may use"),
-                )
-                .into_response();
-            }
-        },
-        None => {
-            let mut scopes: BTreeSet<String> = BTreeSet::new();
-            for tool in state.engine.catalog().tools() {
-                scopes.extend(tool.scopes.iter().cloned());
-            }
-            (config.mcp.path.as_str(), scopes)
-        }
-    };
-    let body = serde_json::json!({
-        "resource": format!("{}{}", config.public_base(), resource),
-        "authorization_servers": state.auth().issuer_urls(),
-        "bearer_methods_supported": ["header"],
-        "scopes_supported": scopes,
-        "resource_name": config.server_name,
-    });
-    let mut response = body.to_string().into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
 }

@@ -13,6 +13,16 @@ tokio::task_local! {
     static IDS: RequestIds;
 }
 
+/// The agent a response was served for, and by which protocol: the request log names both
+/// (set by `crate::agents` on its answer, which this layer sees on its way out).
+#[derive(Debug, Clone)]
+pub struct ServedBy {
+    /// The agent's name.
+    pub agent: std::sync::Arc<str>,
+    /// The protocol label of the path under the agent (`nact`, `otc`, `mcp`, or `other`).
+    pub protocol: &'static str,
+}
+
 /// The ids of the request being served: `x-request-id` and the W3C `traceparent`, each taken
 /// from the request when well-formed, else made here.
 #[derive(Debug, Clone)]
@@ -109,7 +119,7 @@ where
     let latency_us = elapsed.as_micros() as u64;
     // A request to an agent's endpoints counts under the protocol it spoke, and its log line
     // names the agent.
-    let agent = response.extensions().get::<crate::agents::ServedBy>().cloned();
+    let agent = response.extensions().get::<ServedBy>().cloned();
     let protocol = agent.as_ref().map_or_else(|| mounts.protocol(&path), |a| a.protocol);
     meters().count(protocol, status, elapsed);
     match (status >= 500, agent) {

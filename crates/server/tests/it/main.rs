@@ -8,6 +8,7 @@
 
 mod agents;
 mod auth;
+mod layers;
 mod limits;
 mod mcp_content;
 mod mcp_fast_path;

@@ -21,6 +21,12 @@ pub(crate) struct Tools {
     by_name: HashMap<String, usize>,
 }
 
+impl crate::view::Kept for Tools {
+    fn cache(_: &crate::config::Config) -> crate::view::Cached<Self> {
+        crate::view::Cached::on_demand()
+    }
+}
+
 impl View for Tools {
     fn build(catalog: &Catalog) -> Self {
         let list: Vec<McpTool> = catalog.tools().iter().map(|t| tool(t, t.latest())).collect();

@@ -134,7 +134,7 @@ fn object(value: Value) -> JsonObject {
 /// What `tools/list` shows `caller` at an endpoint that discloses by search: `search_tools`,
 /// the tools marked `always_visible`, and those `found` in this session.
 pub(crate) fn listed(state: &State, caller: &CallContext, found: Option<&Found>) -> Vec<McpTool> {
-    let built = state.mcp.get(&state.engine);
+    let built = state.view::<super::Tools>();
     let mut tools = vec![search_tool().clone()];
     tools.extend(
         built
@@ -183,7 +183,7 @@ pub(crate) fn search(state: &State, caller: &CallContext, arguments: Option<&Jso
             }
         },
     };
-    let built = state.mcp.get(&state.engine);
+    let built = state.view::<super::Tools>();
     let hits = built.catalog.search(query, limit, |t: &Tool| {
         t.listed_to(caller) && built.view.get(&t.name).is_some()
     });

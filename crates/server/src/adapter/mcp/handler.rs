@@ -371,7 +371,7 @@ impl ServerHandler for Handler {
             result.cache_scope = Some(CacheScope::Private);
             return Ok(result);
         }
-        let built = self.state.mcp.get(&self.state.engine);
+        let built = self.state.view::<super::Tools>();
         let tools = if matches!(caller.access, Access::All) && caller.meets_none() && !built.catalog.any_withdrawn() {
             built.view.listed()
         } else {
@@ -405,7 +405,7 @@ impl ServerHandler for Handler {
                 .unwrap_or_else(|_| Access::Scopes(Arc::default()));
             self.state.engine.catalog().find_for(name, &access)?;
         }
-        self.state.mcp.get(&self.state.engine).view.get(name).cloned()
+        self.state.view::<super::Tools>().view.get(name).cloned()
     }
 
     async fn call_tool(

@@ -134,7 +134,7 @@ fn document(name: &str, agent: &Agent, caller: &CallContext, served: &[(String, 
     }
     text.push_str(&format!(
         "\nThe server also serves this agent alone, its tools at these versions, at `{}/mcp`.\n",
-        crate::agents::base(&agent.name)
+        crate::state::agents::base(&agent.name)
     ));
     Document {
         uri: format!("{SCHEME}{name}/{SKILL_MD}"),

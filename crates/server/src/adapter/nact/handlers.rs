@@ -40,7 +40,7 @@ pub(super) async fn list(
         return ranked(&state, caller, &params, q, &headers);
     }
     let after = params.cursor(Kind::Tools)?;
-    let built = state.nact.get(&state.engine);
+    let built = state.view::<super::Signatures>();
     let context = caller.context();
     let page = built.catalog.list(&ListQuery {
         tags: &params.tags,
@@ -79,7 +79,7 @@ fn ranked(state: &State, caller: Caller, params: &Params, q: &str, headers: &Hea
                 )
             })?,
     };
-    let built = state.nact.get(&state.engine);
+    let built = state.view::<super::Signatures>();
     let context = caller.context();
     let limit = params.limit as usize;
     let hits = built.catalog.search(q, skip + limit + 1, |t| {
@@ -137,7 +137,7 @@ pub(super) async fn versions(
                 )
             })?,
     };
-    let built = state.nact.get(&state.engine);
+    let built = state.view::<super::Signatures>();
     let limit = params.limit as usize;
     let mut served = tool.served_versions().filter(|v| v.number < before);
     let page: Vec<_> = served.by_ref().take(limit).collect();
@@ -175,7 +175,7 @@ fn signature_response(
     selector: &VersionSelector,
     headers: &HeaderMap,
 ) -> Result<Response> {
-    let built = state.nact.get(&state.engine);
+    let built = state.view::<super::Signatures>();
     let (tool, version) =
         toolhost_core::resolve(&built.catalog, tool, selector, &caller.access).map_err(error::problem)?;
     let body = built
@@ -233,7 +233,7 @@ async fn invoke(
     version: VersionSelector,
     body: wire::Invocation,
 ) -> Result<Response> {
-    let built = state.nact.get(&state.engine);
+    let built = state.view::<super::Signatures>();
     let (tool, served) =
         toolhost_core::resolve(&built.catalog, tool, &version, &caller.access).map_err(error::problem)?;
     let shown = match built.view.entry(&tool.name, served.number) {

@@ -67,6 +67,12 @@ pub enum Entry {
     },
 }
 
+impl crate::view::Kept for Signatures {
+    fn cache(_: &crate::config::Config) -> crate::view::Cached<Self> {
+        crate::view::Cached::on_demand()
+    }
+}
+
 impl View for Signatures {
     fn build(catalog: &Catalog) -> Self {
         let by_tool = catalog

@@ -96,20 +96,25 @@ type Scopes = Arc<std::collections::BTreeSet<String>>;
 
 /// The document of the engine's catalog for `config`: what it needs (where the server is),
 /// and the tags learnt, until a reload.
-pub fn view(config: &Config) -> Cached<Document> {
-    let site = Arc::new(convert::Site::new(config));
-    Cached::lazy(move |_| Document {
-        site: Arc::clone(&site),
-        tag: Arc::default(),
-        restricted: Restricted::default(),
-    })
+impl crate::view::Kept for Document {
+    /// Built again only when asked for: it is what the server learnt (tags), not a rendering.
+    const RENDERED_ON_RELOAD: bool = false;
+
+    fn cache(config: &Config) -> Cached<Self> {
+        let site = Arc::new(convert::Site::new(config));
+        Cached::lazy(move |_| Document {
+            site: Arc::clone(&site),
+            tag: Arc::default(),
+            restricted: Restricted::default(),
+        })
+    }
 }
 
 /// `GET /openapi.json`: the document, written as it is sent (off the async workers: on a large
 /// catalog it takes seconds), or 304 when the client has it. The first answer for a catalog
 /// (and scope set) has no `ETag`: the tag is learnt while it is sent.
 async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: HeaderMap) -> Response {
-    let built = state.openapi.get(&state.engine);
+    let built = state.view::<Document>();
     let tag = match &caller.access {
         Access::All => Arc::clone(&built.view.tag),
         Access::Scopes(scopes) => built

@@ -50,7 +50,7 @@ pub(super) async fn list(
             Err(message) => return server_error(toolhost_wire::otc::SCHEMA, message, None),
         }
     };
-    let built = state.otc.get(&state.engine);
+    let built = state.view::<super::Definitions>();
     let body = format!(
         r#"{{"$schema":{},"tools":{}}}"#,
         quote(schema),

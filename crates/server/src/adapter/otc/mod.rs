@@ -51,7 +51,7 @@ pub async fn limits_as_server_errors(
 ) -> axum::response::Response {
     // An agent's OTC endpoint answers in OTC's shape too (issue #33).
     let path = request.uri().path();
-    let under = crate::http::under(path, &prefix) || crate::agents::mount(path, "otc").is_some();
+    let under = crate::http::under(path, &prefix) || crate::state::agents::mount(path, "otc").is_some();
     let response = next.run(request).await;
     let status = response.status().as_u16();
     let problem = response
@@ -86,6 +86,12 @@ pub async fn limits_as_server_errors(
 pub struct Definitions {
     json: String,
     by_tool: Vec<(Arc<Tool>, Vec<String>)>,
+}
+
+impl crate::view::Kept for Definitions {
+    fn cache(_: &crate::config::Config) -> crate::view::Cached<Self> {
+        crate::view::Cached::on_demand()
+    }
 }
 
 impl View for Definitions {

@@ -112,7 +112,7 @@ fn listed<'a>(nact: &'a crate::view::Built<crate::adapter::nact::Signatures>, ca
 }
 
 async fn summary(Extract(state): Extract<Arc<State>>, caller: Caller) -> Response {
-    let nact = state.nact.get(&state.engine);
+    let nact = state.view::<crate::adapter::nact::Signatures>();
     let catalog = &nact.catalog;
     let context = caller.context();
     let mut toolkits: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
@@ -161,7 +161,7 @@ async fn summary(Extract(state): Extract<Arc<State>>, caller: Caller) -> Respons
 
 /// The tool `name` if `caller` may see it on the page; else the unknown tool's 404.
 fn visible(state: &State, name: &str, caller: &CallContext) -> Result<Arc<Tool>, ProblemResponse> {
-    let nact = state.nact.get(&state.engine);
+    let nact = state.view::<crate::adapter::nact::Signatures>();
     listed(&nact, caller)
         .on
         .into_iter()
@@ -187,9 +187,9 @@ async fn tool(
     let base = config.public_base();
     let nact_root = format!("{base}{}", config.nact_prefix.trim_end_matches('/'));
     let otc_root = format!("{base}{}", config.otc_prefix.trim_end_matches('/'));
-    let nact = state.nact.get(&state.engine);
-    let otc = state.otc.get(&state.engine);
-    let mcp = state.mcp.get(&state.engine);
+    let nact = state.view::<crate::adapter::nact::Signatures>();
+    let otc = state.view::<crate::adapter::otc::Definitions>();
+    let mcp = state.view::<crate::adapter::mcp::Tools>();
     let parse = |raw: Option<&str>| {
         raw.and_then(|r| serde_json::from_str::<Value>(r).ok())
             .unwrap_or(Value::Null)
@@ -321,7 +321,7 @@ async fn export(
     );
     let root = url::Url::parse(&root)
         .map_err(|e| ProblemResponse::bad_request(format!("the server's N-ACT URL `{root}`: {e}")))?;
-    let nact = state.nact.get(&state.engine);
+    let nact = state.view::<crate::adapter::nact::Signatures>();
     let mut tools = Vec::new();
     for wanted in query.tools.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         let (name, version) = wanted.split_once('@').unwrap_or((wanted, ""));

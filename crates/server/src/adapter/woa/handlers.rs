@@ -22,7 +22,7 @@ const CACHE: &str = "max-age=300";
 
 /// `GET /.well-known/woa.json`: the pre-rendered document, or 304 when the client has it.
 pub(super) async fn document(Extract(state): Extract<Arc<State>>, caller: Caller, headers: HeaderMap) -> Response {
-    let built = state.woa.get(&state.engine);
+    let built = state.view::<super::Document>();
     // Callers limited by scopes, or who meet a tool's requirements, get a document of the
     // agents they may call; so do all callers while an upstream tool is withdrawn. It depends
     // only on which tools are listed to them: a few such documents are kept by that set.

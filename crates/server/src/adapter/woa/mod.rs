@@ -138,9 +138,11 @@ impl Site {
 /// The document of the engine's catalog for `config`, built on its first request (a large
 /// catalog served over other protocols holds no WoA rendering; issue #42.1) and again after a
 /// reload.
-pub fn view(config: &Config) -> Cached<Document> {
-    let site = Site::new(config);
-    Cached::lazy(move |catalog| Document::build(catalog, &site))
+impl crate::view::Kept for Document {
+    fn cache(config: &Config) -> Cached<Self> {
+        let site = Site::new(config);
+        Cached::lazy(move |catalog| Document::build(catalog, &site))
+    }
 }
 
 /// Logs, once at start, where the document is and whether clients on the open Internet may
