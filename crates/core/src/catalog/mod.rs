@@ -101,6 +101,9 @@ pub struct Tool {
     /// Whether the tool may or must run as a task (MCP's tasks extension; catalog key
     /// `execution: { task: optional | required }`).
     pub task: TaskSupport,
+    /// Whether, run as a task, a call asks its first questions before it becomes one (catalog
+    /// key `execution: { ask_first: true }`; MCP 2026-07-28's input-required results).
+    pub task_asks_first: bool,
     /// Listed by an MCP endpoint that discloses by search, beside `search_tools`
     /// (`always_visible: true`; issue #42.3).
     pub always_visible: bool,
@@ -715,6 +718,7 @@ impl Tool {
             tags: self.tags.clone(),
             annotations: self.annotations,
             task: self.task,
+            task_asks_first: self.task_asks_first,
             always_visible: self.always_visible,
             requirements: self.requirements.clone(),
             scopes: self.scopes.clone(),

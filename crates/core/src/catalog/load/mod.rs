@@ -408,6 +408,7 @@ impl Loader {
                 open_world: def.annotations.open_world,
             },
             task: def.execution.task,
+            task_asks_first: def.execution.ask_first,
             watched: versions.iter().any(|v| v.backend.upstream().is_some()),
             versions,
             source: file.to_owned(),
