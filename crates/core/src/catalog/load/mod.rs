@@ -289,6 +289,12 @@ impl Loader {
         if def.versions.is_empty() {
             ctx.error(&place, "the tool has no versions; add one under `versions:`".to_owned());
         }
+        if def.execution.ask_first && !def.execution.task.allowed() {
+            ctx.error(
+                &at(&place, "execution.ask_first"),
+                "`ask_first` says what happens before a call becomes a task, and this tool never runs as one; add `task: optional` or `task: required`, or remove `ask_first`".to_owned(),
+            );
+        }
         let tool_timeout = def.timeout_ms.map(Duration::from_millis);
         let requirements = Requirements {
             secrets: def.requirements.secrets,
