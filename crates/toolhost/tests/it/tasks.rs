@@ -155,18 +155,48 @@ async fn rpc(http: &reqwest::Client, base: &str, method: &str, mut params: Value
         .unwrap()
 }
 
+/// Two replicas of the binary sharing one real `redis-server` (`--state`), serving the catalog
+/// over the jobs upstream; `None` where Redis is not installed.
+struct Replicas {
+    _redis: crate::client_peers::Peer,
+    _dir: Scratch,
+    state: Jobs,
+    one: Server,
+    two: Server,
+}
+
+impl Replicas {
+    async fn start() -> Option<Self> {
+        let (redis, port) = crate::replicas::redis(None, &[]).await?;
+        let state = Jobs::default();
+        let base = jobs::serve(state.clone(), 1).await;
+        let dir = Scratch::new();
+        let catalog = catalog(&dir, &base);
+        let store = format!("redis://127.0.0.1:{port}");
+        let args = ["--catalog", catalog.to_str().unwrap(), "--state", store.as_str()];
+        let (one, two) = (Server::start(&args, &[], None), Server::start(&args, &[], None));
+        Some(Self {
+            _redis: redis,
+            _dir: dir,
+            state,
+            one,
+            two,
+        })
+    }
+}
+
 #[tokio::test]
 async fn a_task_is_read_and_cancelled_from_any_replica_sharing_the_store() {
-    let Some((_redis, port)) = crate::replicas::redis(None, &[]).await else {
+    let Some(Replicas {
+        _redis,
+        _dir,
+        state,
+        one,
+        two,
+    }) = Replicas::start().await
+    else {
         return;
     };
-    let state = Jobs::default();
-    let base = jobs::serve(state.clone(), 1).await;
-    let dir = Scratch::new();
-    let catalog = catalog(&dir, &base);
-    let store = format!("redis://127.0.0.1:{port}");
-    let args = ["--catalog", catalog.to_str().unwrap(), "--state", store.as_str()];
-    let (one, two) = (Server::start(&args, &[], None), Server::start(&args, &[], None));
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let created = rpc(&http, &one.base, "tools/call", json!({"name": "hang", "arguments": {}})).await;
     let id = created["result"]["taskId"]
@@ -234,16 +264,16 @@ async fn the_typescript_sdk_answers_a_question_a_task_asks_and_the_task_acts_onc
 
 #[tokio::test]
 async fn a_question_mid_task_is_read_and_answered_on_any_replica_sharing_the_store() {
-    let Some((_redis, port)) = crate::replicas::redis(None, &[]).await else {
+    let Some(Replicas {
+        _redis,
+        _dir,
+        state,
+        one,
+        two,
+    }) = Replicas::start().await
+    else {
         return;
     };
-    let state = Jobs::default();
-    let base = jobs::serve(state.clone(), 1).await;
-    let dir = Scratch::new();
-    let catalog = catalog(&dir, &base);
-    let store = format!("redis://127.0.0.1:{port}");
-    let args = ["--catalog", catalog.to_str().unwrap(), "--state", store.as_str()];
-    let (one, two) = (Server::start(&args, &[], None), Server::start(&args, &[], None));
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let created = rpc(
         &http,

@@ -287,15 +287,19 @@ impl Ask for Asker {
     }
 }
 
-/// `tasks/get`: the task with what it has come to.
-pub(super) async fn get(state: &State, owner: &str, id: &str) -> Result<GetTaskResult, ErrorData> {
-    let record = state
+/// The record of the caller's task `id`, or the error that says why there is none.
+async fn record(state: &State, owner: &str, id: &str) -> Result<Record, ErrorData> {
+    state
         .tasks
         .get(owner, id)
         .await
         .map_err(|_| unavailable())?
-        .ok_or_else(|| unknown(id))?;
-    Ok(GetTaskResult::new(detailed(id, &record)))
+        .ok_or_else(|| unknown(id))
+}
+
+/// `tasks/get`: the task with what it has come to.
+pub(super) async fn get(state: &State, owner: &str, id: &str) -> Result<GetTaskResult, ErrorData> {
+    Ok(GetTaskResult::new(detailed(id, &record(state, owner, id).await?)))
 }
 
 /// `tasks/cancel`: stops the task unless it has ended.
@@ -312,12 +316,7 @@ pub(super) async fn cancel(state: &State, owner: &str, id: &str) -> Result<(), E
 /// not ask for (or no longer waits for) are ignored, as SEP-2663 says of unknown keys. An
 /// answer of the wrong shape for its question is refused, and nothing is delivered.
 pub(super) async fn update(state: &State, owner: &str, id: &str, responses: &InputResponses) -> Result<(), ErrorData> {
-    let record = state
-        .tasks
-        .get(owner, id)
-        .await
-        .map_err(|_| unavailable())?
-        .ok_or_else(|| unknown(id))?;
+    let record = record(state, owner, id).await?;
     if let tasks::State::InputRequired { input_requests } = &record.state {
         for (key, answer) in responses {
             let Some(asked) = input_requests.get(key) else {
