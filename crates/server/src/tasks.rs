@@ -15,8 +15,11 @@
 //!   configured time to keep results), then forgotten.
 //! - A finished state is written only over a working one, so a cancel and a finish that race
 //!   settle on whichever came first, on every replica.
+//! - A run may ask its caller's side questions mid-task ([`Tasks::ask`], `tasks/input.rs`): the
+//!   task reads as `input_required` with the questions until every one is answered
+//!   ([`Tasks::answer`], from any replica), and the run goes on from where it waited.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,6 +29,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::shared::{Shared, Unavailable};
+
+mod input;
+
+pub use input::AskFailed;
+use input::{Io, Scripts};
 
 /// How often a running task looks for a cancel made on another replica.
 const CANCEL_CHECK: Duration = Duration::from_secs(1);
@@ -51,6 +59,9 @@ pub struct Record {
 pub enum State {
     /// Running.
     Working,
+    /// Running, and waiting for answers: `input_requests` are the open questions, by key, each
+    /// as its protocol wrote it. Never stored as such: a record is read so when questions wait.
+    InputRequired { input_requests: BTreeMap<String, Value> },
     /// Ran to its end: `result` is what the protocol answers for the call (a tool error too).
     Completed { result: Value },
     /// Could not produce a result (a fault of the server): `error` is `{code, message}`.
@@ -62,7 +73,7 @@ pub enum State {
 impl State {
     /// Whether the task has stopped.
     pub fn is_terminal(&self) -> bool {
-        !matches!(self, Self::Working)
+        !matches!(self, Self::Working | Self::InputRequired { .. })
     }
 }
 
@@ -80,6 +91,8 @@ pub struct Tasks {
     store: Store,
     /// Runs on this replica, by task id: dropping one stops it.
     running: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// Runs on this replica waiting for answers, by task id: woken when answers come here.
+    waiting: Mutex<HashMap<String, Arc<tokio::sync::Notify>>>,
     count: Arc<AtomicUsize>,
     max_running: usize,
     keep: Duration,
@@ -96,18 +109,9 @@ impl std::fmt::Debug for Tasks {
 
 /// Where records are kept.
 enum Store {
-    Memory(Mutex<HashMap<String, (Instant, Record)>>),
-    Shared { shared: Shared, finish: redis::Script },
+    Memory(Mutex<HashMap<String, (Instant, Record, Io)>>),
+    Shared { shared: Shared, scripts: Box<Scripts> },
 }
-
-/// KEYS[1] the record; ARGV[1] the new record. Writes it only over a working one, keeping the
-/// expiry; answers 1 when written.
-const FINISH: &str = r"
-local v = redis.call('GET', KEYS[1])
-if not v then return 0 end
-if cjson.decode(v).status ~= 'working' then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
-return 1";
 
 /// The store key of task `id`.
 fn key(id: &str) -> String {
@@ -137,14 +141,15 @@ impl Tasks {
 
     /// Tasks whose records are in `shared`, so that every replica answers for them.
     pub fn in_shared(shared: Shared, max_running: usize, keep: Duration) -> Self {
-        let finish = redis::Script::new(FINISH);
-        Self::with(Store::Shared { shared, finish }, max_running, keep)
+        let scripts = Box::new(Scripts::new());
+        Self::with(Store::Shared { shared, scripts }, max_running, keep)
     }
 
     fn with(store: Store, max_running: usize, keep: Duration) -> Self {
         Self {
             store,
             running: Mutex::default(),
+            waiting: Mutex::default(),
             count: Arc::default(),
             max_running: max_running.max(1),
             keep,
@@ -156,10 +161,15 @@ impl Tasks {
         self.count.load(Ordering::Acquire)
     }
 
-    /// Starts `run` as a task of `owner` that may take up to `timeout`: records it as working
-    /// (so it can be read as soon as this returns), then runs it in the background and records
-    /// its end. Answers the new task's id and record.
-    pub async fn start<F>(self: &Arc<Self>, owner: &str, timeout: Duration, run: F) -> Result<(String, Record), Refused>
+    /// Starts `run` (made with the new task's id) as a task of `owner` that may take up to
+    /// `timeout`: records it as working (so it can be read as soon as this returns), then runs
+    /// it in the background and records its end. Answers the new task's id and record.
+    pub async fn start<F>(
+        self: &Arc<Self>,
+        owner: &str,
+        timeout: Duration,
+        run: impl FnOnce(String) -> F,
+    ) -> Result<(String, Record), Refused>
     where
         F: Future<Output = State> + Send + 'static,
     {
@@ -180,6 +190,7 @@ impl Tasks {
         self.put(&id, &record)
             .await
             .map_err(|Unavailable| Refused::Unavailable)?;
+        let run = run(id.clone());
         let tasks = Arc::clone(self);
         let task_id = id.clone();
         let mut running = self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -243,24 +254,29 @@ impl Tasks {
         match &self.store {
             Store::Memory(records) => {
                 let mut records = records.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                if let Some((_, record)) = records.get_mut(id)
+                if let Some((_, record, _)) = records.get_mut(id)
                     && !record.state.is_terminal()
                 {
                     record.state = state;
                     record.updated_at = now();
                 }
             }
-            Store::Shared { shared, finish } => {
-                let Ok(Some(mut record)) = self.read(id).await else {
-                    tracing::warn!(task = %id, "a task's end could not be recorded: its record is gone or the store did not answer");
-                    return;
+            Store::Shared { shared, scripts } => {
+                let mut record = match self.read(id).await {
+                    Ok(Some(record)) => record,
+                    // Expired, or discarded before anyone learnt of it (`input.rs`).
+                    Ok(None) => return,
+                    Err(Unavailable) => {
+                        tracing::warn!(task = %id, "a task's end could not be recorded: the store did not answer");
+                        return;
+                    }
                 };
                 record.state = state;
                 record.updated_at = now();
                 let Ok(text) = serde_json::to_string(&record) else {
                     return;
                 };
-                let mut invocation = finish.prepare_invoke();
+                let mut invocation = scripts.finish.prepare_invoke();
                 invocation.key(key(id)).arg(text);
                 if shared.script::<i64>(invocation).await.is_err() {
                     tracing::warn!(task = %id, "a task's end could not be recorded: the store did not answer");
@@ -290,6 +306,10 @@ impl Tasks {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(id);
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id);
     }
 
     async fn put(&self, id: &str, record: &Record) -> Result<(), Unavailable> {
@@ -300,8 +320,8 @@ impl Tasks {
                 let now = Instant::now();
                 // Expired records go as new ones come: the table holds at most what the last
                 // `ttl` started.
-                records.retain(|_, (expires, _)| *expires > now);
-                records.insert(id.to_owned(), (now + ttl, record.clone()));
+                records.retain(|_, (expires, _, _)| *expires > now);
+                records.insert(id.to_owned(), (now + ttl, record.clone(), Io::default()));
                 Ok(())
             }
             Store::Shared { shared, .. } => {
@@ -313,19 +333,17 @@ impl Tasks {
         }
     }
 
+    /// The record of task `id` as it reads: `input_required` while questions wait.
     async fn read(&self, id: &str) -> Result<Option<Record>, Unavailable> {
         match &self.store {
             Store::Memory(records) => {
                 let records = records.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 Ok(records
                     .get(id)
-                    .filter(|(expires, _)| *expires > Instant::now())
-                    .map(|(_, record)| record.clone()))
+                    .filter(|(expires, _, _)| *expires > Instant::now())
+                    .map(|(_, record, io)| io.view(record.clone())))
             }
-            Store::Shared { shared, .. } => {
-                let text: Option<String> = shared.run(redis::Cmd::get(key(id))).await?;
-                Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
-            }
+            Store::Shared { shared, scripts } => input::read_shared(shared, scripts, id).await,
         }
     }
 }
@@ -338,7 +356,7 @@ mod tests {
     async fn a_task_is_read_by_its_owner_alone_and_settles_once() {
         let tasks = Arc::new(Tasks::in_memory(1, Duration::from_secs(60)));
         let (id, record) = tasks
-            .start("key:a", Duration::from_secs(1), async {
+            .start("key:a", Duration::from_secs(1), |_| async {
                 State::Completed {
                     result: serde_json::json!({"ok": true}),
                 }
@@ -378,10 +396,12 @@ mod tests {
     async fn the_cap_refuses_one_more_and_a_cancel_frees_its_place() {
         let tasks = Arc::new(Tasks::in_memory(1, Duration::from_secs(60)));
         let (id, _) = tasks
-            .start("a", Duration::from_secs(60), std::future::pending())
+            .start("a", Duration::from_secs(60), |_| std::future::pending())
             .await
             .expect("started");
-        let refused = tasks.start("a", Duration::from_secs(60), std::future::pending()).await;
+        let refused = tasks
+            .start("a", Duration::from_secs(60), |_| std::future::pending())
+            .await;
         assert!(matches!(refused, Err(Refused::Busy { max: 1 })), "{refused:?}");
         tasks.cancel("a", &id).await.expect("memory");
         assert_eq!(
@@ -397,7 +417,7 @@ mod tests {
         assert_eq!(tasks.running(), 0, "the dropped run gave its place back");
         assert!(
             tasks
-                .start("a", Duration::from_secs(60), std::future::pending())
+                .start("a", Duration::from_secs(60), |_| std::future::pending())
                 .await
                 .is_ok()
         );

@@ -57,7 +57,7 @@ pub(super) struct ToolDef {
     pub tags: Vec<String>,
     #[serde(default)]
     pub annotations: AnnotationsDef,
-    /// How the tool runs: `{ task: optional | required }` lets it run as a task.
+    /// How the tool runs: `{ task: optional | required, ask_first }` lets it run as a task.
     #[serde(default)]
     pub execution: ExecutionDef,
     /// Listed beside `search_tools` where MCP discloses tools by search.
@@ -128,6 +128,10 @@ pub(super) struct ExecutionDef {
     /// caller can pick up the rest (MCP session streams, SEP-1699); unset: until it is answered.
     #[serde(default)]
     pub release_after_ms: Option<u64>,
+    /// Over MCP 2026-07-28, a call asks its first questions as an input-required result and
+    /// becomes a task once they are answered (docs/tasks.md); `false` by default.
+    #[serde(default)]
+    pub ask_first: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]

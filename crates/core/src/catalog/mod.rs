@@ -106,6 +106,9 @@ pub struct Tool {
     /// resumed with `Last-Event-ID`: SEP-1699); `None`: until it is answered. Catalog key
     /// `execution: { release_after_ms: N }`.
     pub release_after: Option<std::time::Duration>,
+    /// Whether, run as a task, a call asks its first questions before it becomes one (catalog
+    /// key `execution: { ask_first: true }`; MCP 2026-07-28's input-required results).
+    pub task_asks_first: bool,
     /// Listed by an MCP endpoint that discloses by search, beside `search_tools`
     /// (`always_visible: true`; issue #42.3).
     pub always_visible: bool,
@@ -721,6 +724,7 @@ impl Tool {
             annotations: self.annotations,
             task: self.task,
             release_after: self.release_after,
+            task_asks_first: self.task_asks_first,
             always_visible: self.always_visible,
             requirements: self.requirements.clone(),
             scopes: self.scopes.clone(),

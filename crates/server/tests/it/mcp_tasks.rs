@@ -1,7 +1,9 @@
 //! Tools run as tasks (MCP's tasks extension, SEP-2663; docs/tasks.md) over real sockets: a
 //! sculpted tool that starts a job on an axum upstream and polls it is started, read by its
 //! caller alone, cancelled (which drops the upstream request), capped; a `required` tool refuses
-//! a client without the extension; OTC and N-ACT wait for a long tool's result.
+//! a client without the extension; OTC and N-ACT wait for a long tool's result. A task that
+//! asks mid-task reads `input_required` until `tasks/update` answers, then goes on and acts
+//! once; an `ask_first` tool asks before it becomes a task.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -52,7 +54,67 @@ toolkits:
             inputs: [{ name: text, description: Any text. }]
             outputs: [{ name: text, type: string, description: The text. }]
             backend: { kind: native, function: testing.echo }
+      - name: remove
+        description: Removes a video once the user confirms.
+        execution: { task: optional }
+        versions:
+          - version: 1.0.0
+            timeout_ms: 20000
+            outputs: [{ name: frames, type: int, description: Frames removed. }]
+            backend:
+              kind: http
+              base_url: BASE
+              steps:
+                - name: confirm
+                  elicit:
+                    message: Remove the video?
+                    schema: { type: object, properties: { ok: { type: boolean } }, required: [ok] }
+                - name: start
+                  method: POST
+                  path: /jobs
+                  after: [confirm]
+                  poll: { interval_ms: 50, done: '.steps.start.body.state == "done"' }
+              outputs: { frames: start.body.frames }
+      - name: pair
+        description: Asks two things at once.
+        execution: { task: optional }
+        versions:
+          - version: 1.0.0
+            timeout_ms: 20000
+            outputs: [{ name: text, type: string, description: Both answers. }]
+            backend:
+              kind: http
+              steps:
+                - { name: left, elicit: { message: Left?, schema: { type: object, properties: { v: { type: string } }, required: [v] } } }
+                - { name: right, elicit: { message: Right?, schema: { type: object, properties: { v: { type: string } }, required: [v] } } }
+              outputs: { text: "{{left.body.content.v}}+{{right.body.content.v}}" }
+      - name: welcome
+        description: Asks who is there, then starts a job for them as a task.
+        execution: { task: required, ask_first: true }
+        versions:
+          - version: 1.0.0
+            timeout_ms: 20000
+            outputs: [{ name: text, type: string, description: The welcome. }]
+            backend:
+              kind: http
+              base_url: BASE
+              steps:
+                - name: who
+                  elicit:
+                    message: Who is there?
+                    schema: { type: object, properties: { name: { type: string } }, required: [name] }
+                - name: start
+                  method: POST
+                  path: /jobs
+                  after: [who]
+                  poll: { interval_ms: 50, done: '.steps.start.body.state == "done"' }
+              outputs: { text: "Welcome {{who.body.content.name}}: {{start.body.frames}} frames" }
 "#;
+
+/// A client that declares the tasks extension and form elicitation.
+fn asked() -> Value {
+    json!({"extensions": {TASKS: {}}, "elicitation": {"form": {}}})
+}
 
 struct Fixture {
     base: String,
@@ -95,12 +157,17 @@ async fn start(ready_after: usize, max_tasks: usize) -> Fixture {
 impl Fixture {
     /// One 2026-07-28 request as `key`, declaring the tasks extension when `tasks`; the whole
     /// JSON-RPC answer.
-    async fn rpc(&self, key: &str, tasks: bool, method: &str, mut params: Value) -> Value {
+    async fn rpc(&self, key: &str, tasks: bool, method: &str, params: Value) -> Value {
         let capabilities = if tasks {
             json!({"extensions": {TASKS: {}}})
         } else {
             json!({})
         };
+        self.rpc_as(key, capabilities, method, params).await
+    }
+
+    /// One 2026-07-28 request as `key` from a client declaring `capabilities`.
+    async fn rpc_as(&self, key: &str, capabilities: Value, method: &str, mut params: Value) -> Value {
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": capabilities,
@@ -150,6 +217,31 @@ impl Fixture {
 
     async fn get(&self, key: &str, id: &str) -> Value {
         self.rpc(key, true, "tasks/get", json!({"taskId": id})).await
+    }
+
+    /// `tasks/get` until the task waits with `open` questions (at most 10 s).
+    async fn waiting(&self, key: &str, id: &str, open: usize) -> Value {
+        for _ in 0..200 {
+            let got = self.get(key, id).await;
+            let asked = got["result"]["inputRequests"]
+                .as_object()
+                .map_or(0, serde_json::Map::len);
+            if got["result"]["status"] == "input_required" && asked == open {
+                return got["result"].clone();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("task {id} never waited with {open} questions");
+    }
+
+    async fn update(&self, key: &str, id: &str, responses: Value) -> Value {
+        self.rpc(
+            key,
+            true,
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": responses}),
+        )
+        .await
     }
 
     /// `tasks/get` until the task has ended (at most 10 s).
@@ -323,4 +415,160 @@ async fn nact_and_woa_answer_a_long_tool_when_it_is_done() {
     assert_eq!(f.upstream.created.load(Ordering::SeqCst), 2, "each started its job");
     // The job is done from the fourth poll on: N-ACT waited for it, WoA found it done.
     assert_eq!(f.upstream.polls.load(Ordering::SeqCst), 5);
+}
+
+#[tokio::test]
+async fn a_task_that_asks_waits_for_the_answer_then_acts_once() {
+    let f = start(2, 10).await;
+    let created = f
+        .rpc_as(
+            "key-of-alice",
+            asked(),
+            "tools/call",
+            json!({"name": "remove", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    assert!(created["result"].get("inputRequests").is_none(), "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let waiting = f.waiting("key-of-alice", &id, 1).await;
+    let question = &waiting["inputRequests"]["confirm"];
+    assert_eq!(question["method"], "elicitation/create", "{waiting}");
+    assert_eq!(question["params"]["message"], "Remove the video?", "{waiting}");
+    assert!(waiting.get("requestState").is_none(), "{waiting}");
+    assert_eq!(
+        f.upstream.created.load(Ordering::SeqCst),
+        0,
+        "nothing acted before the answer"
+    );
+
+    let yes = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+    let foreign = f.update("key-of-bob", &id, yes.clone()).await;
+    assert_eq!(
+        foreign["error"]["code"], -32602,
+        "bob cannot answer alice's task: {foreign}"
+    );
+    let malformed = f.update("key-of-alice", &id, json!({"confirm": {"ok": true}})).await;
+    assert_eq!(malformed["error"]["code"], -32602, "{malformed}");
+    let message = malformed["error"]["message"].as_str().unwrap();
+    assert!(message.contains("confirm") && message.contains("action"), "{message}");
+    let stray = f
+        .update("key-of-alice", &id, json!({"unknown-key": {"ignored": true}}))
+        .await;
+    assert_eq!(stray["result"], json!({"resultType": "complete"}), "ignored: {stray}");
+    assert_eq!(f.get("key-of-alice", &id).await["result"]["status"], "input_required");
+
+    let ack = f.update("key-of-alice", &id, yes.clone()).await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let done = f.settled("key-of-alice", &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["structuredContent"], json!({"frames": 42}), "{done}");
+    // A late answer changes nothing: the job was started once.
+    let late = f.update("key-of-alice", &id, yes).await;
+    assert_eq!(late["result"], json!({"resultType": "complete"}), "{late}");
+    assert_eq!(f.upstream.created.load(Ordering::SeqCst), 1, "acted once");
+}
+
+#[tokio::test]
+async fn a_task_with_two_questions_takes_their_answers_one_at_a_time() {
+    let f = start(1, 10).await;
+    let created = f
+        .rpc_as(
+            "key-of-alice",
+            asked(),
+            "tools/call",
+            json!({"name": "pair", "arguments": {}}),
+        )
+        .await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let both = f.waiting("key-of-alice", &id, 2).await;
+    assert!(
+        both["inputRequests"]["left"].is_object() && both["inputRequests"]["right"].is_object(),
+        "{both}"
+    );
+    let left = json!({"left": {"action": "accept", "content": {"v": "L"}}});
+    f.update("key-of-alice", &id, left).await;
+    let one = f.waiting("key-of-alice", &id, 1).await;
+    assert!(
+        one["inputRequests"].get("right").is_some(),
+        "the unanswered one stays: {one}"
+    );
+    let right = json!({"right": {"action": "accept", "content": {"v": "R"}}});
+    f.update("key-of-alice", &id, right).await;
+    let done = f.settled("key-of-alice", &id).await;
+    assert_eq!(done["result"]["structuredContent"], json!({"text": "L+R"}), "{done}");
+}
+
+#[tokio::test]
+async fn a_task_whose_client_cannot_be_asked_ends_with_a_tool_error_instead_of_waiting() {
+    let f = start(1, 10).await;
+    let created = f.call("key-of-alice", true, "remove", json!({})).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = f.settled("key-of-alice", &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("elicitation"), "says what the client lacks: {text}");
+    assert_eq!(f.upstream.created.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn an_ask_first_tool_asks_before_it_becomes_a_task_and_its_answer_reaches_the_task() {
+    let f = start(1, 10).await;
+    let call = |state: Option<&Value>, responses: Option<Value>| {
+        let mut params = json!({"name": "welcome", "arguments": {}});
+        if let Some(state) = state {
+            params["requestState"] = state.clone();
+        }
+        if let Some(responses) = responses {
+            params["inputResponses"] = responses;
+        }
+        params
+    };
+    let first = f.rpc_as("key-of-alice", asked(), "tools/call", call(None, None)).await;
+    let round = &first["result"];
+    assert_eq!(round["resultType"], "input_required", "{first}");
+    assert!(round.get("taskId").is_none(), "no task yet: {first}");
+    assert_eq!(round["inputRequests"]["who"]["method"], "elicitation/create", "{first}");
+    let state = round["requestState"].clone();
+    assert!(state.is_string(), "{first}");
+    assert_eq!(f.upstream.created.load(Ordering::SeqCst), 0);
+
+    let ada = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
+    let tampered = json!(format!("{}x", state.as_str().unwrap()));
+    let refused = f
+        .rpc_as(
+            "key-of-alice",
+            asked(),
+            "tools/call",
+            call(Some(&tampered), Some(ada.clone())),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let foreign = f
+        .rpc_as(
+            "key-of-bob",
+            asked(),
+            "tools/call",
+            call(Some(&state), Some(ada.clone())),
+        )
+        .await;
+    assert_eq!(
+        foreign["error"]["code"], -32602,
+        "alice's state is not bob's: {foreign}"
+    );
+
+    let second = f
+        .rpc_as("key-of-alice", asked(), "tools/call", call(Some(&state), Some(ada)))
+        .await;
+    assert_eq!(second["result"]["resultType"], "task", "{second}");
+    assert!(second["result"].get("requestState").is_none(), "{second}");
+    let id = second["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = f.settled("key-of-alice", &id).await;
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"text": "Welcome Ada: 42 frames"}),
+        "{done}"
+    );
+    assert_eq!(f.upstream.created.load(Ordering::SeqCst), 1);
 }

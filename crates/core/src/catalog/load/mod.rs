@@ -289,6 +289,12 @@ impl Loader {
         if def.versions.is_empty() {
             ctx.error(&place, "the tool has no versions; add one under `versions:`".to_owned());
         }
+        if def.execution.ask_first && !def.execution.task.allowed() {
+            ctx.error(
+                &at(&place, "execution.ask_first"),
+                "`ask_first` says what happens before a call becomes a task, and this tool never runs as one; add `task: optional` or `task: required`, or remove `ask_first`".to_owned(),
+            );
+        }
         let tool_timeout = def.timeout_ms.map(Duration::from_millis);
         let requirements = Requirements {
             secrets: def.requirements.secrets,
@@ -409,6 +415,7 @@ impl Loader {
             },
             task: def.execution.task,
             release_after: def.execution.release_after_ms.map(Duration::from_millis),
+            task_asks_first: def.execution.ask_first,
             watched: versions.iter().any(|v| v.backend.upstream().is_some()),
             versions,
             source: file.to_owned(),

@@ -59,30 +59,54 @@ pub(super) fn requiring(capability: Capability) -> ClientCapabilities {
 }
 
 /// A question as the request an MCP client answers: `{method, params}`.
-fn request(question: &Question) -> Value {
+pub(super) fn request(question: &Question) -> Value {
     match question {
         Question::Form { message, schema } => json!({
-            "method": "elicitation/create",
+            "method": ELICIT,
             "params": {"mode": "form", "message": message, "requestedSchema": schema},
         }),
         Question::Url { message, url, id } => json!({
-            "method": "elicitation/create",
+            "method": ELICIT,
             "params": {"mode": "url", "message": message, "url": url, "elicitationId": id},
         }),
-        Question::Sample(params) => json!({"method": "sampling/createMessage", "params": params}),
-        Question::Roots => json!({"method": "roots/list", "params": {}}),
+        Question::Sample(params) => json!({"method": SAMPLE, "params": params}),
+        Question::Roots => json!({"method": ROOTS, "params": {}}),
     }
 }
 
 /// Whether `answer` has the shape the question's answer has.
-fn fits(question: &Question, answer: &Value) -> bool {
-    match question {
-        Question::Form { .. } | Question::Url { .. } => answer
+pub(super) fn fits(question: &Question, answer: &Value) -> bool {
+    let method = match question {
+        Question::Form { .. } | Question::Url { .. } => ELICIT,
+        Question::Sample(_) => SAMPLE,
+        Question::Roots => ROOTS,
+    };
+    answers(method, answer).is_ok()
+}
+
+const ELICIT: &str = "elicitation/create";
+const SAMPLE: &str = "sampling/createMessage";
+const ROOTS: &str = "roots/list";
+
+/// Whether `answer` has the shape of the result of an MCP request of `method`; else what it
+/// lacks, as the client's developer can fix it.
+pub(super) fn answers(method: &str, answer: &Value) -> Result<(), &'static str> {
+    match method {
+        ELICIT => answer
             .get("action")
             .and_then(Value::as_str)
-            .is_some_and(|a| matches!(a, "accept" | "decline" | "cancel")),
-        Question::Sample(_) => answer.get("content").is_some() && answer.get("role").is_some(),
-        Question::Roots => answer.get("roots").is_some_and(Value::is_array),
+            .is_some_and(|a| matches!(a, "accept" | "decline" | "cancel"))
+            .then_some(())
+            .ok_or("an elicitation's answer is an object with `action` accept, decline or cancel (and `content` when accepted)"),
+        SAMPLE => (answer.get("content").is_some() && answer.get("role").is_some())
+            .then_some(())
+            .ok_or("a sampling answer is the model's message: an object with `role` and `content`"),
+        ROOTS => answer
+            .get("roots")
+            .is_some_and(Value::is_array)
+            .then_some(())
+            .ok_or("a roots answer is an object with a `roots` array"),
+        _ => Err("the question's request has no method this server knows"),
     }
 }
 

@@ -112,7 +112,7 @@ pub(super) async fn answer(state: &State, caller: Option<&Caller>, call: Call) -
     let doorway = super::approval::Doorway::default();
     // These clients cannot declare the tasks extension: a tool that runs only as a task refuses.
     let answered =
-        if super::tasks::support(state, &params.name, &context.access).0 == toolhost_core::TaskSupport::Required {
+        if super::tasks::support(state, &params.name, &context.access).mode == toolhost_core::TaskSupport::Required {
             Err(super::tasks::required())
         } else {
             super::handler::call(state, context, params.name, params.arguments, pinned, false, doorway).await

@@ -452,24 +452,26 @@ impl ServerHandler for Handler {
             .and_then(serde_json::Value::as_str);
         call_context.confirmation =
             super::approval::presented(&self.state.seal, request.request_state.as_deref(), meta_id, doorway)?;
-        let (support, timeout) = tasks::support(&self.state, &name, &call_context.access);
-        if support.allowed() {
+        let support = tasks::support(&self.state, &name, &call_context.access);
+        if support.mode.allowed() {
             let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
             if declared {
                 let owner = self.owner(&context);
-                let pinned = pinned.cloned();
-                return tasks::start(
-                    &self.state,
-                    &owner,
-                    timeout,
-                    call_context,
+                let first = match &asking {
+                    Asking::Rounds(rounds, binding) if support.ask_first => Some((Arc::clone(rounds), binding.clone())),
+                    Asking::Rounds(..) | Asking::Direct => None,
+                };
+                let run = tasks::Run {
+                    context: call_context,
                     name,
-                    request.arguments,
-                    pinned,
-                )
-                .await;
+                    arguments: request.arguments,
+                    pinned: pinned.cloned(),
+                    capabilities: context.client_capabilities().unwrap_or_default(),
+                    first,
+                };
+                return tasks::start(&self.state, &owner, support.timeout, run).await;
             }
-            if support == TaskSupport::Required {
+            if support.mode == TaskSupport::Required {
                 return Err(tasks::required());
             }
         }
@@ -548,7 +550,13 @@ impl ServerHandler for Handler {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        tasks::update(&self.state, &self.owner(&context), &request.task_id).await
+        tasks::update(
+            &self.state,
+            &self.owner(&context),
+            &request.task_id,
+            &request.input_responses,
+        )
+        .await
     }
 
     async fn cancel_task(
