@@ -279,6 +279,9 @@ struct ApprovalsFile {
     /// The `[secrets]` entry seeding the Ed25519 key audit records are signed with (the same
     /// on every replica) [default: a random key per process].
     audit_key_secret: Option<String>,
+    /// The `[secrets]` entry sealing what humans type for `source: human` inputs while it
+    /// waits in the store (the same on every replica) [default: a random key per process].
+    inputs_key_secret: Option<String>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -554,6 +557,7 @@ impl ServeArgs {
             nact_403: a.nact_403,
             service: a.service.clone(),
             audit_key: secret("audit_key_secret", a.audit_key_secret.as_deref())?,
+            inputs_key: secret("inputs_key_secret", a.inputs_key_secret.as_deref())?,
         };
         Ok(Settings {
             require_confirmation: a.require_confirmation,

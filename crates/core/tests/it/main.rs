@@ -12,6 +12,7 @@ mod catalog_rules;
 mod compat;
 mod confirm;
 mod engine;
+mod human_inputs;
 mod json_schema;
 mod params;
 mod props;
