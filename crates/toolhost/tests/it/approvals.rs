@@ -17,7 +17,7 @@ use crate::client_peers::installed;
 use crate::support::{Scratch, Server};
 
 /// An upstream that records each payment it is sent and answers its id.
-async fn recorder() -> (String, Arc<Mutex<Vec<Value>>>) {
+pub(crate) async fn recorder() -> (String, Arc<Mutex<Vec<Value>>>) {
     let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
     let sink = Arc::clone(&seen);
     let app = axum::Router::new().route(
@@ -93,7 +93,8 @@ fn start(dir: &Scratch, base: &str, config: &str, extra: &[&str]) -> Server {
     Server::start(&args, &[], None)
 }
 
-fn client(key: Option<&str>) -> reqwest::Client {
+/// A client sending `key` as its bearer token, following no redirects.
+pub(crate) fn client(key: Option<&str>) -> reqwest::Client {
     let mut headers = reqwest::header::HeaderMap::new();
     if let Some(key) = key {
         headers.insert("authorization", format!("Bearer {key}").parse().unwrap());

@@ -10,32 +10,12 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+use crate::approvals::{client, recorder};
 use crate::client_peers::installed;
 use crate::support::{Scratch, Server};
 
 /// What the human types: it must never be seen anywhere but at the upstream.
 const CARD: &str = "4929123456781234";
-
-/// An upstream that records each payment it is sent, and answers its id only.
-async fn recorder() -> (String, Arc<Mutex<Vec<Value>>>) {
-    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let sink = Arc::clone(&seen);
-    let app = axum::Router::new().route(
-        "/payments",
-        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-            let sink = Arc::clone(&sink);
-            async move {
-                let mut seen = sink.lock().unwrap();
-                seen.push(body);
-                axum::Json(json!({"id": seen.len()}))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (base, seen)
-}
 
 fn seen(seen: &Arc<Mutex<Vec<Value>>>) -> Vec<Value> {
     seen.lock().unwrap().clone()
@@ -87,18 +67,6 @@ fn start(dir: &Scratch, base: &str, config: &str, extra: &[&str]) -> Server {
     ];
     args.extend_from_slice(extra);
     Server::start(&args, &[], None)
-}
-
-fn client(key: Option<&str>) -> reqwest::Client {
-    let mut headers = reqwest::header::HeaderMap::new();
-    if let Some(key) = key {
-        headers.insert("authorization", format!("Bearer {key}").parse().unwrap());
-    }
-    reqwest::Client::builder()
-        .default_headers(headers)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
 }
 
 /// Every answer's text, to check none carries the value.
