@@ -57,6 +57,8 @@ impl Confirmation {
             hash.update(approver.as_bytes());
         }
         hash.update(version.input_schema.to_string().as_bytes());
+        hash.update([0]);
+        hash.update(version.human_schema.to_string().as_bytes());
         crate::hex(&hash.finalize()[..8])
     }
 }
@@ -87,12 +89,41 @@ pub struct GateCall<'a> {
     pub context: &'a CallContext,
 }
 
+/// The values a human typed on the confirmation page for a version's `source: human` inputs
+/// (CHEQ's Flow B): merged into the input the backend gets, and never shown. `Debug` names the
+/// parameters only, so no log line can carry a value by accident.
+#[derive(Clone, Default, PartialEq)]
+pub struct HumanValues(Map<String, Value>);
+
+impl HumanValues {
+    /// The values, by parameter name.
+    pub fn new(values: Map<String, Value>) -> Self {
+        Self(values)
+    }
+
+    /// The values, to merge into the backend's input or to seal: never to show.
+    pub fn expose(&self) -> &Map<String, Value> {
+        &self.0
+    }
+
+    /// Whether the human typed nothing.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for HumanValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
 /// The gate's word on a call.
 #[derive(Debug)]
 pub enum Admission {
-    /// A confirmation was approved and is now consumed: run the tool, then report its outcome
-    /// with [`Gate::settle`] under this id.
-    Run(String),
+    /// A confirmation was approved and is now consumed: run the tool with the input and the
+    /// values the human typed, then report its outcome with [`Gate::settle`] under this id.
+    Run { id: String, human: HumanValues },
     /// The confirmation was consumed before: this is what the call did then.
     Replay(Stored),
 }

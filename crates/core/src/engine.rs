@@ -286,7 +286,10 @@ impl Engine {
                     failure: Box::new(failure),
                 })
             }
-            Admission::Run(id) => {
+            Admission::Run { id, human } => {
+                // What the human typed goes to the backend only: the call never carried it.
+                let mut input = input;
+                input.extend(human.expose().iter().map(|(k, v)| (k.clone(), v.clone())));
                 let result = self.run(&tool, index, input, &invocation.context).await;
                 let stored = match &result {
                     Ok(outcome) => Stored::Output(outcome.output.clone()),

@@ -35,6 +35,7 @@ pub struct ParameterError {
 pub(crate) struct Validators {
     input: Arc<std::sync::OnceLock<Validator>>,
     output: Arc<std::sync::OnceLock<Validator>>,
+    human: Arc<std::sync::OnceLock<Validator>>,
 }
 
 impl Validators {
@@ -46,6 +47,11 @@ impl Validators {
     /// The output schema's validator, compiled now if it was not yet.
     pub fn output(&self, schema: &Value) -> &Validator {
         self.output.get_or_init(|| compiled(schema))
+    }
+
+    /// The validator of what a human types on the confirmation page, compiled now if it was not.
+    pub fn human(&self, schema: &Value) -> &Validator {
+        self.human.get_or_init(|| compiled(schema))
     }
 }
 

@@ -288,6 +288,9 @@ struct ApprovalsFile {
     webhook_allow_private: bool,
     /// New requests one caller may make for one tool in any minute; 0: no cap [default: 20].
     max_requests_per_minute: Option<u32>,
+    /// The `[secrets]` entry sealing what humans type for `source: human` inputs while it
+    /// waits in the store (the same on every replica) [default: a random key per process].
+    inputs_key_secret: Option<String>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -607,6 +610,7 @@ impl ServeArgs {
                         .map_err(|why| anyhow::anyhow!("[approvals] {why}"))?,
                 ),
             },
+            inputs_key: secret("inputs_key_secret", a.inputs_key_secret.as_deref())?,
         };
         Ok(Settings {
             require_confirmation: a.require_confirmation,

@@ -217,6 +217,10 @@ pub(super) struct InputDef {
     /// JSON Schema `examples`: values a call might send, as the API spells them.
     #[serde(default)]
     pub examples: Option<Vec<serde_json::Value>>,
+    /// Who supplies the value: `agent` (the call; the default) or `human` (typed on the
+    /// confirmation page, in no agent-facing schema: CHEQ's Flow B, issue #40.4).
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

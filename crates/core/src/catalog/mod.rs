@@ -370,8 +370,11 @@ pub struct Version {
     pub retired: bool,
     /// The description of the tool at this version.
     pub description: String,
-    /// Inputs in declaration order.
+    /// Inputs the call gives, in declaration order: what every agent-facing schema shows.
     pub inputs: Vec<Parameter>,
+    /// Inputs the human types on the confirmation page (`source: human`, CHEQ's Flow B, issue
+    /// #40.4): in no agent-facing schema, refused in a call, sent to the backend like any input.
+    pub human_inputs: Vec<Parameter>,
     /// Outputs in declaration order.
     pub outputs: Vec<Output>,
     /// JSON Schema keywords over the input object as a whole (`$defs`, `allOf`, `if`/`then`/
@@ -380,6 +383,8 @@ pub struct Version {
     /// The JSON Schema 2020-12 of the input object, values as the API spells them (no
     /// `$schema` key; adapters add it).
     pub input_schema: Arc<Value>,
+    /// The JSON Schema 2020-12 of the object of [`Version::human_inputs`].
+    pub human_schema: Arc<Value>,
     /// The JSON Schema 2020-12 of the output object.
     pub output_schema: Arc<Value>,
     /// How long the backend may run.
@@ -405,6 +410,18 @@ impl Version {
     /// The input parameter with this name.
     pub fn input(&self, name: &str) -> Option<&Parameter> {
         self.inputs.iter().find(|p| p.name == name)
+    }
+
+    /// Checks what a human typed on the confirmation page against [`Version::human_schema`]:
+    /// one error per parameter.
+    pub fn check_human(&self, values: &serde_json::Map<String, Value>) -> Result<(), Vec<crate::ParameterError>> {
+        crate::validate::check(
+            self.validators.human(&self.human_schema),
+            "the form",
+            &self.human_inputs,
+            true,
+            &Value::Object(values.clone()),
+        )
     }
 }
 

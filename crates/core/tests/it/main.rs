@@ -13,6 +13,7 @@ mod compat;
 mod confirm;
 mod engine;
 mod execution;
+mod human_inputs;
 mod json_schema;
 mod params;
 mod props;

@@ -90,6 +90,12 @@ impl Signer {
             "inputs": {"parameters": parameters},
             "date": rfc3339(now),
         });
+        // What the human typed is in no record: a keyed hash of each value is (APPROVALS.md
+        // §5.2.9's "salted hash"; the salt is secret, docs/approvals.md says why).
+        let mut payload = payload;
+        if let Some(fingerprints) = &entry.fingerprints {
+            payload["human_inputs"] = Value::Object(fingerprints.clone());
+        }
         let protected = b64(json!({"alg": "EdDSA", "typ": "cheq+jwt", "kid": self.kid})
             .to_string()
             .as_bytes());
@@ -140,6 +146,7 @@ mod tests {
             approvers: vec!["caller".into()],
             args_sha256: "d".into(),
             parameters: Vec::new(),
+            human: Vec::new(),
             created_ms: 0,
             nonce: "n".into(),
         };

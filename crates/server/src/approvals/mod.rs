@@ -15,9 +15,11 @@
 
 mod audit;
 mod flood;
+mod human;
 pub mod page;
 mod record;
 mod store;
+mod vault;
 
 pub mod cheq;
 pub mod webhook;
@@ -27,12 +29,13 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
-use toolhost_core::confirm::{self, Admission, Answer, Gate, GateCall, Presented, Stored};
+use toolhost_core::confirm::{self, Admission, Answer, Gate, GateCall, HumanValues, Presented, Stored};
 use toolhost_core::{BoxFuture, Error, ToolFailure};
 
 pub use audit::{JWKS_PATH, Signer};
 pub use record::{Entry, Record, Status};
-pub use store::{Memory, Redis, Store};
+pub use store::{Memory, Redis, Shift, Store};
+pub use vault::Vault;
 
 use crate::shared::Unavailable;
 
@@ -58,6 +61,9 @@ pub struct Settings {
     pub webhook: Option<webhook::Target>,
     /// New requests one caller may make for one tool in any minute (20 by default; 0: no cap).
     pub max_requests_per_minute: u32,
+    /// The secret the values humans type for `source: human` inputs are sealed with while they
+    /// wait in the store; replicas of one store share it. A random key per process when not set.
+    pub inputs_key: Option<toolhost_core::Secret>,
 }
 
 impl Default for Settings {
@@ -71,6 +77,7 @@ impl Default for Settings {
             audit_key: None,
             webhook: None,
             max_requests_per_minute: 20,
+            inputs_key: None,
         }
     }
 }
@@ -84,6 +91,7 @@ pub struct Approvals {
     signer: Signer,
     webhook: Option<webhook::Webhook>,
     flood: flood::Flood,
+    vault: Vault,
 }
 
 impl Approvals {
@@ -92,6 +100,7 @@ impl Approvals {
         let signer = Signer::new(settings.audit_key.as_ref().map(|k| k.expose().as_bytes()));
         let webhook = settings.webhook.clone().and_then(webhook::Webhook::new);
         let flood = flood::Flood::new(settings.max_requests_per_minute);
+        let vault = Vault::new(settings.inputs_key.as_ref().map(|k| k.expose().as_bytes()));
         Self {
             store,
             settings,
@@ -99,6 +108,7 @@ impl Approvals {
             signer,
             webhook,
             flood,
+            vault,
         }
     }
 
@@ -206,15 +216,18 @@ impl Approvals {
                         evidence: Some(("evidence_consumed", evidence.clone())),
                         ..store::Change::default()
                     };
-                    let moved = self
+                    let shift = self
                         .store
-                        .transition(id, Status::Approved, Status::Consuming, change, now)
+                        .shift(id, Status::Approved, Status::Consuming, change, now)
                         .await
                         .map_err(|Unavailable| unavailable(call))?;
-                    if moved {
+                    if let Shift::Moved { released } = shift {
                         count("consumed");
                         tracing::info!(target: "toolhost::audit", confirmation = %id, tool = %entry.record.tool, args_sha256 = %entry.record.args_sha256, jws = %evidence, "confirmation consumed; the call runs");
-                        return Ok(Admission::Run(id.to_owned()));
+                        let human = released
+                            .and_then(|sealed| self.vault.open(id, &sealed))
+                            .unwrap_or_default();
+                        return self.with_human(call, id, human).await;
                     }
                 }
                 Status::Consuming => return self.outcome_of(call, id).await,
@@ -222,6 +235,35 @@ impl Approvals {
             }
         }
         Err(unavailable(call))
+    }
+
+    /// Runs the consumed confirmation `id` with the values the human typed, unless a required
+    /// one is missing (they lapsed, or this replica cannot open them): then nothing runs, and
+    /// that is the stored outcome.
+    async fn with_human(&self, call: &GateCall<'_>, id: &str, human: HumanValues) -> Result<Admission, Error> {
+        let missing: Vec<&str> = call
+            .version
+            .human_inputs
+            .iter()
+            .filter(|p| p.required && !human.expose().contains_key(&p.name))
+            .map(|p| p.name.as_str())
+            .collect();
+        if missing.is_empty() {
+            return Ok(Admission::Run {
+                id: id.to_owned(),
+                human,
+            });
+        }
+        tracing::warn!(confirmation = %id, missing = ?missing, "the values typed on the confirmation page are not there (lapsed, or sealed under another `inputs_key_secret`); nothing runs");
+        let failure = ToolFailure::permanent(format!(
+            "the values the person confirming was to type ({}) could not be read, so nothing was done; call again to ask for a fresh confirmation",
+            missing.join(", ")
+        ));
+        self.settle(id, Stored::failure(&failure)).await;
+        Err(Error::Failed {
+            tool: call.tool.name.clone(),
+            failure: Box::new(failure),
+        })
     }
 
     /// Waits (bounded) for the outcome of a call another retry is running.
@@ -246,9 +288,30 @@ impl Approvals {
 
     /// Records a decision on a pending request: whether it was pending (and now is decided).
     pub async fn decide(&self, id: &str, approve: bool, approver: &str) -> Result<bool, Unavailable> {
+        self.decide_with(id, approve, approver, &HumanValues::default()).await
+    }
+
+    /// [`Approvals::decide`], approving with the values the human typed for the version's
+    /// `source: human` inputs (checked by the page): sealed until the call uses them, hashed
+    /// into the audit records.
+    pub async fn decide_with(
+        &self,
+        id: &str,
+        approve: bool,
+        approver: &str,
+        human: &HumanValues,
+    ) -> Result<bool, Unavailable> {
         let Some(mut entry) = self.store.get(id).await? else {
             return Ok(false);
         };
+        let typed = approve && !human.is_empty();
+        let sealed = match typed {
+            true => Some(self.vault.seal(id, human).ok_or(Unavailable)?),
+            false => None,
+        };
+        if typed {
+            entry.fingerprints = Some(self.vault.fingerprints(id, human));
+        }
         let now = toolhost_core::unix_ms();
         let (to, expires_ms) = if approve {
             (Status::Approved, Some(now + self.settings.approved.as_millis() as u64))
@@ -266,6 +329,11 @@ impl Approvals {
             decided_ms: Some(now),
             outcome: None,
             evidence: Some(("evidence_decided", evidence.clone())),
+            human: sealed,
+            fingerprints: entry
+                .fingerprints
+                .as_ref()
+                .map(|f| serde_json::to_string(f).unwrap_or_default()),
         };
         let moved = self.store.transition(id, Status::Pending, to, change, now).await?;
         if moved {
@@ -387,6 +455,7 @@ impl Binding {
             approvers: call.policy.approvers.clone(),
             args_sha256: self.digest.clone(),
             parameters,
+            human: version.human_inputs.iter().map(human::asked).collect(),
             created_ms: now,
             nonce: uuid::Uuid::new_v4().simple().to_string(),
         }

@@ -6,8 +6,11 @@
 //! only a browser on loopback (the operator) may decide. The signed-in approver must be the
 //! caller (when the policy lets the caller approve) or hold an approver scope. GET only shows;
 //! the decision is a POST carrying the page's CSRF token (derived from the record's secret
-//! nonce and the approver's credential). The quotation comes from the record alone.
+//! nonce and the approver's credential). The quotation comes from the record alone. A version
+//! with `source: human` inputs has the approver type them in the decision form
+//! ([`super::human`]): an approval keeps them only once they are what the inputs take.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -210,10 +213,10 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#111}\
 table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.4rem;text-align:left;vertical-align:top}\
 code,pre{font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-all}\
-button{font-size:1rem;padding:.5rem 1.2rem;margin-right:1rem}.note{color:#555}";
+button{font-size:1rem;padding:.5rem 1.2rem;margin-right:1rem}.note{color:#555}.problem{color:#a00;margin:.2rem 0}";
 
 /// HTML-escapes text from the record (arguments are the agent's values: shown, never markup).
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -308,11 +311,13 @@ async fn show(
     page(
         StatusCode::OK,
         "Confirm this action",
-        &quotation(&entry, &csrf(&entry, &credential)),
+        &quotation(&entry, &csrf(&entry, &credential), &BTreeMap::new()),
     )
 }
 
-fn quotation(entry: &Entry, token: &str) -> String {
+/// The quotation and, while pending, the decision form (with the fields the human types,
+/// `problems` beside them).
+fn quotation(entry: &Entry, token: &str, problems: &BTreeMap<String, String>) -> String {
     let r = &entry.record;
     let mut rows = String::new();
     for p in &r.parameters {
@@ -340,11 +345,12 @@ fn quotation(entry: &Entry, token: &str) -> String {
     };
     let decision = match entry.status {
         Status::Pending => format!(
-            "<form method=\"post\"><input type=\"hidden\" name=\"csrf\" value=\"{token}\">\
+            "<form method=\"post\"><input type=\"hidden\" name=\"csrf\" value=\"{token}\">{human}\
              <button type=\"submit\" name=\"decision\" value=\"approve\" id=\"approve\">Approve</button>\
              <button type=\"submit\" name=\"decision\" value=\"decline\" id=\"decline\">Decline</button></form>\
              <p class=\"note\">Expires {}.</p>",
-            super::rfc3339(entry.expires_ms)
+            super::rfc3339(entry.expires_ms),
+            human = super::human::fields(&r.human, problems),
         ),
         other => format!("<p id=\"status\">This confirmation is {}.</p>", other.as_str()),
     };
@@ -443,7 +449,17 @@ async fn decide(
     let Ok(approvals) = approvals(&state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    match approvals.decide(&id, approve, &caller.id).await {
+    let human = match typed(&state, &entry, approve, &body) {
+        Ok(human) => human,
+        Err(problems) => {
+            return page(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Confirm this action",
+                &quotation(&entry, &csrf(&entry, &credential), &problems),
+            );
+        }
+    };
+    match approvals.decide_with(&id, approve, &caller.id, &human).await {
         Ok(true) if approve => page(
             StatusCode::OK,
             "Approved",
@@ -465,6 +481,31 @@ async fn decide(
             "<p>The confirmation store is not reachable. Nothing was decided.</p>",
         ),
     }
+}
+
+/// What the approver typed for the version's `source: human` inputs (nothing to read on a
+/// decline, or for a version without them); per field, what is wrong.
+fn typed(
+    state: &State,
+    entry: &Entry,
+    approve: bool,
+    body: &[u8],
+) -> Result<toolhost_core::confirm::HumanValues, BTreeMap<String, String>> {
+    if !approve || entry.record.human.is_empty() {
+        return Ok(toolhost_core::confirm::HumanValues::default());
+    }
+    let catalog = state.engine.catalog();
+    let version = catalog
+        .tools()
+        .iter()
+        .find(|t| t.id.to_string() == entry.record.tool_id)
+        .and_then(|t| t.versions.iter().find(|v| v.semver.to_string() == entry.record.version));
+    let Some(version) = version else {
+        let gone = "this tool version is no longer served, so its call cannot run; nothing was decided";
+        return Err(BTreeMap::from([(String::new(), gone.to_owned())]));
+    };
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
+    super::human::read(version, &pairs)
 }
 
 fn refuse(status: StatusCode, kind: &str, detail: &str) -> Response {

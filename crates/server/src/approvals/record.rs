@@ -42,6 +42,9 @@ pub struct Record {
     pub args_sha256: String,
     /// Each parameter of the effective input: name, description, value.
     pub parameters: Vec<Quoted>,
+    /// What the page asks the human to type (`source: human` inputs): never a value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub human: Vec<Asked>,
     /// When it was made, ms since the epoch.
     pub created_ms: u64,
     /// A secret the page's CSRF token is derived from; never shown.
@@ -60,6 +63,22 @@ pub struct Quoted {
     /// Whether the value is the parameter's default (the call left it out).
     #[serde(default)]
     pub default: bool,
+}
+
+/// One input the page asks the human for (`source: human`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Asked {
+    /// The parameter's name.
+    pub name: String,
+    /// Its catalog description.
+    pub description: String,
+    /// Its type as the catalog writes it (`string`, `int`, `number`, `boolean`, `enum`, `json`).
+    pub kind: String,
+    /// Whether the human must type it.
+    pub required: bool,
+    /// An enum's value names, to choose from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
 }
 
 /// Where a confirmation stands.
@@ -127,6 +146,9 @@ pub struct Entry {
     pub outcome: Option<String>,
     /// The signed audit records (JWS) of its decision and its consumption.
     pub evidence: Vec<String>,
+    /// The keyed hash of each value the human typed ([`super::vault::Vault::fingerprints`]),
+    /// once approved with some.
+    pub fingerprints: Option<Map<String, Value>>,
 }
 
 impl Entry {
@@ -140,6 +162,7 @@ impl Entry {
             decided_ms: None,
             outcome: None,
             evidence: Vec::new(),
+            fingerprints: None,
         }
     }
 
@@ -168,6 +191,9 @@ impl Entry {
         if let Some((_, jws)) = change.evidence {
             self.evidence.push(jws);
         }
+        if let Some(fingerprints) = change.fingerprints.and_then(|f| serde_json::from_str(&f).ok()) {
+            self.fingerprints = Some(fingerprints);
+        }
     }
 
     /// The entry of a stored hash, if it is one.
@@ -184,6 +210,7 @@ impl Entry {
                 .iter()
                 .filter_map(|f| fields.get(*f).cloned())
                 .collect(),
+            fingerprints: fields.get("human_sha256").and_then(|f| serde_json::from_str(f).ok()),
         })
     }
 

@@ -1,6 +1,12 @@
 //! Where confirmation records live: in memory (one replica), or in the shared store (Redis),
 //! where every transition is one script, so `approved → consuming` happens once across the
 //! fleet however many retries race for it.
+//!
+//! What a human typed for `source: human` inputs is kept apart from the record, sealed
+//! ([`super::vault::Vault`]), only while the approval waits: it is written by the approving
+//! transition, handed to the call that wins `approved → consuming` and deleted by that same
+//! step, deleted by any other move out of `approved`, and lapses with the approval (a Redis
+//! key of its own with the approval's expiry).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -27,6 +33,20 @@ pub struct Change {
     pub outcome: Option<String>,
     /// A signed audit record of this transition (field name, JWS).
     pub evidence: Option<(&'static str, String)>,
+    /// The human's values, sealed, kept until [`Change::expires_ms`] (only on `→ approved`).
+    pub human: Option<String>,
+    /// The keyed hashes of the human's values (JSON), for the audit records.
+    pub fingerprints: Option<String>,
+}
+
+/// What a transition did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Shift {
+    /// The record was not in the expected state (absent, another status, or lapsed).
+    Stayed,
+    /// It moved; `released` is the sealed human values when it moved out of `approved` (the
+    /// store no longer has them).
+    Moved { released: Option<String> },
 }
 
 /// A record store: every method answers `Err(Unavailable)` when the store cannot be reached,
@@ -44,7 +64,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Entry>, Unavailable>>;
 
     /// Moves the record from `from` to `to` if it is in `from` and has not lapsed (a lapsed
-    /// one becomes expired): whether it moved.
+    /// one becomes expired), keeping or releasing the human's sealed values as the module says.
+    fn shift<'a>(
+        &'a self,
+        id: &'a str,
+        from: Status,
+        to: Status,
+        change: Change,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Shift, Unavailable>>;
+
+    /// [`Store::shift`], saying only whether it moved.
     fn transition<'a>(
         &'a self,
         id: &'a str,
@@ -52,7 +82,15 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         to: Status,
         change: Change,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<bool, Unavailable>>;
+    ) -> BoxFuture<'a, Result<bool, Unavailable>> {
+        Box::pin(async move {
+            let shift = self.shift(id, from, to, change, now_ms).await?;
+            Ok(matches!(shift, Shift::Moved { .. }))
+        })
+    }
+
+    /// Whether the store holds human values for the record `id` (tests, `toolhost approvals`).
+    fn holds_human<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, Unavailable>>;
 
     /// The id of the newest record with this binding key.
     fn by_binding<'a>(&'a self, binding: &'a str) -> BoxFuture<'a, Result<Option<String>, Unavailable>>;
@@ -72,6 +110,17 @@ struct MemoryInner {
     entries: HashMap<String, (Entry, std::time::Instant)>,
     bindings: HashMap<String, String>,
     order: std::collections::VecDeque<String>,
+    /// Sealed human values by record id, with when they lapse (ms since the epoch).
+    human: HashMap<String, (String, u64)>,
+}
+
+impl MemoryInner {
+    /// Forgets what has lapsed: records past their keep, human values past their approval.
+    fn sweep(&mut self, now_ms: u64) {
+        let now = std::time::Instant::now();
+        self.entries.retain(|_, (_, until)| *until > now);
+        self.human.retain(|_, (_, until)| *until > now_ms);
+    }
 }
 
 impl Memory {
@@ -90,7 +139,7 @@ impl Store for Memory {
         Box::pin(async move {
             let mut inner = self.locked();
             let now = std::time::Instant::now();
-            inner.entries.retain(|_, (_, until)| *until > now);
+            inner.sweep(toolhost_core::unix_ms());
             let entry = Entry::pending(record.clone(), expires_ms);
             inner.entries.insert(record.id.clone(), (entry, now + keep));
             inner.bindings.insert(record.binding.clone(), record.id.clone());
@@ -108,29 +157,49 @@ impl Store for Memory {
         })
     }
 
-    fn transition<'a>(
+    fn shift<'a>(
         &'a self,
         id: &'a str,
         from: Status,
         to: Status,
-        change: Change,
+        mut change: Change,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<bool, Unavailable>> {
+    ) -> BoxFuture<'a, Result<Shift, Unavailable>> {
         Box::pin(async move {
-            let mut inner = self.locked();
+            let mut guard = self.locked();
+            let inner = &mut *guard;
+            inner.sweep(now_ms);
             let Some((entry, _)) = inner.entries.get_mut(id) else {
-                return Ok(false);
+                return Ok(Shift::Stayed);
             };
             if entry.status != from {
-                return Ok(false);
+                return Ok(Shift::Stayed);
             }
             if from.lapses() && now_ms >= entry.expires_ms {
                 entry.status = Status::Expired;
-                return Ok(false);
+                inner.human.remove(id);
+                return Ok(Shift::Stayed);
             }
             entry.status = to;
+            let sealed = change.human.take();
+            let until = change.expires_ms.unwrap_or(entry.expires_ms);
             entry.apply(change);
-            Ok(true)
+            if to == Status::Approved {
+                if let Some(sealed) = sealed {
+                    inner.human.insert(id.to_owned(), (sealed, until));
+                }
+                return Ok(Shift::Moved { released: None });
+            }
+            let released = inner.human.remove(id).map(|(sealed, _)| sealed);
+            Ok(Shift::Moved { released })
+        })
+    }
+
+    fn holds_human<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, Unavailable>> {
+        Box::pin(async move {
+            let mut inner = self.locked();
+            inner.sweep(toolhost_core::unix_ms());
+            Ok(inner.human.contains_key(id))
         })
     }
 
@@ -162,24 +231,38 @@ pub struct Redis {
     transition: redis::Script,
 }
 
-/// KEYS[1] the record; ARGV from, to, now (ms), then field/value pairs to set. Answers 1 when
-/// it moved, 0 when not (absent, another status, or lapsed: then marked expired).
+/// KEYS[1] the record, KEYS[2] its sealed human values; ARGV from, to, now (ms), the sealed
+/// values to keep on `→ approved` (or empty) and for how many ms, then field/value pairs to
+/// set. Answers `{1, released}` when it moved (`released`: the sealed values it took away on a
+/// move out of `approved`, or empty), `{0, ''}` when not (absent, another status, or lapsed:
+/// then marked expired, and the values deleted).
 const TRANSITION: &str = r"
 local status = redis.call('HGET', KEYS[1], 'status')
-if not status or status ~= ARGV[1] then return 0 end
+if not status or status ~= ARGV[1] then return {0, ''} end
 local expires = tonumber(redis.call('HGET', KEYS[1], 'expires'))
 if (status == 'pending' or status == 'approved') and tonumber(ARGV[3]) >= expires then
   redis.call('HSET', KEYS[1], 'status', 'expired')
-  return 0
+  redis.call('DEL', KEYS[2])
+  return {0, ''}
 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
-for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 1";
+for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if ARGV[2] == 'approved' then
+  if ARGV[4] ~= '' then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5]) end
+  return {1, ''}
+end
+local released = redis.call('GET', KEYS[2]) or ''
+redis.call('DEL', KEYS[2])
+return {1, released}";
 
 const INDEX: &str = "toolhost:approvals";
 
 fn key(id: &str) -> String {
     format!("toolhost:approval:{id}")
+}
+
+fn human_key(id: &str) -> String {
+    format!("toolhost:approval-human:{id}")
 }
 
 fn binding_key(binding: &str) -> String {
@@ -237,22 +320,43 @@ impl Store for Redis {
         })
     }
 
-    fn transition<'a>(
+    fn shift<'a>(
         &'a self,
         id: &'a str,
         from: Status,
         to: Status,
         change: Change,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<bool, Unavailable>> {
+    ) -> BoxFuture<'a, Result<Shift, Unavailable>> {
         Box::pin(async move {
             let mut invocation = self.transition.prepare_invoke();
-            invocation.key(key(id)).arg(from.as_str()).arg(to.as_str()).arg(now_ms);
+            // The values lapse with the approval (at least 1 ms: `PX 0` is an error).
+            let keep_ms = change.expires_ms.map_or(1, |until| until.saturating_sub(now_ms).max(1));
+            invocation
+                .key(key(id))
+                .key(human_key(id))
+                .arg(from.as_str())
+                .arg(to.as_str())
+                .arg(now_ms)
+                .arg(change.human.as_deref().unwrap_or(""))
+                .arg(keep_ms);
             for (field, value) in change.fields() {
                 invocation.arg(field).arg(value);
             }
-            let moved: i64 = self.shared.script(invocation).await?;
-            Ok(moved == 1)
+            let (moved, released): (i64, String) = self.shared.script(invocation).await?;
+            Ok(match moved {
+                1 => Shift::Moved {
+                    released: Some(released).filter(|r| !r.is_empty()),
+                },
+                _ => Shift::Stayed,
+            })
+        })
+    }
+
+    fn holds_human<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, Unavailable>> {
+        Box::pin(async move {
+            let found: i64 = self.shared.run(redis::Cmd::exists(human_key(id))).await?;
+            Ok(found == 1)
         })
     }
 
@@ -295,6 +399,9 @@ impl Change {
         }
         if let Some((field, jws)) = &self.evidence {
             fields.push((field, jws.clone()));
+        }
+        if let Some(fingerprints) = &self.fingerprints {
+            fields.push(("human_sha256", fingerprints.clone()));
         }
         fields
     }

@@ -93,6 +93,7 @@ pub(crate) fn start(dir: &Scratch, base: &str, config: &str, extra: &[&str]) -> 
     Server::start(&args, &[], None)
 }
 
+/// A client sending `key` as its bearer token, following no redirects.
 pub(crate) fn client(key: Option<&str>) -> reqwest::Client {
     let mut headers = reqwest::header::HeaderMap::new();
     if let Some(key) = key {

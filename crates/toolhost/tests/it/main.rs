@@ -27,6 +27,7 @@ mod federation_peers;
 mod federation_relay;
 mod federation_resources;
 mod http2;
+mod humanonly;
 mod identity;
 mod import;
 mod import_aim;

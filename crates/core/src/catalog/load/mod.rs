@@ -462,12 +462,21 @@ impl Loader {
         };
         let input_rules = parameters::input_rules(def.input_rules, place, ctx);
         let defs = input_rules.get("$defs");
-        let inputs: Vec<Parameter> = def
-            .inputs
+        let (agent_defs, human_defs) = parameters::by_source(def.inputs, parts.confirmation.is_some(), place, ctx);
+        let inputs: Vec<Parameter> = agent_defs
             .into_iter()
             .filter_map(|d| parameters::input(d, defs, place, ctx))
             .collect();
-        check_unique(inputs.iter().map(|p| (&p.name, &p.id)), "input", place, ctx);
+        let human_inputs: Vec<Parameter> = human_defs
+            .into_iter()
+            .filter_map(|d| parameters::input(d, defs, place, ctx))
+            .collect();
+        check_unique(
+            inputs.iter().chain(&human_inputs).map(|p| (&p.name, &p.id)),
+            "input",
+            place,
+            ctx,
+        );
         // N-ACT §6.1: one or more outputs; a version that returns nothing says so, and every
         // protocol can carry that (issue #22.2).
         match (def.outputs.is_empty(), def.returns_nothing) {
@@ -488,12 +497,14 @@ impl Loader {
             .collect();
         check_unique(outputs.iter().map(|o| (&o.name, &o.id)), "output", place, ctx);
         let backend_def = def.backend?;
+        // The backend sends what the human typed like any input, so its steps may name it.
+        let sent: Vec<Parameter> = inputs.iter().chain(&human_inputs).cloned().collect();
         let backend = match self.backends.get(&backend_def.kind) {
             Some(factory) => match factory.build(
                 &backend_def.config,
                 &Signature {
                     tool: parts.tool,
-                    inputs: &inputs,
+                    inputs: &sent,
                     outputs: &outputs,
                     requirements: parts.requirements,
                 },
@@ -541,6 +552,7 @@ impl Loader {
         }
         let (semver, backend) = (semver?, backend?);
         let input_schema = schema::input_schema(&inputs, &input_rules, Spelling::Wire);
+        let human_schema = schema::input_schema(&human_inputs, &serde_json::Map::new(), Spelling::Wire);
         let output_schema = schema::output_schema(&outputs, Spelling::Wire);
         // The validators a call needs are compiled on its first call (`Validators`). Every part
         // of the schemas the catalog writes was compiled where it was read (a pattern, a json
@@ -551,10 +563,15 @@ impl Loader {
         let authored_output = outputs
             .iter()
             .any(|o| matches!(o.kind, OutputType::Json { schema: Some(_) }));
-        let compiled = [(authored, &input_schema), (authored_output, &output_schema)]
-            .into_iter()
-            .filter(|(authored, _)| *authored)
-            .try_for_each(|(_, schema)| validate::compile(schema).map(drop));
+        let authored_human = human_inputs.iter().any(|p| matches!(p.kind, InputType::Json { .. }));
+        let compiled = [
+            (authored, &input_schema),
+            (authored_output, &output_schema),
+            (authored_human, &human_schema),
+        ]
+        .into_iter()
+        .filter(|(authored, _)| *authored)
+        .try_for_each(|(_, schema)| validate::compile(schema).map(drop));
         if let Err(e) = compiled {
             ctx.error(place, format!("failed to compile the schema: {e}"));
             return None;
@@ -565,9 +582,11 @@ impl Loader {
             retired: def.retired,
             description,
             inputs,
+            human_inputs,
             outputs,
             input_rules,
             input_schema: Arc::new(input_schema),
+            human_schema: Arc::new(human_schema),
             output_schema: Arc::new(output_schema),
             timeout,
             backend,

@@ -39,6 +39,36 @@ pub(super) fn input_rules(rules: Option<Map<String, Value>>, place: &Place, ctx:
     rules
 }
 
+/// A version's inputs split by who supplies them (`source`): the call's, then the human's
+/// (typed on the confirmation page, in no agent-facing schema: CHEQ's Flow B, issue #40.4).
+/// `confirmed`: the version needs a human's confirmation, so there is a page to type them on.
+pub(super) fn by_source(
+    defs: Vec<InputDef>,
+    confirmed: bool,
+    place: &Place,
+    ctx: &mut Context,
+) -> (Vec<InputDef>, Vec<InputDef>) {
+    let mut agent = Vec::with_capacity(defs.len());
+    let mut human = Vec::new();
+    for def in defs {
+        let place = at(place, &format!("input `{}`.source", def.name));
+        match def.source.as_deref() {
+            None | Some("agent") => agent.push(def),
+            Some("human") => {
+                if !confirmed {
+                    ctx.error(&place, "`source: human` is typed by the person who confirms the call, on the confirmation page, so the tool needs confirmation: write `confirmation: required` on the tool or from this version on (or leave `source` out to let the agent send it)".to_owned());
+                }
+                if def.header.is_some() {
+                    ctx.error(&place, "an input the human types is never in the agent's call, so there is no request header to mirror it in: remove `header`".to_owned());
+                }
+                human.push(def);
+            }
+            Some(other) => ctx.error(&place, format!("`source: {other}` is not who supplies an input; write `agent` (the call sends it; the default) or `human` (the person confirming types it on the confirmation page, and the agent never sees it)")),
+        }
+    }
+    (agent, human)
+}
+
 /// One input; `defs` are the version's `input_rules.$defs`, which its `$ref`s may name.
 pub(super) fn input(def: InputDef, defs: Option<&Value>, place: &Place, ctx: &mut Context) -> Option<Parameter> {
     let place = at(place, &format!("input `{}`", def.name));
