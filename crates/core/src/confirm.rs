@@ -56,7 +56,7 @@ impl Confirmation {
             hash.update([0]);
             hash.update(approver.as_bytes());
         }
-        hash.update(version.input_schema.to_string().as_bytes());
+        hash.update(version.input_schema().to_string().as_bytes());
         crate::hex(&hash.finalize()[..8])
     }
 }
