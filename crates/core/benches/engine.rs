@@ -58,7 +58,7 @@ fn validation(c: &mut Criterion) {
         .expect("generated catalog loads");
     let tool = catalog.find("tool_00003").expect("generated tool");
     let version = tool.latest();
-    let validator = validate::compile(&version.input_schema).expect("schema compiles");
+    let validator = validate::compile(version.input_schema()).expect("schema compiles");
     let valid = json!({"city": "Omaha", "days": 3, "threshold": 0.5, "metric": true, "detail": "FULL"});
     let invalid = json!({"city": 7, "days": 40, "threshold": "x", "detail": "HUGE", "extra": 1});
     assert!(validate::check(&validator, &tool.name, &version.inputs, true, &valid).is_ok());

@@ -56,9 +56,9 @@ impl Confirmation {
             hash.update([0]);
             hash.update(approver.as_bytes());
         }
-        hash.update(version.input_schema.to_string().as_bytes());
+        hash.update(version.input_schema().to_string().as_bytes());
         hash.update([0]);
-        hash.update(version.human_schema.to_string().as_bytes());
+        hash.update(version.human_schema().to_string().as_bytes());
         crate::hex(&hash.finalize()[..8])
     }
 }

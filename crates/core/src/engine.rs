@@ -231,7 +231,7 @@ impl Engine {
         }
         let input = Value::Object(invocation.input);
         if let Err(errors) = validate::check_input(
-            version.validators.input(&version.input_schema),
+            version.validators.input(version.input_schema()),
             &tool.name,
             &version.inputs,
             &input,
@@ -386,7 +386,7 @@ impl Engine {
         let mut output = output;
         output.retain(|key, _| version.outputs.iter().any(|o| &o.name == key));
         let output = Value::Object(output);
-        let validator = version.validators.output(&version.output_schema);
+        let validator = version.validators.output(version.output_schema());
         if !validator.is_valid(&output) {
             tracing::error!(
                 tool = %tool.name,

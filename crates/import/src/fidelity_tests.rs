@@ -124,10 +124,10 @@ fn enumerations_stay_enumerations_with_wire_values() {
     let version = &catalog.find("list_things").unwrap().versions[0];
     // As the API spells them where inputs are JSON Schema (#38.2); N-ACT shows the names.
     assert_eq!(
-        version.input_schema["properties"]["state"]["enum"],
+        version.input_schema()["properties"]["state"]["enum"],
         json!(["open", "closed", "New York"])
     );
-    assert_eq!(version.input_schema["properties"]["state"]["default"], "open");
+    assert_eq!(version.input_schema()["properties"]["state"]["default"], "open");
     assert!(
         version.inputs.iter().all(|p| p.kind.name() != "json"),
         "every input an N-ACT scalar"
@@ -160,7 +160,7 @@ fn unions_keep_their_enumerations() {
         json!(["true", "false"])
     );
     let catalog = checked(&imported);
-    let schema = &catalog.find("create_budget").unwrap().versions[0].input_schema;
+    let schema = &catalog.find("create_budget").unwrap().versions[0].input_schema();
     assert_eq!(schema["properties"]["kind"]["enum"], json!(["Bundle", "Sku"]));
 }
 

@@ -27,6 +27,9 @@ use settings::ServeArgs;
 
 /// The process allocator: a request allocates often and briefly, which glibc's malloc did at 18% of
 /// a native call's CPU; mimalloc takes 15-30% more calls a second (BENCHMARKS.md, issue #9).
+/// Built with the `system-allocator` feature (heap profiling only: heaptrack and valgrind see
+/// malloc, not mimalloc's own pages), the system allocator serves instead.
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -638,7 +641,7 @@ fn load_catalog(
         sources.retain(|s| !s.is_agent());
         sources.extend(Source::read_agents(agents)?);
     }
-    loader.load(&sources)
+    loader.load_owned(sources)
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {

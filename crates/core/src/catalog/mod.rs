@@ -18,7 +18,7 @@ mod schema;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -153,7 +153,7 @@ impl Tool {
     /// result of a call pinned to an older version still validates against it (WoA §5.2;
     /// issue #22.7).
     pub fn output_schema_for_any_version(&self, listed: &Version) -> Value {
-        let mut schema = listed.output_schema.as_object().cloned().unwrap_or_default();
+        let mut schema = listed.output_schema().as_object().cloned().unwrap_or_default();
         let always: Vec<Value> = listed
             .outputs
             .iter()
@@ -380,13 +380,12 @@ pub struct Version {
     /// JSON Schema keywords over the input object as a whole (`$defs`, `allOf`, `if`/`then`/
     /// `else`, …), as the catalog's `input_rules` writes them; empty when none.
     pub input_rules: serde_json::Map<String, Value>,
-    /// The JSON Schema 2020-12 of the input object, values as the API spells them (no
-    /// `$schema` key; adapters add it).
-    pub input_schema: Arc<Value>,
-    /// The JSON Schema 2020-12 of the object of [`Version::human_inputs`].
-    pub human_schema: Arc<Value>,
-    /// The JSON Schema 2020-12 of the output object.
-    pub output_schema: Arc<Value>,
+    /// [`Version::input_schema`], built on first use.
+    input_schema: OnceLock<Arc<Value>>,
+    /// [`Version::human_schema`], built on first use.
+    human_schema: OnceLock<Arc<Value>>,
+    /// [`Version::output_schema`], built on first use.
+    output_schema: OnceLock<Arc<Value>>,
     /// How long the backend may run.
     pub timeout: Duration,
     /// What runs this version.
@@ -407,6 +406,29 @@ impl fmt::Debug for Version {
 }
 
 impl Version {
+    /// The JSON Schema 2020-12 of the input object, values as the API spells them (no
+    /// `$schema` key; adapters add it). Built from the typed inputs on first use and kept: a
+    /// large catalog whose clients list one protocol, or call few tools, never holds most of
+    /// them (issue #42.1).
+    pub fn input_schema(&self) -> &Arc<Value> {
+        self.input_schema
+            .get_or_init(|| Arc::new(input_schema(&self.inputs, &self.input_rules, Spelling::Wire)))
+    }
+
+    /// The JSON Schema 2020-12 of the object of [`Version::human_inputs`], built on first use
+    /// as [`Version::input_schema`] is.
+    pub fn human_schema(&self) -> &Arc<Value> {
+        self.human_schema
+            .get_or_init(|| Arc::new(input_schema(&self.human_inputs, &serde_json::Map::new(), Spelling::Wire)))
+    }
+
+    /// The JSON Schema 2020-12 of the output object, built on first use as
+    /// [`Version::input_schema`] is.
+    pub fn output_schema(&self) -> &Arc<Value> {
+        self.output_schema
+            .get_or_init(|| Arc::new(output_schema(&self.outputs, Spelling::Wire)))
+    }
+
     /// The input parameter with this name.
     pub fn input(&self, name: &str) -> Option<&Parameter> {
         self.inputs.iter().find(|p| p.name == name)
@@ -416,7 +438,7 @@ impl Version {
     /// one error per parameter.
     pub fn check_human(&self, values: &serde_json::Map<String, Value>) -> Result<(), Vec<crate::ParameterError>> {
         crate::validate::check(
-            self.validators.human(&self.human_schema),
+            self.validators.human(self.human_schema()),
             "the form",
             &self.human_inputs,
             true,

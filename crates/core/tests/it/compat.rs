@@ -468,7 +468,7 @@ fn a_json_inputs_schema_is_fixed_and_its_description_may_change() {
     assert!(catalog.warnings().is_empty(), "{}", render(catalog.warnings()));
     let version = catalog.tools()[0].latest();
     assert_eq!(
-        version.input_schema["properties"]["tags"]["items"],
+        version.input_schema()["properties"]["tags"]["items"],
         serde_json::json!({"type": "string"})
     );
 }

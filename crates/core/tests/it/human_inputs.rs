@@ -49,7 +49,7 @@ fn a_human_input_is_in_no_agent_schema_and_has_a_schema_of_its_own() {
     assert_eq!(version.input_schema["additionalProperties"], false);
     let human: Vec<&str> = version.human_inputs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(human, ["b", "pin"]);
-    assert_eq!(version.human_schema["required"], json!(["b"]));
+    assert_eq!(version.human_schema()["required"], json!(["b"]));
     assert!(version.check_human(&object(json!({"b": 5, "pin": "1234"}))).is_ok());
     let wrong = version
         .check_human(&object(json!({"b": 500, "pin": "12"})))

@@ -104,7 +104,7 @@ fn message(errors: &[ParameterError], parameter: &str) -> String {
 #[test]
 fn the_schema_is_shown_as_written_with_defaults_examples_and_rules() {
     let catalog = clean(&issue());
-    let schema = &catalog.tools()[0].latest().input_schema;
+    let schema = &catalog.tools()[0].latest().input_schema();
     let p = &schema["properties"];
     assert_eq!(p["labels"]["items"]["maxLength"], 50);
     assert_eq!(p["labels"]["examples"], json!([["bug", "docs"]]));
@@ -239,7 +239,7 @@ fn a_default_inside_the_schema_is_shown_as_written() {
     ));
     let version = catalog.tools()[0].latest();
     assert_eq!(version.inputs[0].default, None);
-    assert_eq!(version.input_schema["properties"]["a"]["default"], "two");
+    assert_eq!(version.input_schema()["properties"]["a"]["default"], "two");
 }
 
 /// The scalar forms written before #38 mean what they meant: the same schema, key for key.
@@ -252,7 +252,7 @@ fn scalar_inputs_render_as_before() {
             .input("days", "int", "min: 1")
             .input("units", "enum", "values: [{name: METRIC, description: Metres.}]")],
     ));
-    let p = &catalog.tools()[0].latest().input_schema["properties"];
+    let p = &catalog.tools()[0].latest().input_schema()["properties"];
     assert_eq!(
         p["city"],
         json!({"type": "string", "maxLength": 40, "pattern": "^[A-Z]", "description": "The city."})

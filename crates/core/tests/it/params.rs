@@ -156,8 +156,8 @@ fn int_max_defaults_to_65535() {
             max: 65535
         })
     );
-    assert_eq!(version.input_schema["properties"]["n"]["maximum"], 65535);
-    assert_eq!(version.input_schema["properties"]["n"]["type"], "integer");
+    assert_eq!(version.input_schema()["properties"]["n"]["maximum"], 65535);
+    assert_eq!(version.input_schema()["properties"]["n"]["type"], "integer");
 }
 
 #[test]
@@ -180,7 +180,7 @@ fn input_type_defaults_to_string_and_required_to_true() {
     assert!(city.required);
     assert_eq!(city.id, "city");
     assert!(version.outputs[0].required);
-    assert_eq!(version.input_schema["required"], serde_json::json!(["city"]));
+    assert_eq!(version.input_schema()["required"], serde_json::json!(["city"]));
 }
 
 #[test]

@@ -237,7 +237,9 @@ pub(crate) fn recipe(
     let backend_auth = def.auth.as_ref().and_then(|a| b.auth("`auth`", a, &[])).map(Arc::new);
     let mut names: Vec<String> = Vec::new();
     // Indexed like `def.steps`; `None` for a step with problems, so indexes stay aligned.
-    let mut steps: Vec<Option<Step>> = Vec::new();
+    // Sized to the steps: a step is about a kilobyte, and a `Vec` grown by pushes starts at
+    // four, which for the usual one-step tool held three empty ones per tool (issue #42.1).
+    let mut steps: Vec<Option<Step>> = Vec::with_capacity(def.steps.len());
     for step in &def.steps {
         let ok = b.step_name(&step.name, &names);
         let shared = Shared {

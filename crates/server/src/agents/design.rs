@@ -65,8 +65,8 @@ pub(super) async fn one(
                 "version": version.semver.to_string(),
                 "pinned": pinned,
                 "description": version.description,
-                "inputSchema": *version.input_schema,
-                "outputSchema": *version.output_schema,
+                "inputSchema": **version.input_schema(),
+                "outputSchema": **version.output_schema(),
                 "uses": selected.uses,
             })
         })

@@ -45,7 +45,7 @@ async fn every_tool_and_served_version_is_an_operation_with_its_own_schemas() {
     let tool = catalog.find("evolving_tool").unwrap();
     let woa = operation(&document, "/woa/agents/evolving_tool/invoke", "post");
     assert_eq!(woa["operationId"], "evolving_tool");
-    assert_eq!(body_schema(woa)["properties"]["input"], *tool.latest().input_schema);
+    assert_eq!(body_schema(woa)["properties"]["input"], **tool.latest().input_schema());
     let semvers: Vec<&str> = body_schema(woa)["properties"]["version"]["enum"]
         .as_array()
         .unwrap()

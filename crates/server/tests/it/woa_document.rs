@@ -92,7 +92,7 @@ async fn one_agent_per_tool_at_its_latest_version() {
         assert!(agent.get("operations").is_none(), "one unnamed operation: {agent}");
         // Outputs require only what every served version returns (issue #22.7).
         let outputs = tool.output_schema_for_any_version(latest);
-        for (member, core) in [("inputs", &*latest.input_schema), ("outputs", &outputs)] {
+        for (member, core) in [("inputs", &**latest.input_schema()), ("outputs", &outputs)] {
             let schema = &agent[member];
             assert_eq!(schema["$schema"], DIALECT, "{member} names its dialect: {schema}");
             let mut without = schema.clone();

@@ -7,6 +7,7 @@ mod checks;
 mod parameters;
 mod source;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +25,7 @@ use crate::backend::{BackendFactory, Signature};
 use crate::validate::{self, Validators};
 use checks::{Context, MAX_NAME, at, check_description, check_name, check_unique};
 pub use source::Source;
-use source::parse_all;
+use source::parse_each;
 
 /// The backend timeout of a version that names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -93,6 +94,17 @@ impl Loader {
 
     /// Loads a catalog from sources, or returns every error found (warnings included).
     pub fn load(&self, sources: &[Source]) -> Result<Catalog, Vec<Problem>> {
+        self.load_sources(sources.iter().map(Cow::Borrowed).collect())
+    }
+
+    /// Loads a catalog from sources it takes, as [`Loader::load`] does, letting go of each
+    /// file's text once it is parsed: what a server loading a large catalog calls, so that the
+    /// catalog's text is not held whole beside the catalog built from it (issue #42.1).
+    pub fn load_owned(&self, sources: Vec<Source>) -> Result<Catalog, Vec<Problem>> {
+        self.load_sources(sources.into_iter().map(Cow::Owned).collect())
+    }
+
+    fn load_sources(&self, sources: Vec<Cow<'_, Source>>) -> Result<Catalog, Vec<Problem>> {
         let mut ctx = Context {
             problems: Vec::new(),
             names: HashMap::new(),
@@ -105,14 +117,17 @@ impl Loader {
         let mut resource_uris = std::collections::BTreeSet::new();
         let mut federated = Vec::new();
         // Agent files (`agents/*.md`) are read after the tools, against them.
-        let (agents, sources): (Vec<&Source>, Vec<&Source>) = sources.iter().partition(|s| s.is_agent());
-        for (source, (file, problems)) in sources.iter().zip(parse_all(&sources)) {
+        let (agents, sources): (Vec<Cow<'_, Source>>, Vec<Cow<'_, Source>>) =
+            sources.into_iter().partition(|s| s.is_agent());
+        let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+        parse_each(sources, |i, file, problems| {
             ctx.problems.extend(problems);
             let Some(file) = file else {
-                continue;
+                return;
             };
+            let source = &names[i];
             super::resource::load(
-                &source.name,
+                source,
                 file.resources,
                 &mut resource_uris,
                 &mut resources,
@@ -120,7 +135,7 @@ impl Loader {
             );
             for mut toolkit in file.toolkits {
                 let place = Place {
-                    file: source.name.clone(),
+                    file: source.clone(),
                     field: Some(format!("toolkit `{}`", toolkit.name)),
                     ..Place::default()
                 };
@@ -133,31 +148,19 @@ impl Loader {
                     check_description(&text, &place, &mut ctx.problems);
                     description.get_or_insert(text);
                 }
-                super::federated::load(
-                    &source.name,
-                    &mut toolkit,
-                    &self.backends,
-                    &mut federated,
-                    &mut ctx.problems,
-                );
+                super::federated::load(source, &mut toolkit, &self.backends, &mut federated, &mut ctx.problems);
                 for mut def in toolkit.tools {
                     inherit_backends(&mut def);
                     if let Some(defaults) = &toolkit.backend {
                         apply_backend_defaults(defaults, &mut def);
                     }
-                    if let Some(tool) = self.tool(
-                        &source.name,
-                        &toolkit.name,
-                        &toolkit.tags,
-                        &toolkit.scopes,
-                        def,
-                        &mut ctx,
-                    ) {
+                    if let Some(tool) = self.tool(source, &toolkit.name, &toolkit.tags, &toolkit.scopes, def, &mut ctx)
+                    {
                         tools.push(Arc::new(tool));
                     }
                 }
             }
-        }
+        });
         check_calls(&tools, &mut ctx);
         if ctx.problems.iter().any(|p| p.severity == Severity::Error) {
             ctx.problems.sort_by_key(|p| std::cmp::Reverse(p.severity));
@@ -166,6 +169,7 @@ impl Loader {
         let mut catalog = Catalog::from_tools(tools, toolkits, Vec::new());
         catalog.resources = Arc::new(resources);
         catalog.federated = Arc::new(federated);
+        let agents: Vec<&Source> = agents.iter().map(|s| &**s).collect();
         catalog.agents = super::agent::load(&agents, &catalog, &mut ctx.problems);
         if ctx.problems.iter().any(|p| p.severity == Severity::Error) {
             ctx.problems.sort_by_key(|p| std::cmp::Reverse(p.severity));
@@ -551,9 +555,6 @@ impl Loader {
             return None;
         }
         let (semver, backend) = (semver?, backend?);
-        let input_schema = schema::input_schema(&inputs, &input_rules, Spelling::Wire);
-        let human_schema = schema::input_schema(&human_inputs, &serde_json::Map::new(), Spelling::Wire);
-        let output_schema = schema::output_schema(&outputs, Spelling::Wire);
         // The validators a call needs are compiled on its first call (`Validators`). Every part
         // of the schemas the catalog writes was compiled where it was read (a pattern, a json
         // input or output, the rules); what may still fail is how they combine (`$ref`s into
@@ -563,15 +564,25 @@ impl Loader {
         let authored_output = outputs
             .iter()
             .any(|o| matches!(o.kind, OutputType::Json { schema: Some(_) }));
+        // Built here only to be compiled, then let go: kept, they would hold every version's
+        // schemas whether or not anything asks for them (`Version::input_schema`).
         let authored_human = human_inputs.iter().any(|p| matches!(p.kind, InputType::Json { .. }));
-        let compiled = [
-            (authored, &input_schema),
-            (authored_output, &output_schema),
-            (authored_human, &human_schema),
-        ]
-        .into_iter()
-        .filter(|(authored, _)| *authored)
-        .try_for_each(|(_, schema)| validate::compile(schema).map(drop));
+        let compiled = authored
+            .then(|| validate::compile(&schema::input_schema(&inputs, &input_rules, Spelling::Wire)).map(drop))
+            .unwrap_or(Ok(()))
+            .and_then(|()| {
+                authored_output
+                    .then(|| validate::compile(&schema::output_schema(&outputs, Spelling::Wire)).map(drop))
+                    .unwrap_or(Ok(()))
+            })
+            .and_then(|()| {
+                authored_human
+                    .then(|| {
+                        validate::compile(&schema::input_schema(&human_inputs, &serde_json::Map::new(), Spelling::Wire))
+                            .map(drop)
+                    })
+                    .unwrap_or(Ok(()))
+            });
         if let Err(e) = compiled {
             ctx.error(place, format!("failed to compile the schema: {e}"));
             return None;
@@ -585,9 +596,9 @@ impl Loader {
             human_inputs,
             outputs,
             input_rules,
-            input_schema: Arc::new(input_schema),
-            human_schema: Arc::new(human_schema),
-            output_schema: Arc::new(output_schema),
+            input_schema: std::sync::OnceLock::new(),
+            human_schema: std::sync::OnceLock::new(),
+            output_schema: std::sync::OnceLock::new(),
             timeout,
             backend,
             confirmation: parts.confirmation.clone(),

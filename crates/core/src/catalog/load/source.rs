@@ -1,6 +1,10 @@
 //! Catalog sources: reading files and folders, and parsing them into the file types.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 
 use crate::catalog::file::FileDef;
 use crate::catalog::problem::{Place, Problem, Severity};
@@ -147,32 +151,91 @@ impl Source {
     }
 }
 
-/// Parses every file, on as many threads as there are cores when there are several files:
-/// parsing is most of loading a large catalog, and the files are independent. Results keep
-/// the order of `sources`, so problems and tools come out the same either way.
-pub(super) fn parse_all(sources: &[&Source]) -> Vec<(Option<FileDef>, Vec<Problem>)> {
-    let parse_one = |source: &&Source| {
+/// How many files the parsers may run ahead of the files built: enough to keep every core
+/// busy, few enough that the parse trees held at once stay a handful of files, not the catalog
+/// (issue #42.1: holding every file's parse set the peak of a large load).
+const AHEAD_PER_THREAD: usize = 2;
+
+/// Parses every file and hands each to `each` in the order of `sources`, with its problems, so
+/// that problems and tools come out the same whatever the threads do. Files are parsed on as
+/// many threads as there are cores, a few files ahead of `each` (which runs on the calling
+/// thread and builds the file's tools meanwhile); each file's text is dropped once parsed and
+/// its parse once `each` took it, so a large catalog is never held whole as text or as trees.
+pub(super) fn parse_each(sources: Vec<Cow<'_, Source>>, mut each: impl FnMut(usize, Option<FileDef>, Vec<Problem>)) {
+    let parse_one = |source: &Source| {
         let mut problems = Vec::new();
         (parse(source, &mut problems), problems)
     };
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     if threads < 2 || sources.len() < 2 {
-        return sources.iter().map(parse_one).collect();
+        for (i, source) in sources.into_iter().enumerate() {
+            let (file, problems) = parse_one(&source);
+            drop(source);
+            each(i, file, problems);
+        }
+        return;
     }
-    let chunk = sources.len().div_ceil(threads);
+    let count = sources.len();
+    let slots: Vec<Mutex<Option<Cow<'_, Source>>>> = sources.into_iter().map(|s| Mutex::new(Some(s))).collect();
+    let next = AtomicUsize::new(0);
+    // How many files `each` has taken; `usize::MAX` once the caller stopped (it panicked).
+    let taken = (Mutex::new(0_usize), Condvar::new());
+    let ahead = threads * AHEAD_PER_THREAD;
     std::thread::scope(|scope| {
-        let workers: Vec<_> = sources
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(parse_one).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                // A panic in a parser is a bug; surface it where it happened.
-                w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+        let (sender, parsed) = mpsc::channel();
+        for _ in 0..threads {
+            let sender = sender.clone();
+            let (slots, next, taken) = (&slots, &next, &taken);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= count {
+                        break;
+                    }
+                    {
+                        let mut done = taken.0.lock().unwrap_or_else(PoisonError::into_inner);
+                        while *done != usize::MAX && i >= *done + ahead {
+                            done = taken.1.wait(done).unwrap_or_else(PoisonError::into_inner);
+                        }
+                        if *done == usize::MAX {
+                            break;
+                        }
+                    }
+                    let Some(source) = slots[i].lock().unwrap_or_else(PoisonError::into_inner).take() else {
+                        break;
+                    };
+                    let result = parse_one(&source);
+                    drop(source);
+                    if sender.send((i, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        // Lets the parsers go if `each` panics, so the scope can end and the panic surface.
+        struct Stop<'a>(&'a (Mutex<usize>, Condvar));
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                *self.0.0.lock().unwrap_or_else(PoisonError::into_inner) = usize::MAX;
+                self.0.1.notify_all();
+            }
+        }
+        let _stop = Stop(&taken);
+        let mut early = BTreeMap::new();
+        let mut want = 0;
+        // Ends when every parser is done; a parser that panicked leaves a gap, and the scope
+        // then re-raises its panic where it happened.
+        for (i, result) in parsed {
+            early.insert(i, result);
+            while let Some((file, problems)) = early.remove(&want) {
+                each(want, file, problems);
+                want += 1;
+                *taken.0.lock().unwrap_or_else(PoisonError::into_inner) = want;
+                taken.1.notify_all();
+            }
+        }
+    });
 }
 
 fn parse(source: &Source, problems: &mut Vec<Problem>) -> Option<FileDef> {

@@ -98,7 +98,7 @@ pub(crate) fn tool(tool: &Tool, version: &Version) -> McpTool {
 /// schema with `$defs` says so), with `x-mcp-header` on parameters the catalog mirrors in a
 /// header (SEP-2243; rmcp checks `Mcp-Param-*` headers against the body through `get_tool`).
 fn input_schema(version: &Version) -> Arc<JsonObject> {
-    let mut schema = version.input_schema.as_object().cloned().unwrap_or_default();
+    let mut schema = version.input_schema().as_object().cloned().unwrap_or_default();
     schema.insert("$schema".into(), toolhost_core::validate::DIALECT.into());
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
         for p in version.inputs.iter().filter(|p| p.header.is_some()) {

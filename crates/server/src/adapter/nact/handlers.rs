@@ -54,7 +54,7 @@ pub(super) async fn list(
         // A tool whose requirements this caller cannot meet is not listed (N-ACT has no place
         // for OTC's context).
         .filter(|t| t.unmet_requirement(&context).is_none())
-        .filter_map(|t| built.view.get(&t.name, t.latest().number))
+        .filter_map(|t| built.view.get(t, t.latest().number))
         .collect();
     let next = page
         .more
@@ -86,13 +86,13 @@ fn ranked(state: &State, caller: Caller, params: &Params, q: &str, headers: &Hea
         t.listed_for(&caller.access)
             && params.tags.iter().all(|tag| t.tags_with_toolkit().any(|x| x == tag))
             && t.unmet_requirement(&context).is_none()
-            && built.view.get(&t.name, t.latest().number).is_some()
+            && built.view.shows(t, t.latest().number)
     });
     let items: Vec<&RawValue> = hits
         .iter()
         .skip(skip)
         .take(limit)
-        .filter_map(|(t, _)| built.view.get(&t.name, t.latest().number))
+        .filter_map(|(t, _)| built.view.get(t, t.latest().number))
         .collect();
     let next = (hits.len() > skip + limit).then(|| cursor::encode(Kind::Ranked, &format!("{}:{q}", skip + limit)));
     let mut response = page_response(state, headers, items, params.limit, next);
@@ -142,10 +142,7 @@ pub(super) async fn versions(
     let mut served = tool.served_versions().filter(|v| v.number < before);
     let page: Vec<_> = served.by_ref().take(limit).collect();
     let more = served.next().is_some();
-    let items = page
-        .iter()
-        .filter_map(|v| built.view.get(&tool.name, v.number))
-        .collect();
+    let items = page.iter().filter_map(|v| built.view.get(&tool, v.number)).collect();
     let next = more
         .then(|| {
             page.last()
@@ -180,10 +177,10 @@ fn signature_response(
         toolhost_core::resolve(&built.catalog, tool, selector, &caller.access).map_err(error::problem)?;
     let body = built
         .view
-        .get(&tool.name, version.number)
+        .get(tool, version.number)
         .map(|s| s.get().as_bytes().to_vec())
         .ok_or_else(|| {
-            let reason = match built.view.entry(&tool.name, version.number) {
+            let reason = match built.view.entry(tool, version.number) {
                 Some(super::Entry::Off(reason)) => Some(reason.as_str()),
                 _ => None,
             };
@@ -236,7 +233,7 @@ async fn invoke(
     let built = state.view::<super::Signatures>();
     let (tool, served) =
         toolhost_core::resolve(&built.catalog, tool, &version, &caller.access).map_err(error::problem)?;
-    let shown = match built.view.entry(&tool.name, served.number) {
+    let shown = match built.view.entry(tool, served.number) {
         Some(super::Entry::On { shown, .. }) => shown,
         Some(super::Entry::Off(reason)) => return Err(not_on_nact(&tool.name, Some(reason))),
         Some(super::Entry::Retired) | None => return Err(not_on_nact(&tool.name, None)),

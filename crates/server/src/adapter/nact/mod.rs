@@ -9,8 +9,8 @@
 //! | `POST {root}/tools/{toolID}:invoke` | run the current version (§7) |
 //! | `POST {root}/tools/{toolID}/versions/{n}:invoke` | run version `n` (§7) |
 //!
-//! Signatures are serialized once per catalog (see [`Signatures`]); a listing copies the pre-rendered
-//! bytes of its page only.
+//! A signature is serialized once per catalog, on its first request (see [`Signatures`]); a
+//! listing copies the rendered bytes of its page only.
 
 mod convert;
 mod cursor;
@@ -19,12 +19,12 @@ mod handlers;
 pub mod projection;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::routing::get;
 use serde_json::value::RawValue;
-use toolhost_core::Catalog;
+use toolhost_core::{Catalog, Tool, Version};
 
 use crate::State;
 use crate::view::View;
@@ -45,12 +45,14 @@ pub fn routes(prefix: &str) -> Router<Arc<State>> {
         )
 }
 
-/// The N-ACT rendering of one catalog: every served signature, serialized once, with the
-/// projection it shows.
+/// The N-ACT rendering of one catalog: each served signature, serialized on its first request
+/// and kept, with the projection it shows. Rendered on demand rather than all at start: a large
+/// catalog's signatures and projections were most of what it held, and most are never asked
+/// for (issue #42.1).
 #[derive(Debug)]
 pub struct Signatures {
-    /// By tool name: one entry per version (index = number - 1).
-    by_tool: HashMap<String, Vec<Entry>>,
+    /// By tool name: one slot per version (index = number - 1).
+    by_tool: HashMap<String, Box<[OnceLock<Entry>]>>,
 }
 
 /// One version on N-ACT.
@@ -79,23 +81,10 @@ impl View for Signatures {
             .tools()
             .iter()
             .map(|tool| {
-                let rendered = tool
-                    .versions
-                    .iter()
-                    .map(|v| {
-                        if v.retired {
-                            return Entry::Retired;
-                        }
-                        match projection::project(v) {
-                            Err(reason) => Entry::Off(reason),
-                            Ok(shown) => match serde_json::value::to_raw_value(&convert::signature(tool, v, &shown)) {
-                                Ok(signature) => Entry::On { signature, shown },
-                                Err(e) => Entry::Off(format!("its signature did not serialize: {e}")),
-                            },
-                        }
-                    })
-                    .collect();
-                (tool.name.clone(), rendered)
+                (
+                    tool.name.clone(),
+                    tool.versions.iter().map(|_| OnceLock::new()).collect(),
+                )
             })
             .collect();
         Self { by_tool }
@@ -104,15 +93,41 @@ impl View for Signatures {
 
 impl Signatures {
     /// The signature of `tool` at version `number`, as N-ACT serves it.
-    pub(crate) fn get(&self, tool: &str, number: u32) -> Option<&RawValue> {
+    pub(crate) fn get(&self, tool: &Tool, number: u32) -> Option<&RawValue> {
         match self.entry(tool, number)? {
             Entry::On { signature, .. } => Some(signature),
             Entry::Retired | Entry::Off(_) => None,
         }
     }
 
-    /// What N-ACT has of `tool` at version `number`.
-    pub fn entry(&self, tool: &str, number: u32) -> Option<&Entry> {
-        self.by_tool.get(tool)?.get(number.checked_sub(1)? as usize)
+    /// What N-ACT has of `tool` (of the catalog this view was built from) at version `number`.
+    pub fn entry(&self, tool: &Tool, number: u32) -> Option<&Entry> {
+        let index = number.checked_sub(1)? as usize;
+        let version = tool.versions.get(index)?;
+        let slot = self.by_tool.get(&tool.name)?.get(index)?;
+        Some(slot.get_or_init(|| render(tool, version)))
+    }
+
+    /// Whether `tool` at version `number` is on N-ACT, without rendering its signature: what
+    /// a search asks of every candidate.
+    pub(crate) fn shows(&self, tool: &Tool, number: u32) -> bool {
+        let Some(version) = number.checked_sub(1).and_then(|i| tool.versions.get(i as usize)) else {
+            return false;
+        };
+        !version.retired && projection::refusal(version).is_none()
+    }
+}
+
+/// What N-ACT shows of `version` of `tool`.
+fn render(tool: &Tool, version: &Version) -> Entry {
+    if version.retired {
+        return Entry::Retired;
+    }
+    match projection::project(version) {
+        Err(reason) => Entry::Off(reason),
+        Ok(shown) => match serde_json::value::to_raw_value(&convert::signature(tool, version, &shown)) {
+            Ok(signature) => Entry::On { signature, shown },
+            Err(e) => Entry::Off(format!("its signature did not serialize: {e}")),
+        },
     }
 }

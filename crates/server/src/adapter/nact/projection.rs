@@ -38,29 +38,39 @@ pub struct Shown {
 
 /// N-ACT's projection of `version`, or why the version is not on N-ACT.
 pub fn project(version: &Version) -> Result<Shown, String> {
+    if let Some(reason) = refusal(version) {
+        return Err(reason);
+    }
     let mut inputs = Vec::with_capacity(version.inputs.len());
     let mut omitted = Vec::new();
     for p in &version.inputs {
         match &p.kind {
-            InputType::Json { .. } if p.required => {
-                return Err(format!(
-                    "its required input `{}` is `json` (a JSON Schema of its own), which N-ACT cannot express (§6.1: string, int, boolean, enum)",
-                    p.name
-                ));
-            }
             InputType::Json { .. } => omitted.push(p.name.clone()),
             _ => inputs.push(shown(p)),
         }
-    }
-    if let Some(rule) = version.input_rules.keys().find(|k| *k != "$defs") {
-        return Err(format!(
-            "its `input_rules` tie inputs together (`{rule}`), which an N-ACT signature cannot express"
-        ));
     }
     Ok(Shown {
         inputs,
         omitted,
         validator: OnceLock::new(),
+    })
+}
+
+/// Why `version` is not on N-ACT (a required `json` input, or rules tying inputs together), or
+/// `None` when it is.
+pub fn refusal(version: &Version) -> Option<String> {
+    if let Some(p) = version
+        .inputs
+        .iter()
+        .find(|p| p.required && matches!(p.kind, InputType::Json { .. }))
+    {
+        return Some(format!(
+            "its required input `{}` is `json` (a JSON Schema of its own), which N-ACT cannot express (§6.1: string, int, boolean, enum)",
+            p.name
+        ));
+    }
+    version.input_rules.keys().find(|k| *k != "$defs").map(|rule| {
+        format!("its `input_rules` tie inputs together (`{rule}`), which an N-ACT signature cannot express")
     })
 }
 

@@ -190,7 +190,7 @@ fn woa_invoke(tool: &Tool, key: &str) -> Value {
                 "type": "object",
                 "required": ["input"],
                 "properties": {
-                    "input": rebased(&latest.input_schema, &at),
+                    "input": rebased(latest.input_schema(), &at),
                     "agent": {"const": tool.name},
                     "operation": {"enum": ["default"]},
                     "version": {"enum": semvers, "description": "The version to run; the latest when left out."},
@@ -328,7 +328,7 @@ fn otc_call(out: &mut Vec<u8>, tools: &[&Tool], key: &str, spill: Spill<'_>) -> 
             "required": ["tool_id"],
             "properties": {
                 "tool_id": {"const": format!("{}.{}@{}", tool.toolkit, tool.name, version.semver)},
-                "input": rebased(&version.input_schema, &at),
+                "input": rebased(version.input_schema(), &at),
                 "call_id": {"type": "string"},
                 "trace_id": {"type": "string"},
                 "context": {"type": "object"},

@@ -57,7 +57,7 @@ pub(super) fn definition(tool: &Tool, version: &Version) -> ToolDefinition {
         description: version.description.clone(),
         version: version.semver.to_string(),
         input_schema: InputSchema {
-            parameters: (*version.input_schema).clone(),
+            parameters: (**version.input_schema()).clone(),
         },
         output_schema: output_schema(version),
         requirements,
@@ -69,10 +69,10 @@ pub(super) fn definition(tool: &Tool, version: &Version) -> ToolDefinition {
 fn output_schema(version: &Version) -> Option<Value> {
     match version.outputs.as_slice() {
         [] => None,
-        [_] => version.output_schema["properties"]
+        [_] => version.output_schema()["properties"]
             .as_object()
             .and_then(|p| p.values().next().cloned()),
-        _ => Some((*version.output_schema).clone()),
+        _ => Some((**version.output_schema()).clone()),
     }
 }
 

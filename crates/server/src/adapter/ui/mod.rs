@@ -102,7 +102,7 @@ fn listed<'a>(nact: &'a crate::view::Built<crate::adapter::nact::Signatures>, ca
     let mut on = Vec::new();
     let mut off = Vec::new();
     for tool in nact.catalog.tools().iter().filter(|t| t.listed_to(caller)) {
-        match nact.view.entry(&tool.name, tool.latest().number) {
+        match nact.view.entry(tool, tool.latest().number) {
             Some(crate::adapter::nact::Entry::Off(reason)) => off.push((tool, reason.as_str())),
             Some(crate::adapter::nact::Entry::On { .. }) => on.push(tool),
             _ => {}
@@ -203,7 +203,7 @@ async fn tool(
                 "signature": format!("{nact_root}/tools/{}", tool.name),
                 "invoke": format!("POST {nact_root}/tools/{}:invoke", tool.name),
             },
-            "listing": parse(nact.view.get(&tool.name, latest.number).map(serde_json::value::RawValue::get)),
+            "listing": parse(nact.view.get(&tool, latest.number).map(serde_json::value::RawValue::get)),
         },
         {
             "protocol": "OTC",
@@ -329,7 +329,7 @@ async fn export(
         let resolved = &tool.versions[index];
         let signature = nact
             .view
-            .get(&tool.name, resolved.number)
+            .get(&tool, resolved.number)
             .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
             .ok_or_else(|| {
                 ProblemResponse::bad_request(format!("`{name}` {version} has no N-ACT signature to export"))

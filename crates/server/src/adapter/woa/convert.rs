@@ -62,7 +62,7 @@ pub(super) fn agent(tool: &Tool) -> Agent {
         description: version.description.clone(),
         version: Some(version.semver.to_string()),
         capabilities: tool.tags_with_toolkit().map(str::to_owned).collect(),
-        inputs: schema_document(&version.input_schema),
+        inputs: schema_document(version.input_schema()),
         // What a call pinned to any served version may return (issue #22.7): only the outputs
         // every one of them returns are required.
         outputs: schema_document(&tool.output_schema_for_any_version(version)),
@@ -187,7 +187,7 @@ mod tests {
         assert_eq!(convert.capabilities[0], tool.toolkit);
         assert_eq!(convert.transports, ["rest", "mcp"]);
         assert_eq!(convert.inputs["$schema"], DIALECT);
-        assert_eq!(convert.inputs["properties"], tool.latest().input_schema["properties"]);
+        assert_eq!(convert.inputs["properties"], tool.latest().input_schema()["properties"]);
         assert_eq!(convert.outputs["$schema"], DIALECT);
         assert!(document.agents.iter().all(|a| is_agent_id(&a.id)));
         let rest = document.transports.rest.unwrap();
