@@ -44,9 +44,9 @@ fn a_human_input_is_in_no_agent_schema_and_has_a_schema_of_its_own() {
     let version = catalog.find("add").unwrap().latest();
     let names: Vec<&str> = version.inputs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["a"]);
-    let schema = version.input_schema.to_string();
+    let schema = version.input_schema().to_string();
     assert!(!schema.contains("\"b\"") && !schema.contains("pin"), "{schema}");
-    assert_eq!(version.input_schema["additionalProperties"], false);
+    assert_eq!(version.input_schema()["additionalProperties"], false);
     let human: Vec<&str> = version.human_inputs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(human, ["b", "pin"]);
     assert_eq!(version.human_schema()["required"], json!(["b"]));
