@@ -418,8 +418,13 @@ impl Version {
     /// The JSON Schema 2020-12 of the object of [`Version::human_inputs`], built on first use
     /// as [`Version::input_schema`] is.
     pub fn human_schema(&self) -> &Arc<Value> {
-        self.human_schema
-            .get_or_init(|| Arc::new(input_schema(&self.human_inputs, &serde_json::Map::new(), Spelling::Wire)))
+        self.human_schema.get_or_init(|| {
+            Arc::new(input_schema(
+                &self.human_inputs,
+                &serde_json::Map::new(),
+                Spelling::Wire,
+            ))
+        })
     }
 
     /// The JSON Schema 2020-12 of the output object, built on first use as

@@ -578,8 +578,12 @@ impl Loader {
             .and_then(|()| {
                 authored_human
                     .then(|| {
-                        validate::compile(&schema::input_schema(&human_inputs, &serde_json::Map::new(), Spelling::Wire))
-                            .map(drop)
+                        validate::compile(&schema::input_schema(
+                            &human_inputs,
+                            &serde_json::Map::new(),
+                            Spelling::Wire,
+                        ))
+                        .map(drop)
                     })
                     .unwrap_or(Ok(()))
             });
