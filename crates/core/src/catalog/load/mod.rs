@@ -567,26 +567,23 @@ impl Loader {
         // Built here only to be compiled, then let go: kept, they would hold every version's
         // schemas whether or not anything asks for them (`Version::input_schema`).
         let authored_human = human_inputs.iter().any(|p| matches!(p.kind, InputType::Json { .. }));
-        let compiled = authored
-            .then(|| validate::compile(&schema::input_schema(&inputs, &input_rules, Spelling::Wire)).map(drop))
-            .unwrap_or(Ok(()))
-            .and_then(|()| {
-                authored_output
-                    .then(|| validate::compile(&schema::output_schema(&outputs, Spelling::Wire)).map(drop))
-                    .unwrap_or(Ok(()))
-            })
-            .and_then(|()| {
-                authored_human
-                    .then(|| {
-                        validate::compile(&schema::input_schema(
-                            &human_inputs,
-                            &serde_json::Map::new(),
-                            Spelling::Wire,
-                        ))
-                        .map(drop)
-                    })
-                    .unwrap_or(Ok(()))
-            });
+        let no_rules = serde_json::Map::new();
+        let compiled = [
+            (authored, &inputs, &input_rules),
+            (authored_human, &human_inputs, &no_rules),
+        ]
+        .into_iter()
+        .filter(|(authored, _, _)| *authored)
+        .try_for_each(|(_, params, rules)| {
+            validate::compile(&schema::input_schema(params, rules, Spelling::Wire)).map(drop)
+        })
+        .and_then(|()| {
+            if authored_output {
+                validate::compile(&schema::output_schema(&outputs, Spelling::Wire)).map(drop)
+            } else {
+                Ok(())
+            }
+        });
         if let Err(e) = compiled {
             ctx.error(place, format!("failed to compile the schema: {e}"));
             return None;
