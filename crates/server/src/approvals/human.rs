@@ -10,7 +10,7 @@ use toolhost_core::confirm::HumanValues;
 use toolhost_core::validate::Expects as _;
 use toolhost_core::{InputType, Parameter, Version};
 
-use super::page::escape;
+use super::escape;
 use super::record::Asked;
 
 /// The prefix of the form's field names: `human.<parameter>`.

@@ -505,7 +505,7 @@ fn flooded(call: &GateCall<'_>, per_minute: u32, wait: Duration) -> Error {
         ),
         Some(wait),
     )
-    .with_code(crate::calls::BUSY_CODE);
+    .with_code(crate::limits::BUSY_CODE);
     Error::Failed {
         tool: call.tool.name.clone(),
         failure: Box::new(failure),
@@ -553,6 +553,22 @@ pub fn rfc3339(ms: u64) -> String {
         rest % 3600 / 60,
         rest % 60
     )
+}
+
+/// HTML-escapes text from the record (arguments are the agent's values: shown, never markup).
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

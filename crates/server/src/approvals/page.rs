@@ -22,7 +22,7 @@ use axum::routing::get;
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 
-use super::{Approvals, Entry, Status};
+use super::{Approvals, Entry, Status, escape};
 use crate::State;
 use crate::auth::Caller;
 use crate::http::problem::ProblemResponse;
@@ -214,22 +214,6 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:46rem;margi
 table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.4rem;text-align:left;vertical-align:top}\
 code,pre{font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-all}\
 button{font-size:1rem;padding:.5rem 1.2rem;margin-right:1rem}.note{color:#555}.problem{color:#a00;margin:.2rem 0}";
-
-/// HTML-escapes text from the record (arguments are the agent's values: shown, never markup).
-pub(super) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 fn login_form(id: &str, why: Option<&str>) -> Response {
     let why = why
