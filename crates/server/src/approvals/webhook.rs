@@ -181,7 +181,10 @@ impl Webhook {
         tokio::spawn(async move {
             let _permit = permit;
             let outcome = match guard.check_url(&url).await {
-                Err(refused) => Err(refused.to_string()),
+                // The guard's message names the URL, and a webhook's path is often its key
+                // (chat services put the secret there): only the rule that refused it is said.
+                Err(toolhost_client::Error::Refused { reason, .. }) => Err(format!("refused to connect: {reason}")),
+                Err(_) => Err("its address could not be checked".to_owned()),
                 Ok(()) => match request.send().await {
                     Ok(response) if response.status().is_success() => Ok(()),
                     Ok(response) => Err(format!("it answered HTTP {}", response.status().as_u16())),
